@@ -1,0 +1,20 @@
+"""Environment families; `gym_ctxbandits.registration` turns them into registered ids."""
+
+from gym_ctxbandits.envs.allocation import ActionSetsEnv, FixedActionSetEnv, UnitCircleEnv
+from gym_ctxbandits.envs.core import CtxBanditEnv, CtxBanditVectorEnv
+from gym_ctxbandits.envs.pool import PoolEnv
+from gym_ctxbandits.envs.synthetic import (
+    BernoulliLogisticEnv,
+    DistanceEnv,
+    LinearEnv,
+    LogisticEnv,
+    NeuralLogisticEnv,
+    QuadraticEnv,
+)
+from gym_ctxbandits.envs.testbeds import FiniteLinearEnv, MLPTeacherEnv, SphereLinearEnv, VectorQuadraticEnv
+
+__all__ = [
+    "ActionSetsEnv", "BernoulliLogisticEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
+    "FiniteLinearEnv", "FixedActionSetEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv",
+    "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "UnitCircleEnv", "VectorQuadraticEnv",
+]

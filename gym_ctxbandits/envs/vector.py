@@ -1,0 +1,21 @@
+"""Native vector environments, one per family: `gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")`.
+
+Each is `CtxBanditVectorEnv` bound to its family, so the single and vector envs share the math.
+"""
+
+from gym_ctxbandits import envs
+from gym_ctxbandits.envs.core import vector_env
+
+ActionSetsVectorEnv = vector_env(envs.ActionSetsEnv, __name__)
+BernoulliLogisticVectorEnv = vector_env(envs.BernoulliLogisticEnv, __name__)
+DistanceVectorEnv = vector_env(envs.DistanceEnv, __name__)
+FiniteLinearVectorEnv = vector_env(envs.FiniteLinearEnv, __name__)
+FixedActionSetVectorEnv = vector_env(envs.FixedActionSetEnv, __name__)
+LinearVectorEnv = vector_env(envs.LinearEnv, __name__)
+LogisticVectorEnv = vector_env(envs.LogisticEnv, __name__)
+MLPTeacherVectorEnv = vector_env(envs.MLPTeacherEnv, __name__)
+NeuralLogisticVectorEnv = vector_env(envs.NeuralLogisticEnv, __name__)
+QuadraticVectorEnv = vector_env(envs.QuadraticEnv, __name__)
+SphereLinearVectorEnv = vector_env(envs.SphereLinearEnv, __name__)
+UnitCircleVectorEnv = vector_env(envs.UnitCircleEnv, __name__)
+VectorQuadraticVectorEnv = vector_env(envs.VectorQuadraticEnv, __name__)

@@ -1,0 +1,62 @@
+"""Every environment id of the package, registered under the `CtxBandit/` namespace on import.
+
+One id per named problem of the papers, with the paper's defaults as registered kwargs; variants
+are kwargs (`gym.make("CtxBandit/Logistic-v0", num_arms=500, dim=50)`), and the horizon T is
+`max_episode_steps` (`gym.make(id, max_episode_steps=...)` overrides it).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+# id name -> (family, horizon T, registered kwargs, paper and catalog entry)
+ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
+    # [S0] Sun, Wang, Xu: anytime ensemble sampling, section 7.1.
+    "Linear": ("Linear", 10_000, {}, "[S0] 7.1 linear, E01"),
+    "Logistic": ("Logistic", 10_000, {}, "[S0] 7.1 logistic with Gaussian noise, E02"),
+    "Distance": ("Distance", 10_000, {}, "[S0] 7.1 distance, E03"),
+    "Quadratic": ("Quadratic", 10_000, {}, "[S0] 7.1 quadratic, E04"),
+    # [S1] Kveton et al.: GLM-TSL / GLM-FPL, section 5.1.
+    "BernoulliLogistic": ("BernoulliLogistic", 50_000, {}, "[S1] 5.1 logistic with Bernoulli rewards, E06"),
+    # [S2] Bae, Lee: neural logistic bandits, section 7 and App. J.
+    **{
+        f"NeuralLogisticH{i}": ("NeuralLogistic", 2_000, {"reward_fn": f"h{i}"}, f"[S2] 7 / App. J, h{i}, E08")
+        for i in range(1, 7)
+    },
+    # [S3] Li, Xu, Wang, Luo: Ensemble++, section 5 and App. F.
+    "FiniteLinear": ("FiniteLinear", 1_000, {}, "[S3] 5.1 finite-action linear, E11"),
+    "SphereLinear": ("SphereLinear", 1_000, {}, "[S3] App. F.1 sphere-action linear, E12"),
+    "QuadraticPool": ("Quadratic", 100_000, {"num_arms": 50, "dim": 100, "pool_size": 1000, "noise_std": 0.1},
+                      "[S3] 5.2 quadratic, E13"),
+    "VectorQuadratic": ("VectorQuadratic", 100_000, {}, "[S3] App. F.2 vector quadratic, E14"),
+    "MLPTeacher": ("MLPTeacher", 100_000, {}, "[S3] 5.2 neural (MLP teacher), E15"),
+    # [S4] Hao, Lattimore, Szepesvari: OAM, section 5 and App. D.
+    "FixedActionSet": ("FixedActionSet", 10_000, {}, "[S4] 5.1 fixed action set, E18"),
+    "ChangingActionSet1": ("ActionSets", 10_000, {
+        "action_sets": [[[1, 0, 0], [0, 1, 0], [0.9, 0.5, 0]], [[0, 1, 0], [0, 0, 1], [0, 0.5, 0.9]]],
+        "context_probs": [0.3, 0.7], "theta": [1, 0, 1]}, "[S4] 5.2 changing action set, scenario one, E19"),
+    "ChangingActionSet2": ("ActionSets", 10_000, {
+        "action_sets": [[[1, 0], [0, 1], [0.9, 0.5]], [[0, 1], [-1, 0], [-1, 0]]],
+        "context_probs": [0.99, 0.01], "theta": [1, 0]}, "[S4] 5.2 changing action set, scenario two, E20"),
+    "BoundedRegret": ("ActionSets", 10_000, {
+        "action_sets": [[[1, 0], [0, 1], [0.9, 0.5]], [[0, 1], [-1, 0], [-1, 0]]],
+        "context_probs": [0.8, 0.2], "theta": [1, 0]}, "[S4] 5.3 bounded regret, E21"),
+    "UnitCircle": ("UnitCircle", 10_000, {}, "[S4] 5.4 large fixed action set, E22"),
+    "UnitCircleSmall": ("UnitCircle", 10_000, {"num_arms": 5}, "[S4] App. D(1) small fixed action set, E23"),
+    "RandomTheta": ("UnitCircle", 10_000, {"theta": None}, "[S4] App. D(2) random theta, E24"),
+}
+
+
+def register_all() -> None:
+    """Register every id of ENVIRONMENTS (idempotent)."""
+    for name, (family, horizon, kwargs, _) in ENVIRONMENTS.items():
+        env_id = f"CtxBandit/{name}-v0"
+        if env_id in gym.registry:
+            continue
+        gym.register(
+            id=env_id,
+            entry_point=f"gym_ctxbandits.envs:{family}Env",
+            vector_entry_point=f"gym_ctxbandits.envs.vector:{family}VectorEnv",
+            max_episode_steps=horizon,
+            kwargs=kwargs,
+        )
