@@ -1,0 +1,143 @@
+"""Bad actions and bad kwargs fail loudly with a message that names the problem."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gym_ctxbandits  # noqa: F401
+from gym_ctxbandits.envs.core import vector_env
+from gym_ctxbandits.envs.pool import PoolEnv
+
+
+@pytest.fixture
+def env():
+    e = gym.make("CtxBandit/FixedActionSet-v0")
+    e.reset(seed=0)
+    return e
+
+
+@pytest.mark.parametrize("action", [3, -1, 100])
+def test_out_of_range_action(env, action):
+    with pytest.raises(ValueError, match="out of range: arms are 0..2"):
+        env.step(action)
+
+
+@pytest.mark.parametrize("action", [1.0, 1.5, np.nan, "1", None, True, np.array([0, 1]), np.array(0.0)])
+def test_non_integer_action(env, action):
+    with pytest.raises(TypeError, match="action must be an integer arm index"):
+        env.step(action)
+
+
+@pytest.mark.parametrize("action", [np.int64(1), np.array(1), np.array([1]), np.uint8(2)])
+def test_numpy_integer_actions_accepted(env, action):
+    env.step(action)
+
+
+def test_step_before_reset():
+    with pytest.raises(RuntimeError, match="reset"):
+        gym.make("CtxBandit/Linear-v0").unwrapped.step(0)
+
+
+class MaskedEnv(PoolEnv):
+    """Four fixed arms, of which a random non-empty subset is available each round (test-only)."""
+
+    def __init__(self, instance_seed=None):
+        super().__init__(4, 2, noise="none", instance_seed=instance_seed)
+
+    def draw_pool(self, rng):
+        return np.eye(4, 2) + 0.1
+
+    def draw_params(self, rng):
+        return {"theta": np.array([1.0, -1.0])}
+
+    def mean_reward(self, x, params):
+        return x @ params["theta"]
+
+    def draw_round(self, rng, instance):
+        mask = rng.random(4) < 0.5
+        mask[rng.integers(4)] = True
+        return {"mask": mask}
+
+    def round_arrays(self, instances, rounds):
+        features, means, _ = super().round_arrays(instances, {})
+        return features, means, rounds["mask"]
+
+
+MaskedVectorEnv = vector_env(MaskedEnv, __name__)
+
+
+def test_action_mask_is_given_and_enforced():
+    env = MaskedEnv()
+    obs, info = env.reset(seed=3)
+    for _ in range(40):
+        mask = info["action_mask"]
+        assert mask.dtype == np.int8 and mask.shape == (4,) and mask.any()
+        masked = np.flatnonzero(mask == 0)
+        if len(masked):
+            with pytest.raises(ValueError, match="not available this round"):
+                env.step(int(masked[0]))
+        allowed = np.flatnonzero(mask)
+        obs, _, _, _, info = env.step(int(allowed[-1]))
+        assert info["regret"] >= 0
+
+
+def test_optimum_is_over_available_arms():
+    env = MaskedEnv()
+    _, info = env.reset(seed=4)
+    for _ in range(40):
+        mask = info["action_mask"].astype(bool)
+        a = int(np.flatnonzero(mask)[0])
+        _, _, _, _, step_info = env.step(a)
+        assert mask[step_info["optimal_action"]]
+        means = (np.eye(4, 2) + 0.1) @ [1.0, -1.0]
+        assert step_info["optimal_expected_reward"] == pytest.approx(means[mask].max())
+        info = step_info
+
+
+def test_vector_env_bad_actions():
+    vec = gym.make_vec("CtxBandit/Linear-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match="expected 2 actions"):
+        vec.step(np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="out of range"):
+        vec.step(np.array([0, 50]))
+    with pytest.raises(TypeError, match="integer"):
+        vec.step(np.array([0.5, 1.0]))
+    masked = MaskedVectorEnv(num_envs=2)
+    _, info = masked.reset(seed=0)
+    while info["action_mask"][0].all():  # wait for a round with an unavailable arm in sub-env 0
+        _, _, _, _, info = masked.step(np.zeros(2, int) + np.argmax(info["action_mask"], axis=1))
+    bad = np.argmax(info["action_mask"], axis=1)
+    bad[0] = np.argmin(info["action_mask"][0])
+    with pytest.raises(ValueError, match="not available this round"):
+        masked.step(bad)
+
+
+@pytest.mark.parametrize("env_id,kwargs,match", [
+    ("CtxBandit/Linear-v0", {"num_arms": 0}, "num_arms must be an integer >= 1"),
+    ("CtxBandit/Linear-v0", {"num_arms": 2.5}, "num_arms must be an integer"),
+    ("CtxBandit/Logistic-v0", {"dim": 0}, "dim must be an integer >= 1"),
+    ("CtxBandit/Logistic-v0", {"dim": True}, "dim must be an integer"),
+    ("CtxBandit/Distance-v0", {"noise_std": -0.5}, "noise_std must be a finite number >= 0"),
+    ("CtxBandit/Quadratic-v0", {"noise_std": float("nan")}, "noise_std must be a finite number"),
+    ("CtxBandit/QuadraticPool-v0", {"pool_size": 10}, "pool_size .* must be >= num_arms"),
+    ("CtxBandit/NeuralLogisticH1-v0", {"reward_fn": "h7"}, "reward_fn must be one of"),
+    ("CtxBandit/BernoulliLogistic-v0", {"theta_variance": -1}, "theta_variance must be a finite number >= 0"),
+    ("CtxBandit/FiniteLinear-v0", {"u": 0}, "u must be a finite number > 0"),
+    ("CtxBandit/MLPTeacher-v0", {"temperature": 0}, "temperature must be a finite number > 0"),
+    ("CtxBandit/ChangingActionSet1-v0", {"context_probs": [0.5, 0.6]}, "context_probs must be 2 non-negative numbers summing to 1"),
+    ("CtxBandit/BoundedRegret-v0", {"theta": [1, 0, 0]}, "theta must be 2 finite numbers"),
+    ("CtxBandit/BoundedRegret-v0", {"action_sets": [[1, 0], [0, 1]]}, r"action_sets must be nested lists of shape \(M, K, d\)"),
+    ("CtxBandit/UnitCircle-v0", {"theta": [1, 0, 0]}, "theta must be 2 finite numbers or None"),
+    ("CtxBandit/Linear-v0", {"instance_seed": -1}, "instance_seed must be an integer >= 0"),
+])
+def test_bad_kwargs_fail_at_construction(env_id, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gym.make(env_id, **kwargs)
+
+
+def test_bad_vector_kwargs():
+    with pytest.raises(ValueError, match="num_envs must be an integer >= 1"):
+        gym.make_vec("CtxBandit/Linear-v0", num_envs=0, vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError, match="num_arms must be an integer >= 1"):
+        gym.make_vec("CtxBandit/Linear-v0", num_envs=2, vectorization_mode="vector_entry_point", num_arms=-3)
