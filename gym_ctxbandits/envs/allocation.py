@@ -49,6 +49,8 @@ class ActionSetsEnv(PoolEnv):
         if not np.isfinite(sets).all():
             raise ValueError("action_sets contain NaN or inf")
         self.action_sets, self.context_probs, self.theta = sets, probs, theta
+        self._cumulative_probs = np.cumsum(probs)
+        self._set_idx = np.arange(sets.shape[0] * sets.shape[1]).reshape(sets.shape[:2])  # pool rows of each set
         num_sets, num_arms, dim = sets.shape
         super().__init__(num_arms, dim, pool_size=num_sets * num_arms, noise="gaussian", noise_std=noise_std,
                          feature_bound=float(np.abs(sets).max()), instance_seed=instance_seed)
@@ -65,8 +67,8 @@ class ActionSetsEnv(PoolEnv):
     def draw_round(self, rng, instance):
         if len(self.context_probs) == 1:
             return {"context": np.array(0)}  # one fixed set: the pool itself, shown without a copy
-        m = rng.choice(len(self.context_probs), p=self.context_probs)
-        return {"context": np.array(m), "idx": m * self.num_arms + np.arange(self.num_arms)}
+        m = min(int(np.searchsorted(self._cumulative_probs, rng.random(), side="right")), len(self.context_probs) - 1)
+        return {"context": np.array(m), "idx": self._set_idx[m]}
 
     def reset_info(self, instances, rounds):
         return {"context": rounds["context"]}

@@ -7,7 +7,7 @@ A family of problems subclasses `CtxBanditEnv` and writes its reward model as th
 * `draw_round(rng, instance) -> dict`: what is random in one round (which arms are shown,
   which context arrives); `{}` when nothing is;
 * `round_arrays(instances, rounds) -> (features, means, mask)`: batched over N instances,
-  the (N, K, d) arm features shown (a new array each round: users keep what they are given),
+  the (N, K, d) arm features shown (they may alias the instance, e.g. a fixed arm set),
   their (N, K) expected rewards, and an (N, K) mask of the available arms (None when all are).
 
 `_Batch` drives N instances with N generators through those methods; the single env is its
@@ -88,7 +88,8 @@ class _Batch:
         self._present()
 
     def _present(self) -> None:
-        features, means, mask = self.model.round_arrays(self.instance_arrays, _stack(self.rounds))
+        self.round_arrays = _stack(self.rounds)
+        features, means, mask = self.model.round_arrays(self.instance_arrays, self.round_arrays)
         self.features, self.means, self.mask = features, means, mask
         if mask is not None:
             means = np.where(mask, means, -np.inf)
@@ -111,14 +112,14 @@ class _Batch:
             "optimal_action": self.optimal_action,
             "regret": np.maximum(self.optimal_mean - chosen, 0.0),
         }
-        info.update(self.model.step_info(self.instance_arrays, _stack(self.rounds), actions))
+        info.update(self.model.step_info(self.instance_arrays, self.round_arrays, actions))
         self.rounds = [self.model.draw_round(r, inst) for r, inst in zip(self.rngs, self.instances)]
         self._present()
         return rewards, info
 
     def round_info(self) -> dict[str, np.ndarray]:
         """What the agent may know before acting: the mask and the problem's round info."""
-        info = self.model.reset_info(self.instance_arrays, _stack(self.rounds))
+        info = self.model.reset_info(self.instance_arrays, self.round_arrays)
         if self.mask is not None:
             info["action_mask"] = self.mask.astype(np.int8)
         return info
@@ -129,7 +130,7 @@ class CtxBanditEnv(gym.Env):
 
     Subclasses call `super().__init__(num_arms, dim, ...)` after validating their own kwargs and
     implement `draw_instance` and `round_arrays` (and `draw_round` when rounds are random).
-    Observation: the (K, d) float32 arm features of the round. Action: Discrete(K).
+    Observation: the (K, d) float32 arm features of the round, a new array every call. Action: Discrete(K).
     Reward: expected reward plus `noise`: "gaussian" (std `noise_std`), "bernoulli" (the
     expected reward is a probability) or "none". Info after each step: `expected_reward`,
     `optimal_expected_reward`, `optimal_action`, `regret` (pseudo-regret of the round, >= 0).
@@ -205,7 +206,7 @@ class CtxBanditEnv(gym.Env):
         super().reset(seed=seed)
         self._batch = _Batch(self, [self.np_random])
         self._batch.reset(np.ones(1, bool))
-        return self._batch.features[0], _unbatch(self._batch.round_info())
+        return self._batch.features[0].copy(), _unbatch(self._batch.round_info())
 
     def step(self, action):
         if self._batch is None:
@@ -213,7 +214,7 @@ class CtxBanditEnv(gym.Env):
         a = _check_action(action, self.num_arms)
         rewards, info = self._batch.step(np.array([a]))
         info = _unbatch(info | self._batch.round_info())
-        return self._batch.features[0], float(rewards[0]), False, False, info
+        return self._batch.features[0].copy(), float(rewards[0]), False, False, info
 
 
 def _check_action(action: Any, num_arms: int) -> int:
@@ -239,6 +240,9 @@ class CtxBanditVectorEnv(VectorEnv):
     is seeded `seed + i` and gives exactly the trajectory of a single env reset with that seed.
     Episodes end together at `max_episode_steps` (truncation); autoreset is Gymnasium's
     next-step mode (the step after the last one resets and ignores the actions).
+    Observations are read-only (N, K, d) arrays that are never modified afterwards: a fixed arm
+    set is handed out without a copy each round, which keeps large fixed sets (e.g. 10,000 arms)
+    cheap. Copy one (`np.array(obs)`) to get a writable array.
     """
 
     env_class: type[CtxBanditEnv]
@@ -276,7 +280,7 @@ class CtxBanditVectorEnv(VectorEnv):
         self._batch.reset(which)
         self._t[which] = 0
         self._needs_reset[which] = False
-        return self._batch.features, _with_masks(self._batch.round_info(), which)
+        return _read_only(self._batch.features), _with_masks(self._batch.round_info(), which)
 
     def step(self, actions):
         if self._batch is None:
@@ -294,7 +298,15 @@ class CtxBanditVectorEnv(VectorEnv):
         truncated = np.zeros(self.num_envs, bool) if self.max_episode_steps is None else self._t >= self.max_episode_steps
         self._needs_reset = truncated.copy()
         info = info | self._batch.round_info()
-        return self._batch.features, rewards, np.zeros(self.num_envs, bool), truncated, _with_masks(info, np.ones(self.num_envs, bool))
+        return (_read_only(self._batch.features), rewards, np.zeros(self.num_envs, bool), truncated,
+                _with_masks(info, np.ones(self.num_envs, bool)))
+
+
+def _read_only(x: np.ndarray) -> np.ndarray:
+    """A read-only view of `x`."""
+    x = x.view()
+    x.flags.writeable = False
+    return x
 
 
 def _with_masks(info: dict[str, np.ndarray], which: np.ndarray) -> dict[str, np.ndarray]:

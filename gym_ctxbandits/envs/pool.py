@@ -49,7 +49,6 @@ class PoolEnv(CtxBanditEnv):
 
     def round_arrays(self, instances, rounds):
         if "idx" not in rounds:
-            return instances["pool"].copy(), instances["pool_means"], None
-        idx = rounds["idx"]
-        features = np.take_along_axis(instances["pool"], idx[..., None], axis=1)
-        return features, np.take_along_axis(instances["pool_means"], idx, axis=1), None
+            return instances["pool"], instances["pool_means"], None
+        rows = np.arange(len(rounds["idx"]))[:, None]
+        return instances["pool"][rows, rounds["idx"]], instances["pool_means"][rows, rounds["idx"]], None

@@ -1,0 +1,163 @@
+"""The one run loop: any agent on any env for T rounds and many seeds, with common random numbers.
+
+A comparison is a list of `Job`s, one per (env, agent, seed). A job's result is a tidy table with
+one row per logged round: reward and regret of that round, cumulative reward and regret, and the
+agent's cumulative wall-clock seconds in `act` and in `observe`. Every agent of a comparison
+faces, for a given seed, the same instance, the same arms and contexts each round and the same
+noise (an env draws exactly one noise variate per round, whatever the action), so differences
+between agents are differences between agents. The agent's own seed is derived from the job seed
+through a SeedSequence so it never shares a stream with the env.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+
+import gym_ctxbandits  # noqa: F401  (registers the ids)
+
+COLUMNS = ["env", "env_kwargs", "agent", "agent_kwargs", "seed", "round", "reward", "regret",
+           "cum_reward", "cum_regret", "act_seconds", "observe_seconds"]
+
+
+def import_agents():
+    """The project's `agents` package, or an ImportError saying what shadows it."""
+    import agents
+
+    if not getattr(agents, "__gym_ctxbandits__", False):
+        raise ImportError(
+            f"`import agents` found {getattr(agents, '__file__', agents)!r}, which is not gym-ctxbandits' agent zoo: "
+            "another installed package (e.g. the OpenAI Agents SDK) also provides a top-level `agents`. "
+            "Uninstall it in this environment or use a separate virtual environment for gym-ctxbandits."
+        )
+    return agents
+
+
+def agent_seed(seed: int, label: str) -> int:
+    """The agent's seed for job seed `seed`: its own stream, independent of the env's."""
+    key = int.from_bytes(hashlib.sha256(label.encode()).digest()[:4], "little")
+    return int(np.random.SeedSequence([seed, key]).generate_state(1)[0])
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent of a comparison: a registered name with kwargs, shown as `label` (default the name)."""
+
+    name: str
+    kwargs: dict = field(default_factory=dict)
+    label: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
+
+    def build(self, seed: int):
+        return import_agents().make(self.name, seed=agent_seed(seed, self.title), **self.kwargs)
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """An environment of a comparison: a registered id with kwargs (horizon T separately)."""
+
+    id: str
+    kwargs: dict = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        if not self.kwargs:
+            return self.id
+        return f"{self.id}({', '.join(f'{k}={v}' for k, v in sorted(self.kwargs.items()))})"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One agent on one env for one seed and `horizon` rounds; rows logged at `log_rounds`."""
+
+    env: EnvSpec
+    agent: AgentSpec
+    seed: int
+    horizon: int
+    log_every: int = 1
+
+    @property
+    def filename(self) -> str:
+        """A stable, filesystem-safe name: readable parts plus a hash of the full spec."""
+        spec = json.dumps([self.env.id, self.env.kwargs, self.agent.name, self.agent.kwargs, self.agent.title,
+                           self.horizon, self.log_every], sort_keys=True, default=str)
+        digest = hashlib.sha256(spec.encode()).hexdigest()[:10]
+        slug = lambda s: "".join(c if c.isalnum() or c in "-+." else "_" for c in s)  # noqa: E731
+        return f"{slug(self.env.id.split('/')[-1])}__{slug(self.agent.title)}__seed{self.seed}__{digest}.parquet"
+
+    def log_rounds(self) -> np.ndarray:
+        """1-based rounds that get a row: every `log_every`-th round and always the last."""
+        rounds = np.arange(self.log_every, self.horizon + 1, self.log_every)
+        return rounds if rounds.size and rounds[-1] == self.horizon else np.append(rounds, self.horizon)
+
+
+def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progress: Callable[[int], None] | None = None):
+    """Run one job with the plain loop; return its tidy table (a pandas DataFrame)."""
+    import pandas as pd
+
+    env = gym.make(job.env.id, max_episode_steps=job.horizon, **job.env.kwargs)
+    agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed)
+    obs, _ = env.reset(seed=job.seed)
+    T = job.horizon
+    reward = np.empty(T)
+    regret = np.empty(T)
+    act_s = np.empty(T)
+    obs_s = np.empty(T)
+    clock = time.perf_counter
+    tick = max(1, T // 100)
+    for t in range(T):
+        t0 = clock()
+        action = agent.act(obs)
+        t1 = clock()
+        try:
+            next_obs, r, terminated, truncated, info = env.step(action)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}, round {t + 1}: {err}") from err
+        t2 = clock()
+        agent.observe(obs, action, r)
+        t3 = clock()
+        reward[t], regret[t], act_s[t], obs_s[t] = r, info["regret"], t1 - t0, t3 - t2
+        obs = next_obs
+        if progress and (t + 1) % tick == 0:
+            progress(tick)
+        if terminated or (truncated and t + 1 < T):
+            raise RuntimeError(f"{job.env.id} ended after {t + 1} rounds, before the horizon {T}")
+    if progress:
+        progress(T - (T // tick) * tick)
+    rows = job.log_rounds() - 1
+    table = {
+        "env": job.env.id,
+        "env_kwargs": json.dumps(job.env.kwargs, sort_keys=True, default=str),
+        "agent": job.agent.title,
+        "agent_kwargs": json.dumps(job.agent.kwargs, sort_keys=True, default=str),
+        "seed": job.seed,
+        "round": rows + 1,
+        "reward": reward[rows],
+        "regret": regret[rows],
+        "cum_reward": np.cumsum(reward)[rows],
+        "cum_regret": np.cumsum(regret)[rows],
+        "act_seconds": np.cumsum(act_s)[rows],
+        "observe_seconds": np.cumsum(obs_s)[rows],
+    }
+    return pd.DataFrame(table, columns=COLUMNS)
+
+
+def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1) -> list[Job]:
+    """The job list of a comparison: every env x agent x seed, envs and agents as specs, names or ids."""
+    env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in envs]
+    agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in agents]
+    seeds = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    titles = [a.title for a in agent_specs]
+    if len(set(titles)) != len(titles):
+        raise ValueError(f"agents need distinct labels in one comparison, got {titles}; set `label` on repeated names")
+    return [Job(e, a, int(s), int(horizon), int(log_every)) for e in env_specs for a in agent_specs for s in seeds]
+

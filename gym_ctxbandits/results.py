@@ -1,0 +1,71 @@
+"""Result files of a comparison: one Parquet file per job, written atomically, and a manifest.
+
+A file is trusted only if it is complete (every logged round of its job present); a missing,
+partial or unreadable file means the job is run again. Files are written to a temporary name and
+renamed, so an interrupted comparison never leaves a half-written file under a job's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+from gym_ctxbandits.experiment import COLUMNS, Job
+
+MANIFEST = "manifest.json"
+
+
+def write_atomic(table, path: Path) -> None:
+    """Write `table` as Parquet to `path` via a temporary file and an atomic rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
+    os.close(fd)
+    try:
+        table.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def is_complete(job: Job, out: Path) -> bool:
+    """True when `out` holds a readable result file of `job` with every logged round."""
+    import pyarrow.parquet as pq
+
+    path = out / job.filename
+    if not path.exists():
+        return False
+    try:
+        rounds = pq.read_table(path, columns=["round"]).column("round").to_numpy()
+    except Exception as err:  # a corrupt file is redone, never trusted
+        warnings.warn(f"{path} is unreadable ({err}); its job will be run again", stacklevel=2)
+        return False
+    return rounds.tolist() == job.log_rounds().tolist()
+
+
+def write_manifest(out: Path, config: dict, jobs: list[Job]) -> None:
+    """Record the comparison's config and its job files (the plot and load steps read it)."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {"config": config, "files": sorted(j.filename for j in jobs)}
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    os.replace(tmp, out / MANIFEST)
+
+
+def load_results(out: str | Path):
+    """All result rows of the comparison in folder `out`, as one tidy DataFrame."""
+    import pandas as pd
+
+    out = Path(out)
+    manifest = out / MANIFEST
+    if not manifest.exists():
+        raise FileNotFoundError(f"{out} has no {MANIFEST}: is it a results folder written by `ctxbandits run`?")
+    files = json.loads(manifest.read_text())["files"]
+    missing = [f for f in files if not (out / f).exists()]
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} of {len(files)} result files are missing in {out} (e.g. {missing[0]}); "
+                                "run the same comparison again to finish it")
+    return pd.concat([pd.read_parquet(out / f) for f in files], ignore_index=True)[COLUMNS]

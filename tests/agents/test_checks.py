@@ -1,0 +1,44 @@
+"""Every registered agent through agents.checks, one test per (agent, check, mode); and the
+suite itself catches a deliberately broken agent."""
+
+import numpy as np
+import pytest
+
+from agents import checks
+from agents.checks import all_checks, check_agent
+
+
+@pytest.mark.parametrize(
+    "name, check, batched",
+    [pytest.param(n, c, b, id=f"{n}-{c.__name__}-{'batched' if b else 'single'}") for n, c, b in all_checks()],
+)
+def test_registered_agent(name, check, batched):
+    check(checks._factory(name), batched)
+
+
+class Sloppy:
+    def __init__(self, weights=[], seed=None):  # noqa: B006 - the mutable default is the point
+        self.weights, self.seed = weights, seed
+        self.reset()
+
+    def reset(self):
+        self.rng = np.random.default_rng(self.seed)
+
+    def act(self, obs):
+        obs[0, 0] = 0.0                       # mutates its input
+        return int(np.random.randint(len(obs)))  # global RNG: not reproducible
+
+    def observe(self, obs, action, reward):
+        pass
+
+
+@pytest.mark.parametrize("check", [checks.check_inputs_not_mutated, checks.check_seeded_determinism,
+                                   checks.check_constructor, checks.check_bad_inputs])
+def test_suite_catches_a_sloppy_agent(check):
+    with pytest.raises(AssertionError):
+        check(Sloppy, False)
+
+
+def test_check_agent_accepts_names_and_factories():
+    check_agent("LinUCB")
+    check_agent(lambda **kw: checks.make("LinTS", v=0.5, **kw), batched=False)

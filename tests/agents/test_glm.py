@@ -1,0 +1,248 @@
+"""GLM agents: numerics against from-scratch formulas and scipy, the G-optimal design, and a
+known-answer regret comparison on a simulated Bernoulli logistic bandit ([S1] §5.1 style)."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit
+
+import agents
+from agents.design import g_optimal_design, kiefer_wolfowitz_value, round_design, round_robin
+from agents.glm import GLMES, GLMTSL, SufficientStats, fit_glm, glm_loss, theory_a
+
+GLM_NAMES = ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "GLM-ES", "GLM-ES-DT", "Logistic-UCB-1", "ada-OFU-ECOLog"]
+
+
+def logistic_problem(K=50, d=5, seed=0):
+    """[S1] §5.1: x ~ U[-1, 1]^d fixed, theta* ~ N(0, 3/d I) (var x^T theta* = 1, CATALOG D.7)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (K, d))
+    theta = rng.normal(0, np.sqrt(3 / d), d)
+    return X, expit(X @ theta), rng
+
+
+def play(agent, X, p, rng, n):
+    """Run n rounds on a fixed-arm Bernoulli bandit; return the pseudo-regret and the history."""
+    regret, history = 0.0, []
+    for _ in range(n):
+        a = agent.act(X)
+        y = float(rng.random() < p[a])
+        agent.observe(X, a, y)
+        regret += p.max() - p[a]
+        history.append((a, y))
+    return regret, history
+
+
+def raw_loss(theta, X, y, lam):
+    s = X @ theta
+    return 0.5 * lam * theta @ theta + np.sum(np.logaddexp(0, s) - y * s)
+
+
+# --- MLE ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lam", [1e-3, 1.0])
+def test_irls_on_sufficient_statistics_matches_scipy_on_raw_data(lam):
+    rng = np.random.default_rng(1)
+    arms = rng.uniform(-1, 1, (15, 4))
+    idx = rng.integers(15, size=300)
+    y = (rng.random(300) < expit(arms[idx] @ np.array([1.0, -2.0, 0.5, 0.0]))).astype(float)
+    stats = SufficientStats(4)
+    for i, r in zip(idx, y):
+        stats.add(arms[i], r)
+    theta, H = fit_glm(np.zeros((1, 4)), stats.X, stats.N, stats.S, lam)
+    ref = minimize(raw_loss, np.zeros(4), args=(arms[idx], y, lam), method="BFGS", options={"gtol": 1e-10}).x
+    np.testing.assert_allclose(theta[0], ref, atol=1e-5)
+    w = expit(arms[idx] @ theta[0]) * (1 - expit(arms[idx] @ theta[0]))
+    np.testing.assert_allclose(H[0], (arms[idx] * w[:, None]).T @ arms[idx] + lam * np.eye(4), atol=1e-10)
+    assert glm_loss(theta, stats.X, stats.N, stats.S, lam)[0] == pytest.approx(raw_loss(theta[0], arms[idx], y, lam))
+
+
+def test_batched_newton_solves_each_column_and_identity_link_is_ridge():
+    rng = np.random.default_rng(2)
+    X, N = rng.normal(size=(30, 3)), rng.integers(1, 5, 30).astype(float)
+    S = rng.normal(size=(30, 4)) * N[:, None]
+    theta, _ = fit_glm(rng.normal(size=(4, 3)), X, N, S, 0.5, link="identity")
+    ridge = np.linalg.solve((X * N[:, None]).T @ X + 0.5 * np.eye(3), X.T @ S).T
+    np.testing.assert_allclose(theta, ridge, atol=1e-10)
+    Sb = rng.random((30, 4)) * N[:, None]  # valid Bernoulli sums
+    theta, _ = fit_glm(np.zeros((4, 3)), X, N, Sb, 0.5)
+    for j in range(4):
+        np.testing.assert_allclose(theta[j], fit_glm(np.zeros((1, 3)), X, N, Sb[:, j:j + 1], 0.5)[0][0], atol=1e-10)
+
+
+def test_newton_survives_separable_data_and_perturbed_sums_outside_range():
+    X = np.eye(3)
+    theta, _ = fit_glm(np.zeros((1, 3)), X, np.ones(3), np.array([[1.0], [0.0], [2.5]]), 1e-3)
+    assert np.isfinite(theta).all() and theta[0, 0] > 5 and theta[0, 1] < -5
+
+
+# --- incremental statistics equal the from-scratch formulas ---------------------------------------
+
+def test_incremental_statistics_match_closed_form_after_random_rounds():
+    X, p, rng = logistic_problem(K=30, d=4, seed=3)
+    tsl, ucb = agents.make("GLM-TSL", seed=0), agents.make("UCB-GLM", seed=0)
+    _, hist = play(tsl, X, p, rng, 300)
+    A = X[[a for a, _ in hist]]
+    y = np.array([r for _, r in hist])
+    for a, r in hist:
+        ucb.observe(X, a, r)
+    st = tsl.stats_
+    assert st.N.sum() == 300 and st.S.sum() == pytest.approx(y.sum())
+    for i, arm in enumerate(st.X):
+        rows = (A == arm).all(axis=1)
+        assert st.N[i] == rows.sum() and st.S[i, 0] == pytest.approx(y[rows].sum())
+    # MLE and Laplace precision H_t = sum mu'(x^T theta_bar) x x^T (+ lam I), [S1] eq. 5.
+    ref = minimize(raw_loss, np.zeros(4), args=(A, y, tsl.lam), method="BFGS", options={"gtol": 1e-10}).x
+    np.testing.assert_allclose(tsl.theta_, ref, atol=1e-5)
+    w = expit(A @ tsl.theta_) * (1 - expit(A @ tsl.theta_))
+    H = (A * w[:, None]).T @ A + tsl.lam * np.eye(4)
+    np.testing.assert_allclose(tsl.root_ @ tsl.root_.T, np.linalg.inv(H), rtol=1e-8)
+    # Sherman-Morrison V_t^{-1} against the direct inverse.
+    np.testing.assert_allclose(ucb.V_inv_, np.linalg.inv(ucb.lam * np.eye(4) + A.T @ A), rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(ucb.theta_, ref, atol=1e-5)
+
+
+def test_glm_es_members_minimise_their_perturbed_losses():
+    X, p, rng = logistic_problem(K=20, d=3, seed=4)
+    es = GLMES(m=4, warmup=30, seed=1)
+    play(es, X, p, rng, 200)
+    st = es.stats_
+    assert st.S.shape == (st.n, 4) and st.N.sum() == 200
+    for j in range(4):
+        ref = minimize(lambda th: glm_loss(th[None], st.X, st.N, st.S[:, j:j + 1], 1.0)[0], np.zeros(3),
+                       method="BFGS", options={"gtol": 1e-10}).x
+        np.testing.assert_allclose(es.theta_[j], ref, atol=1e-5)
+    # Perturbations are independent across members and kept fixed: member sums differ, their
+    # common part is the observed rewards.
+    assert np.ptp(st.S, axis=1).max() > 0
+    zero = GLMES(m=3, sigma_R=0.0, warmup=0, seed=1)
+    _, hist = play(zero, X, p, rng, 50)
+    np.testing.assert_allclose(zero.stats_.S.sum(axis=0), sum(r for _, r in hist))
+
+
+# --- G-optimal design ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("K,d", [(20, 5), (50, 20), (7, 7)])
+def test_frank_wolfe_design_satisfies_kiefer_wolfowitz(K, d):
+    X = np.random.default_rng(K).normal(size=(K, d))
+    pi = g_optimal_design(X, eps=0.01)
+    assert pi.min() >= 0 and pi.sum() == pytest.approx(1)
+    assert kiefer_wolfowitz_value(X, pi) <= d * 1.01 + 1e-9
+    assert kiefer_wolfowitz_value(X, np.full(K, 1 / K)) >= d - 1e-9  # no design beats d
+
+
+def test_design_on_rank_deficient_arms_uses_their_span():
+    X = np.array([[1.0, 0, 0], [0, 1, 0], [1, 1, 0], [2, 0, 0]])
+    pi = g_optimal_design(X)
+    assert kiefer_wolfowitz_value(X, pi) <= 2 * 1.01
+
+
+def test_rounding_and_round_robin_schedule():
+    pi = np.array([0.5, 0.3, 0.2, 0.0])
+    N = round_design(pi, 100, d=1, a=0.5)  # floor ceil(2 / 0.5 / 4) = 1 pull for every arm
+    assert N.sum() == 101 and N[3] == 1 and N[0] > N[1] > N[2]
+    seq = round_robin(N)
+    np.testing.assert_array_equal(np.bincount(seq, minlength=4), N)
+    np.testing.assert_array_equal(seq[:4], [0, 1, 2, 3])
+    assert round_design(np.full(5, 0.2), 3, d=1, a=0.9).sum() == 5  # every arm floored at one pull
+
+
+def test_glm_es_warmup_follows_the_design_then_samples_members():
+    X, p, rng = logistic_problem(K=10, d=3, seed=5)
+    es = GLMES(m=5, warmup=40, seed=0)
+    _, hist = play(es, X, p, rng, 60)
+    counts = round_design(g_optimal_design(X), 40, 3, 0.5)
+    np.testing.assert_array_equal([a for a, _ in hist[: counts.sum()]], round_robin(counts))
+    assert es.warmup_end_ == counts.sum()
+
+
+# --- [S1] conventions ------------------------------------------------------------------------------
+
+def test_theory_a_matches_s1_values():
+    for d, a in [(5, 8.23), (10, 10.33), (20, 13.35)]:
+        assert theory_a("GLM-TSL", d, 50_000) == pytest.approx(a, abs=0.01)
+        assert theory_a("GLM-FPL", d, 50_000) == pytest.approx(a / 2, abs=0.01)
+    assert GLMTSL(a="theory", horizon=50_000, dim=5).a_ == pytest.approx(8.23, abs=0.01)
+    with pytest.raises(ValueError, match="horizon"):
+        GLMTSL(a="theory")
+
+
+@pytest.mark.parametrize("name", ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"])
+def test_initial_exploration_pulls_d_linearly_independent_arms(name):
+    X, p, rng = logistic_problem(K=30, d=6, seed=6)
+    agent = agents.make(name, seed=0)
+    _, hist = play(agent, X, p, rng, 6)
+    assert np.linalg.matrix_rank(X[[a for a, _ in hist]]) == 6 and agent.rank_ == 6
+
+
+# --- protocol -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", GLM_NAMES)
+def test_seeded_runs_repeat_and_copies_continue_identically(name):
+    X, p, _ = logistic_problem(K=12, d=3, seed=7)
+    kw = {"warmup": 20} if name.startswith("GLM-ES") else {}
+    a1, a2 = agents.make(name, seed=3, **kw), agents.make(name, seed=3, **kw)
+    h1 = play(a1, X, p, np.random.default_rng(0), 60)[1]
+    assert play(a2, X, p, np.random.default_rng(0), 60)[1] == h1
+    c1, c2 = copy.deepcopy(a1), pickle.loads(pickle.dumps(a1))
+    futures = [play(c, X, p, np.random.default_rng(1), 20)[1] for c in (a1, c1, c2)]
+    assert futures[0] == futures[1] == futures[2]
+    a1.reset()
+    assert play(a1, X, p, np.random.default_rng(0), 60)[1] == h1
+
+
+@pytest.mark.parametrize("name", GLM_NAMES)
+def test_bad_inputs_raise_clear_errors(name):
+    agent = agents.make(name, seed=0)
+    X = np.zeros((4, 3))
+    with pytest.raises(ValueError, match="shape"):
+        agent.act(np.zeros(3))
+    agent.act(X)
+    with pytest.raises(ValueError, match="d=2|dimension"):
+        agent.act(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="finite"):
+        agent.act(np.full((4, 3), np.nan))
+    with pytest.raises(ValueError, match="finite"):
+        agent.observe(X, 0, float("inf"))
+    with pytest.raises(ValueError, match="range"):
+        agent.observe(X, 4, 1.0)
+
+
+def test_bad_hyperparameters_raise():
+    with pytest.raises(ValueError, match="link"):
+        agents.make("GLM-TSL", link="probit")
+    with pytest.raises(ValueError, match="lam"):
+        agents.make("GLM-FPL", lam=0)
+    with pytest.raises(ValueError, match="m must"):
+        agents.make("GLM-ES", m=0)
+
+
+# --- known answer ---------------------------------------------------------------------------------
+
+def test_randomized_glm_agents_beat_uniform_and_theory_glm_ucb():
+    """[S1] §5.1 / Fig. 1: informal GLM-TSL (a=1) and GLM-FPL (a=0.5) have far lower regret than
+    uniform play and than GLM-UCB with its theory width. Fixed seeds, margins of 2x or more."""
+    n, seeds = 2000, range(2)
+    regret = {}
+    for name in ["GLM-TSL", "GLM-FPL", "GLM-UCB", "uniform"]:
+        total = 0.0
+        for s in seeds:
+            X, p, rng = logistic_problem(K=50, d=5, seed=100 + s)
+            if name == "uniform":
+                total += n * (p.max() - p.mean())
+            else:
+                total += play(agents.make(name, seed=s), X, p, rng, n)[0]
+        regret[name] = total / len(seeds)
+    assert regret["GLM-TSL"] < regret["uniform"] / 5 and regret["GLM-FPL"] < regret["uniform"] / 5
+    assert regret["GLM-TSL"] < regret["GLM-UCB"] / 2 and regret["GLM-FPL"] < regret["GLM-UCB"] / 2
+
+
+def test_glm_es_learns_after_its_warmup():
+    X, p, rng = logistic_problem(K=20, d=5, seed=8)
+    es = agents.make("GLM-ES", warmup=100, seed=0)
+    play(es, X, p, rng, 100)
+    after = play(es, X, p, rng, 1000)[0]
+    assert after < 1000 * (p.max() - p.mean()) / 4

@@ -1,0 +1,271 @@
+"""Linear agents: incremental statistics equal the closed form, known-answer regret, batching."""
+
+import math
+
+import numpy as np
+import pytest
+
+import agents
+from agents.linalg import potter_update_, rls_update_, sherman_morrison, sherman_morrison_
+from agents.linear import LinES, LinTS, LinTSAG, LinUCB
+
+D, K, ROUNDS = 4, 6, 300
+
+
+def random_rounds(seed, rounds=ROUNDS, n=None, d=D, k=K):
+    """Features, actions and rewards of `rounds` random rounds (no agent involved)."""
+    rng = np.random.default_rng(seed)
+    shape = (rounds, k, d) if n is None else (rounds, n, k, d)
+    obs = rng.normal(size=shape) / math.sqrt(d)
+    actions = rng.integers(k, size=shape[:-2])
+    rewards = rng.normal(size=shape[:-2])
+    return obs, actions, rewards
+
+
+def chosen(obs, actions):
+    return np.take_along_axis(obs, actions[..., None, None], axis=-2)[..., 0, :]
+
+
+# -- agents.linalg --------------------------------------------------------------------------------
+def test_sherman_morrison_single_and_batched():
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(5, D, D))
+    V = B @ B.transpose(0, 2, 1) + np.eye(D)
+    x = rng.normal(size=(5, D))
+    want = np.linalg.inv(V + x[:, :, None] * x[:, None, :])
+    V_inv = np.linalg.inv(V)
+    np.testing.assert_allclose(sherman_morrison(V_inv, x), want, atol=1e-12)
+    np.testing.assert_allclose(sherman_morrison(V_inv[2], x[2]), want[2], atol=1e-12)
+    np.testing.assert_array_equal(V_inv, np.linalg.inv(V))           # not modified
+    k = sherman_morrison_(V_inv, x)
+    np.testing.assert_allclose(V_inv, want, atol=1e-12)
+    np.testing.assert_allclose(k, (want @ x[:, :, None])[:, :, 0], atol=1e-12)
+
+
+def test_rls_update_solves_all_columns():
+    rng = np.random.default_rng(1)
+    lam, p = 0.5, 3
+    W = np.zeros((D, D + p))
+    W[:, :D] = np.eye(D) / lam
+    X, Y = rng.normal(size=(50, D)), rng.normal(size=(50, p))
+    logdet = 0.0
+    for x, y in zip(X, Y):
+        logdet += math.log(rls_update_(W, x, y).item())
+    V = lam * np.eye(D) + X.T @ X
+    np.testing.assert_allclose(W[:, :D], np.linalg.inv(V), atol=1e-10)
+    np.testing.assert_allclose(W[:, D:], np.linalg.solve(V, X.T @ Y), atol=1e-10)
+    assert logdet == pytest.approx(np.linalg.slogdet(V)[1] - D * math.log(lam))
+
+
+def test_potter_update_keeps_a_square_root():
+    rng = np.random.default_rng(2)
+    R = np.tile(np.eye(D), (3, 1, 1))
+    X = rng.normal(size=(100, 3, D))
+    for x in X:
+        k = potter_update_(R, x)
+    V = np.eye(D) + np.einsum("tnd,tne->nde", X, X)
+    np.testing.assert_allclose(R @ R.transpose(0, 2, 1), np.linalg.inv(V), atol=1e-10)
+    np.testing.assert_allclose(k, np.linalg.solve(V, X[-1][:, :, None])[:, :, 0], atol=1e-10)
+
+
+# -- incremental statistics vs the closed form ------------------------------------------------------
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("name", ["Greedy", "epsilon-greedy", "LinUCB"])
+def test_ridge_statistics_match_closed_form(name, batched):
+    lam = 2.0
+    obs, actions, rewards = random_rounds(3, n=2 if batched else None)
+    agent = agents.make(name, lam=lam, seed=0)
+    for X, a, r in zip(obs, actions, rewards):
+        agent.act(X)
+        agent.observe(X, a if batched else int(a), r if batched else float(r))
+    x = chosen(obs, actions).reshape(ROUNDS, -1, D)                     # (T, N, d)
+    y = rewards.reshape(ROUNDS, -1)
+    V = lam * np.eye(D) + np.einsum("tnd,tne->nde", x, x)
+    b = np.einsum("tnd,tn->nd", x, y)
+    np.testing.assert_allclose(agent.W_[:, :, :D], np.linalg.inv(V), atol=1e-10)     # V_t^{-1}
+    np.testing.assert_allclose(agent.W_[:, :, D], np.linalg.solve(V, b[:, :, None])[:, :, 0], atol=1e-10)  # theta_hat
+    if name == "LinUCB":
+        logdet = np.linalg.slogdet(V)[1] - D * math.log(lam)
+        np.testing.assert_allclose(agent.logdet_[:, 0], logdet, rtol=1e-10)
+
+
+def test_linucb_radius_is_oful():
+    obs, actions, rewards = random_rounds(4)
+    agent = LinUCB(lam=1.0, sigma=0.5, S=2.0, alpha=0.7, seed=0)
+    for X, a, r in zip(obs, actions, rewards):
+        agent.observe(X, int(a), float(r))
+    x = chosen(obs, actions)
+    logdet = np.linalg.slogdet(np.eye(D) + x.T @ x)[1]
+    t = ROUNDS + 1
+    radius = 0.5 * math.sqrt(2 * math.log(t**3) + logdet) + 2.0
+    assert agent.width_.item() == pytest.approx(0.7 * radius)
+    assert logdet <= D * math.log(1 + ROUNDS / D)        # ||x|| <= 1 here: within the closed form
+    fixed = LinUCB(delta=0.01, seed=0)
+    fixed.observe(obs[0], 0, 1.0)
+    logdet1 = math.log(1 + obs[0, 0] @ obs[0, 0])
+    assert fixed.width_.item() == pytest.approx(math.sqrt(2 * math.log(100) + logdet1) + 1.0)
+
+
+def test_linucb_scores_are_ucb():
+    obs, actions, rewards = random_rounds(5, rounds=40)
+    agent = LinUCB(seed=0)
+    for X, a, r in zip(obs, actions, rewards):
+        agent.observe(X, int(a), float(r))
+    X = obs[0]
+    V_inv, theta = agent.W_[0, :, :D], agent.W_[0, :, D]
+    ucb = X @ theta + agent.width_.item() * np.sqrt(np.einsum("kd,de,ke->k", X, V_inv, X))
+    np.testing.assert_allclose(agent._scores(X[None])[0], ucb, atol=1e-12)
+    assert agent.act(X) == int(np.argmax(ucb))
+
+
+@pytest.mark.parametrize("cls", [LinTS, LinTSAG])
+def test_lints_posterior_and_samples(cls):
+    obs, actions, rewards = random_rounds(6, n=2)
+    agent = cls(seed=0)
+    for X, a, r in zip(obs, actions, rewards):
+        agent.observe(X, a, r)
+    x, y = chosen(obs, actions), rewards
+    V = agent.lam * np.eye(D) + np.einsum("tnd,tne->nde", x, x)
+    V_inv = np.linalg.inv(V)
+    np.testing.assert_allclose(agent.R_ @ agent.R_.transpose(0, 2, 1), V_inv, atol=1e-10)
+    theta_hat = np.linalg.solve(V, np.einsum("tnd,tn->nd", x, y)[:, :, None])[:, :, 0]
+    np.testing.assert_allclose(agent.theta_, theta_hat, atol=1e-10)
+    # With obs = I the scores are the sampled theta~ ~ N(theta_hat, scale^2 V^{-1}).
+    eye = np.tile(np.eye(D), (2, 1, 1))
+    samples = np.stack([agent._scores(eye) for _ in range(4000)])
+    se = agent._scale_ * math.sqrt(V_inv.diagonal(axis1=1, axis2=2).max() / len(samples))
+    np.testing.assert_allclose(samples.mean(0), theta_hat, atol=5 * se)
+    cov = np.einsum("snd,sne->nde", samples - theta_hat, samples - theta_hat) / len(samples)
+    np.testing.assert_allclose(cov / agent._scale_**2, V_inv, atol=0.15 * np.abs(V_inv).max())
+
+
+def test_lints_ag_scale():
+    agent = LinTSAG(R=0.5, horizon=1000, seed=0)
+    agent.act(np.ones((3, 5)))
+    assert agent._scale_ == pytest.approx(0.5 * math.sqrt(24 * math.log(1000) * 5 * math.log(1000)))
+
+
+@pytest.mark.parametrize("name, prior_scale", [("Lin-ES", "prior_sd"), ("ES", "prior_var"), ("RRLS", "prior_var")])
+def test_ensemble_sampling_members_match_closed_form(name, prior_scale):
+    """theta^j_t = V_t^{-1} (lam theta~^j_0 + sum_l x_l (y_l + Z^j_l)), replaying the agent's draws."""
+    seed, n = 9, 2
+    kwargs = {"prior_sd": 0.7} if name == "Lin-ES" else {}
+    agent = agents.make(name, seed=seed, **kwargs)
+    m, lam, sigma_R, prior_sd = agent._spec()
+    obs, actions, rewards = random_rounds(7, n=n)
+    for X, a, r in zip(obs, actions, rewards):
+        agent.observe(X, a, r)                  # no act(): the draws are the prior and the Z's only
+    rng = np.random.default_rng(seed)
+    prior = prior_sd * rng.standard_normal((n, D, m))                   # theta~_0, (N, d, m)
+    Z = np.stack([rng.normal(0.0, sigma_R, (n, m)) for _ in range(ROUNDS)])
+    x = chosen(obs, actions)
+    V = lam * np.eye(D) + np.einsum("tnd,tne->nde", x, x)
+    B = lam * prior + np.einsum("tnd,tnm->ndm", x, rewards[:, :, None] + Z)
+    np.testing.assert_allclose(agent.W_[:, :, :D], np.linalg.inv(V), atol=1e-10)
+    np.testing.assert_allclose(agent.W_[:, :, D:], np.linalg.solve(V, B), atol=1e-9)
+    assert agent.W_.shape[2] == D + (1 if name == "RRLS" else m)
+
+
+def test_es_is_lin_es_in_ridge_form():
+    es = agents.make("ES", M=5, prior_var=4.0, sigma=0.5)
+    assert es._spec() == (5, 0.25 / 4.0, 0.5, 2.0)
+
+
+def test_lin_es_picks_members_uniformly():
+    agent = LinES(m=4, prior_sd=1.0, seed=0)
+    X = np.eye(D)                               # arm i scores theta^j_i: distinct per member
+    agent.act(X)
+    best = agent.W_[0, :, D:].argmax(axis=0)    # arm each member would pull
+    picks = np.array([agent.act(X) for _ in range(4000)])
+    freq = np.array([np.mean(picks == best[j]) for j in range(4)])
+    expected = np.array([np.mean(best == best[j]) for j in range(4)])
+    np.testing.assert_allclose(freq, expected, atol=0.05)
+
+
+# -- known answer: sublinear regret on a 5-arm problem -----------------------------------------------
+ANGLES = np.array([0.0, 0.8, -0.8, 2.0, -2.0])
+ARMS = np.stack([np.cos(ANGLES), np.sin(ANGLES)], axis=1)       # unit vectors, theta* = e_1
+GAPS = 1.0 - ARMS[:, 0]                                         # min gap 1 - cos(0.8) = 0.30
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("LinUCB", {"sigma": 0.5}), ("LinTS", {"sigma": 0.5}), ("Lin-ES", {"sigma_R": 0.5}),
+    ("ES", {}), ("Linear-Ensemble++", {}),
+])
+def test_regret_is_sublinear(name, kwargs):
+    T = 2000
+    rng = np.random.default_rng(11)
+    noise = 0.5 * rng.standard_normal(T)
+    agent = agents.make(name, seed=1, **kwargs)
+    regret = np.empty(T)
+    for t in range(T):
+        a = agent.act(ARMS)
+        regret[t] = GAPS[a]
+        agent.observe(ARMS, a, ARMS[a, 0] + noise[t])
+    first, second = regret[: T // 2].sum(), regret[T // 2:].sum()
+    uniform = T * GAPS.mean()                                   # about 1,460
+    assert second < 0.5 * first + 1.0, (first, second)
+    assert first + second < 0.1 * uniform, (first, second)
+
+
+# -- batching -----------------------------------------------------------------------------------------
+def test_batched_linucb_equals_independent_agents():
+    n = 3
+    obs, _, rewards = random_rounds(12, rounds=60, n=n)
+    batch = LinUCB(seed=0)
+    singles = [LinUCB(seed=0) for _ in range(n)]
+    for X, r in zip(obs, rewards):
+        a = batch.act(X)
+        assert a.tolist() == [s.act(X[i]) for i, s in enumerate(singles)]
+        batch.observe(X, a, r)
+        for i, s in enumerate(singles):
+            s.observe(X[i], int(a[i]), float(r[i]))
+
+
+@pytest.mark.parametrize("name", ["Greedy", "epsilon-greedy", "LinUCB", "LinTS", "LinTS-AG", "Lin-ES", "ES",
+                                  "RRLS", "Linear-Ensemble++", "Random"])
+def test_batched_with_one_instance_equals_single(name):
+    """Seeding rule: a batched agent draws (N, ...) arrays from one Generator, so N = 1 is the
+    single agent draw for draw."""
+    obs, actions, rewards = random_rounds(13, rounds=50)
+    single, batch = agents.make(name, seed=4), agents.make(name, seed=4)
+    for X, r in zip(obs, rewards):
+        a = single.act(X)
+        b = batch.act(X[None])
+        assert b.shape == (1,) and b[0] == a
+        single.observe(X, a, float(r))
+        batch.observe(X[None], b, np.array([r]))
+
+
+def test_mode_is_fixed_until_reset():
+    agent = LinUCB(seed=0)
+    agent.act(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="reset"):
+        agent.act(np.zeros((4, 3, 2)))
+    agent.reset()
+    assert agent.act(np.zeros((4, 3, 2))).shape == (4,)
+
+
+def test_dim_is_checked():
+    agent = LinUCB(dim=3)
+    with pytest.raises(ValueError, match="dim=3"):
+        agent.act(np.zeros((5, 2)))
+
+
+def test_varying_number_of_arms():
+    agent = LinTS(seed=0)
+    for k in (3, 7, 2):
+        X = np.random.default_rng(k).normal(size=(k, 2))
+        a = agent.act(X)
+        assert 0 <= a < k
+        agent.observe(X, a, 1.0)
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("Greedy", {"lam": 0.0}), ("epsilon-greedy", {"epsilon": 1.5}), ("LinUCB", {"delta": 2.0}),
+    ("LinUCB", {"alpha": -1.0}), ("LinTS", {"v": float("nan")}), ("LinTS-AG", {"horizon": 1}),
+    ("Lin-ES", {"m": 0}), ("ES", {"prior_var": -1.0}), ("RRLS", {"sigma": 0}), ("LinUCB", {"dim": 0}),
+])
+def test_bad_hyperparameters(name, kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        agents.make(name, **kwargs)
