@@ -88,8 +88,8 @@ class _Batch:
         self._present()
 
     def _present(self) -> None:
-        self.round_arrays = _stack(self.rounds)
-        features, means, mask = self.model.round_arrays(self.instance_arrays, self.round_arrays)
+        self.round_data = _stack(self.rounds)
+        features, means, mask = self.model.round_arrays(self.instance_arrays, self.round_data)
         self.features, self.means, self.mask = features, means, mask
         if mask is not None:
             means = np.where(mask, means, -np.inf)
@@ -112,14 +112,14 @@ class _Batch:
             "optimal_action": self.optimal_action,
             "regret": np.maximum(self.optimal_mean - chosen, 0.0),
         }
-        info.update(self.model.step_info(self.instance_arrays, self.round_arrays, actions))
+        info.update(self.model.step_info(self.instance_arrays, self.round_data, actions))
         self.rounds = [self.model.draw_round(r, inst) for r, inst in zip(self.rngs, self.instances)]
         self._present()
         return rewards, info
 
     def round_info(self) -> dict[str, np.ndarray]:
         """What the agent may know before acting: the mask and the problem's round info."""
-        info = self.model.reset_info(self.instance_arrays, self.round_arrays)
+        info = self.model.reset_info(self.instance_arrays, self.round_data)
         if self.mask is not None:
             info["action_mask"] = self.mask.astype(np.int8)
         return info

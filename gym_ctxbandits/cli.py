@@ -1,0 +1,140 @@
+"""The `ctxbandits` command: `run` a comparison, `plot` a results folder, `list` envs and agents.
+
+    ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 5 --horizon 2000 --out results/x
+    ctxbandits run --config scripts/configs/s0_linear.toml
+    ctxbandits plot results/x
+    ctxbandits list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from gym_ctxbandits import config as cfg
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+
+
+def _kwargs(text: str | None, flag: str) -> dict:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise cfg.ConfigError(f"{flag} must be a JSON object such as '{{\"dim\": 10}}': {err}") from None
+    if not isinstance(value, dict):
+        raise cfg.ConfigError(f"{flag} must be a JSON object such as '{{\"dim\": 10}}', got {text!r}")
+    return value
+
+
+def comparison_from_args(args) -> cfg.Comparison:
+    """The comparison of a config file (if given) with command-line flags taking precedence."""
+    if args.config:
+        comp = cfg.load(args.config)
+    elif args.env and args.agents:
+        comp = cfg.Comparison(envs=[], agents=[])
+    else:
+        raise cfg.ConfigError("give --config FILE, or both --env and --agents")
+    if args.env:
+        comp.envs = [EnvSpec(e, _kwargs(args.env_kwargs, "--env-kwargs")) for e in args.env.split(",")]
+    if args.agents:
+        comp.agents = [AgentSpec(a, _kwargs(args.agent_kwargs, "--agent-kwargs")) for a in args.agents.split(",")]
+    for key in ("horizon", "seeds", "log_every", "out", "backend", "workers", "address"):
+        value = getattr(args, key)
+        if value is not None:
+            setattr(comp, key, value)
+    if comp.out is None:
+        raise cfg.ConfigError("give --out DIR (or `out` in the config): the folder for the result files")
+    return comp
+
+
+def cmd_run(args) -> int:
+    from gym_ctxbandits.compare import run
+    from gym_ctxbandits.plots import plot_regret, plot_runtime
+
+    comp = comparison_from_args(args)
+    start = time.perf_counter()
+    table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
+                workers=comp.workers, address=comp.address, log_every=comp.log_every, progress=not args.quiet)
+    out = Path(comp.out)
+    paths = plot_regret(table, out, args.band) + plot_runtime(table, out)
+    _summary(table)
+    print(f"\n{len(table)} rows in {out}/ ({time.perf_counter() - start:.1f} s); figures: {', '.join(p.name for p in paths)}")
+    return 0
+
+
+def _summary(table) -> None:
+    last = table.loc[table.groupby(["env", "env_kwargs", "agent", "seed"])["round"].idxmax()]
+    summary = last.groupby(["env", "agent"], sort=False).agg(
+        rounds=("round", "max"), seeds=("seed", "nunique"), final_regret=("cum_regret", "mean"),
+        regret_sd=("cum_regret", "std"), seconds=("act_seconds", "mean"))
+    summary["seconds"] += last.groupby(["env", "agent"], sort=False)["observe_seconds"].mean()
+    print(summary.round(3).to_string())
+
+
+def cmd_plot(args) -> int:
+    from gym_ctxbandits.plots import plot_regret, plot_runtime
+    from gym_ctxbandits.results import load_results
+
+    table = load_results(args.results)
+    paths = plot_regret(table, Path(args.results), args.band) + plot_runtime(table, Path(args.results))
+    _summary(table)
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def cmd_list(args) -> int:
+    import gym_ctxbandits
+    from gym_ctxbandits.experiment import import_agents
+
+    print("Environments (id: paper section, catalog entry; default horizon):")
+    for name, (_, horizon, _, paper) in gym_ctxbandits.ENVIRONMENTS.items():
+        print(f"  CtxBandit/{name}-v0: {paper}; T={horizon}")
+    print("\nAgents:")
+    for name in sorted(import_agents().REGISTRY):
+        print(f"  {name}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ctxbandits", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a comparison (resumes an interrupted one), then plot it")
+    run.add_argument("--config", help="a .toml or .yaml comparison config (flags override its values)")
+    run.add_argument("--env", help="comma-separated env ids, e.g. CtxBandit/Logistic-v0")
+    run.add_argument("--env-kwargs", help='JSON kwargs for the envs, e.g. \'{"dim": 10}\'')
+    run.add_argument("--agents", help="comma-separated agent names, e.g. LinUCB,LinTS")
+    run.add_argument("--agent-kwargs", help="JSON kwargs for every agent")
+    run.add_argument("--seeds", type=int, help="number of seeds (0..n-1)")
+    run.add_argument("--horizon", type=int, help="rounds per run (T)")
+    run.add_argument("--log-every", type=int, help="keep a row every k rounds (cumulative values stay exact)")
+    run.add_argument("--out", help="results folder")
+    run.add_argument("--backend", choices=["inprocess", "processes", "ray"])
+    run.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
+    run.add_argument("--address", help="Ray cluster address for --backend ray (default: start a local one)")
+    run.add_argument("--band", choices=["std", "se"], default="std", help="error band of the regret plot")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.set_defaults(func=cmd_run)
+    plot = sub.add_parser("plot", help="plot the results folder of a comparison")
+    plot.add_argument("results")
+    plot.add_argument("--band", choices=["std", "se"], default="std")
+    plot.set_defaults(func=cmd_plot)
+    lst = sub.add_parser("list", help="list environment ids and agent names")
+    lst.set_defaults(func=cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (cfg.ConfigError, FileNotFoundError, KeyError, ValueError) as err:
+        print(f"ctxbandits: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

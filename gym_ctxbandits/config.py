@@ -1,0 +1,112 @@
+"""Comparison configs from TOML or YAML files, validated: an unknown key or a wrong type is an
+error that names the key.
+
+    horizon = 2000
+    seeds = 5                      # a count (0..n-1) or a list of seeds
+    log_every = 10
+    out = "results/logistic"
+    backend = "processes"          # inprocess | processes | ray
+    envs = ["CtxBandit/Logistic-v0", {id = "CtxBandit/Linear-v0", kwargs = {dim = 10}}]
+    agents = ["LinUCB", {name = "LinTS", kwargs = {v = 0.5}, label = "LinTS-0.5"}]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+
+
+class ConfigError(ValueError):
+    """A comparison config that cannot be run as written."""
+
+
+@dataclass
+class Comparison:
+    """A validated comparison: what `gym_ctxbandits.run` takes, plus where and how to run it."""
+
+    envs: list[EnvSpec]
+    agents: list[AgentSpec]
+    horizon: int = 1000
+    seeds: int | list[int] = 10
+    log_every: int = 1
+    out: str | None = None
+    backend: str = "inprocess"
+    workers: int | None = None
+    address: str | None = None
+
+
+TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list), "log_every": int, "out": str,
+       "backend": str, "workers": int, "address": str}
+ENV_KEYS = {"id": str, "kwargs": dict}
+AGENT_KEYS = {"name": str, "kwargs": dict, "label": str}
+
+
+def _check(where: str, value: Any, types) -> None:
+    types = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        names = " or ".join(t.__name__ for t in types)
+        raise ConfigError(f"config key {where!r} must be {names}, got {type(value).__name__} {value!r}")
+
+
+def _table(where: str, value: Any, schema: dict, required: str) -> dict:
+    if isinstance(value, str):
+        return {required: value}
+    _check(where, value, dict)
+    for key, v in value.items():
+        if key not in schema:
+            raise ConfigError(f"config key '{where}.{key}' is unknown; allowed keys: {', '.join(schema)}")
+        _check(f"{where}.{key}", v, schema[key])
+    if required not in value:
+        raise ConfigError(f"config key '{where}.{required}' is missing")
+    return value
+
+
+def parse(data: dict) -> Comparison:
+    """A Comparison from the dict of a config file, or a ConfigError naming the bad key."""
+    _check("<top level>", data, dict)
+    for key, value in data.items():
+        if key not in TOP:
+            raise ConfigError(f"config key {key!r} is unknown; allowed keys: {', '.join(TOP)}")
+        _check(key, value, TOP[key])
+    for key in ("envs", "agents"):
+        if not data.get(key):
+            raise ConfigError(f"config key {key!r} is missing or empty")
+    envs = [_table(f"envs[{i}]", e, ENV_KEYS, "id") for i, e in enumerate(data["envs"])]
+    agents = [_table(f"agents[{i}]", a, AGENT_KEYS, "name") for i, a in enumerate(data["agents"])]
+    if isinstance(data.get("seeds"), list):
+        for i, s in enumerate(data["seeds"]):
+            _check(f"seeds[{i}]", s, int)
+    for key in ("horizon", "log_every", "workers"):
+        if key in data and data[key] < 1:
+            raise ConfigError(f"config key {key!r} must be >= 1, got {data[key]}")
+    rest = {k: v for k, v in data.items() if k not in ("envs", "agents")}
+    return Comparison(envs=[EnvSpec(e["id"], e.get("kwargs", {})) for e in envs],
+                      agents=[AgentSpec(a["name"], a.get("kwargs", {}), a.get("label", "")) for a in agents], **rest)
+
+
+def load(path: str | Path) -> Comparison:
+    """Read and validate a .toml, .yaml or .yml comparison config."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    text = path.read_text()
+    try:
+        if path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            raise ConfigError(f"config file {path} must end in .toml, .yaml or .yml")
+    except (tomllib.TOMLDecodeError, ImportError) as err:
+        raise ConfigError(f"cannot read {path}: {err}") from err
+    except Exception as err:  # yaml's own parse errors
+        if type(err).__module__.startswith("yaml"):
+            raise ConfigError(f"cannot parse {path}: {err}") from err
+        raise
+    return parse(data or {})

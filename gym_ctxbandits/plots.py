@@ -1,0 +1,69 @@
+"""Figures of a comparison: cumulative regret with error bands, and run time per agent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+BANDS = {"std": "± 1 standard deviation", "se": "± 1 standard error"}
+
+
+def _save(fig, out: Path, stem: str) -> list[Path]:
+    paths = [out / f"{stem}.png", out / f"{stem}.svg"]
+    for p in paths:
+        fig.savefig(p, dpi=150, bbox_inches="tight")
+    return paths
+
+
+def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
+    """Mean cumulative regret vs round, one panel per env, a shaded band per agent."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if band not in BANDS:
+        raise ValueError(f"band must be one of {list(BANDS)}, got {band!r}")
+    envs = list(dict.fromkeys(zip(table["env"], table["env_kwargs"])))
+    fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 3.8), squeeze=False)
+    for ax, (env, kwargs) in zip(axes[0], envs):
+        sub = table[(table["env"] == env) & (table["env_kwargs"] == kwargs)]
+        for agent, rows in sub.groupby("agent", sort=False):
+            curves = rows.pivot(index="round", columns="seed", values="cum_regret")
+            mean, spread = curves.mean(axis=1), curves.std(axis=1, ddof=1).fillna(0.0)
+            if band == "se":
+                spread = spread / np.sqrt(curves.shape[1])
+            line, = ax.plot(curves.index, mean, label=f"{agent} (n={curves.shape[1]})")
+            ax.fill_between(curves.index, mean - spread, mean + spread, alpha=0.2, color=line.get_color())
+        title = env if kwargs == "{}" else f"{env}\n{kwargs}"
+        ax.set(title=title, xlabel="round", ylabel="cumulative regret")
+        ax.grid(alpha=0.3)
+        ax.legend(title=f"mean {BANDS[band]}", fontsize="small")
+    fig.tight_layout()
+    paths = _save(fig, out, "regret")
+    plt.close(fig)
+    return paths
+
+
+def plot_runtime(table, out: Path) -> list[Path]:
+    """Seconds per 1,000 rounds of each agent, split into act and observe (mean over jobs)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    last = table.loc[table.groupby(["env", "env_kwargs", "agent", "seed"])["round"].idxmax()]
+    per_k = last.assign(act=1000 * last["act_seconds"] / last["round"],
+                        observe=1000 * last["observe_seconds"] / last["round"])
+    means = per_k.groupby("agent", sort=False)[["act", "observe"]].mean()
+    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(means) + 2), 3.8))
+    ax.bar(means.index, means["act"], label="act")
+    ax.bar(means.index, means["observe"], bottom=means["act"], label="observe")
+    ax.set(ylabel="seconds per 1,000 rounds", title="agent run time (mean over envs and seeds)")
+    ax.legend()
+    ax.tick_params(axis="x", rotation=30)
+    fig.tight_layout()
+    paths = _save(fig, out, "runtime")
+    plt.close(fig)
+    return paths

@@ -1,0 +1,145 @@
+"""The run loop, result files, resume, backends and configs."""
+
+import json
+import os
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import gym_ctxbandits
+from gym_ctxbandits import config as cfg
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, agent_seed, run_job
+from gym_ctxbandits.results import is_complete, load_results
+
+ENV = "CtxBandit/Linear-v0"
+
+
+def test_run_job_table_is_tidy_and_exact():
+    job = Job(EnvSpec(ENV, {"dim": 5, "num_arms": 10}), AgentSpec("LinUCB"), seed=3, horizon=200, log_every=1)
+    table = run_job(job)
+    assert list(table["round"]) == list(range(1, 201))
+    np.testing.assert_allclose(table["cum_regret"], np.cumsum(table["regret"]))
+    np.testing.assert_allclose(table["cum_reward"], np.cumsum(table["reward"]))
+    assert (table["regret"] >= 0).all() and table["act_seconds"].is_monotonic_increasing
+    grid = run_job(Job(job.env, job.agent, seed=3, horizon=200, log_every=30))
+    assert list(grid["round"]) == [30, 60, 90, 120, 150, 180, 200]
+    full = table.set_index("round").loc[grid["round"]]
+    np.testing.assert_allclose(grid["cum_regret"], full["cum_regret"])
+    np.testing.assert_allclose(grid["reward"], full["reward"])
+
+
+def test_common_random_numbers_across_agents():
+    """Two agents that play the same arm on the same seed get the same rewards."""
+    job = Job(EnvSpec(ENV), AgentSpec("Random"), seed=1, horizon=50)
+
+    class Always:
+        def act(self, obs):
+            return 2
+
+        def observe(self, obs, action, reward):
+            pass
+
+    a = run_job(job, agent_factory=lambda seed: Always())
+    b = run_job(job, agent_factory=lambda seed: Always())
+    np.testing.assert_array_equal(a["reward"], b["reward"])
+
+
+def test_agent_seed_is_not_the_env_seed():
+    assert agent_seed(0, "LinTS") != 0 and agent_seed(0, "LinTS") != agent_seed(0, "LinUCB")
+    assert agent_seed(5, "LinTS") == agent_seed(5, "LinTS")
+
+
+def test_bad_agent_output_names_agent_and_round():
+    class Broken:
+        def act(self, obs):
+            return float("nan")
+
+        def observe(self, obs, action, reward):
+            pass
+
+    job = Job(EnvSpec(ENV), AgentSpec("Random", label="broken"), seed=0, horizon=5)
+    with pytest.raises(TypeError, match="agent 'broken' on CtxBandit/Linear-v0, seed 0, round 1: action must be an integer"):
+        run_job(job, agent_factory=lambda seed: Broken())
+
+
+def test_resume_skips_finished_jobs_and_redoes_broken_ones(tmp_path):
+    kwargs = dict(seeds=3, horizon=100, out=tmp_path, log_every=10)
+    first = gym_ctxbandits.run(ENV, ["LinUCB", "Random"], **kwargs)
+    files = sorted(p for p in tmp_path.glob("*.parquet"))
+    assert len(files) == 6 and not list(tmp_path.glob(".tmp-*"))
+    stamps = {p: p.stat().st_mtime_ns for p in files}
+    files[0].unlink()                                         # an interrupted job: no file
+    files[1].write_bytes(files[1].read_bytes()[:100])         # a corrupt file
+    time.sleep(0.01)
+    with pytest.warns(UserWarning, match="unreadable"):
+        again = gym_ctxbandits.run(ENV, ["LinUCB", "Random"], **kwargs)
+    numbers = ["env", "agent", "seed", "round", "reward", "regret", "cum_reward", "cum_regret"]
+    pd.testing.assert_frame_equal(first[numbers], again[numbers])
+    for p in files[2:]:
+        assert p.stat().st_mtime_ns == stamps[p], f"{p.name} was recomputed"
+    assert files[1].stat().st_mtime_ns != stamps[files[1]]
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["config"]["horizon"] == 100 and len(manifest["files"]) == 6
+
+
+def test_incomplete_file_is_not_trusted(tmp_path):
+    job = Job(EnvSpec(ENV), AgentSpec("Random"), seed=0, horizon=40, log_every=10)
+    run_job(job).iloc[:2].to_parquet(tmp_path / job.filename)
+    assert not is_complete(job, tmp_path)
+    run_job(job).to_parquet(tmp_path / job.filename)
+    assert is_complete(job, tmp_path)
+
+
+def test_process_backend_gives_the_same_numbers(tmp_path):
+    kwargs = dict(seeds=[0, 7], horizon=150, log_every=5)
+    local = gym_ctxbandits.run(ENV, ["LinTS", "Random"], out=tmp_path / "a", **kwargs)
+    procs = gym_ctxbandits.run(ENV, ["LinTS", "Random"], out=tmp_path / "b", backend="processes", workers=2, **kwargs)
+    cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_regret"]
+    pd.testing.assert_frame_equal(local[cols], procs[cols])
+
+
+def test_run_rejects_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="backend must be one of"):
+        gym_ctxbandits.run(ENV, "Random", seeds=1, horizon=5, backend="gpu")
+    with pytest.raises(ValueError, match="horizon must be an integer >= 1"):
+        gym_ctxbandits.run(ENV, "Random", seeds=1, horizon=0)
+    with pytest.raises(ValueError, match="distinct labels"):
+        gym_ctxbandits.run(ENV, ["Random", "Random"], seeds=1, horizon=5)
+    with pytest.raises(KeyError, match="unknown agent 'NoSuchAgent'"):
+        gym_ctxbandits.run(ENV, "NoSuchAgent", seeds=1, horizon=5)
+    with pytest.raises(FileNotFoundError, match="manifest"):
+        load_results(tmp_path)
+
+
+def test_config_file_round_trip(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('horizon = 50\nseeds = [1, 2]\nenvs = ["CtxBandit/Linear-v0", {id = "CtxBandit/Logistic-v0", '
+                    'kwargs = {dim = 4}}]\nagents = ["LinUCB", {name = "LinTS", kwargs = {v = 0.5}, label = "TS"}]\n')
+    comp = cfg.load(path)
+    assert comp.horizon == 50 and comp.seeds == [1, 2]
+    assert comp.envs[1] == EnvSpec("CtxBandit/Logistic-v0", {"dim": 4})
+    assert comp.agents[1] == AgentSpec("LinTS", {"v": 0.5}, "TS")
+    yml = tmp_path / "c.yaml"
+    yml.write_text("horizon: 50\nenvs: [CtxBandit/Linear-v0]\nagents:\n  - name: LinUCB\n")
+    assert cfg.load(yml).agents == [AgentSpec("LinUCB")]
+
+
+@pytest.mark.parametrize("text,match", [
+    ('horizn = 5\nenvs = ["a"]\nagents = ["b"]', "config key 'horizn' is unknown"),
+    ('horizon = "5"\nenvs = ["a"]\nagents = ["b"]', "config key 'horizon' must be int, got str"),
+    ('horizon = true\nenvs = ["a"]\nagents = ["b"]', "config key 'horizon' must be int, got bool"),
+    ('envs = ["a"]\nagents = [{name = "b", kwrgs = {}}]', r"config key 'agents\[0\].kwrgs' is unknown"),
+    ('envs = ["a"]\nagents = [{label = "b"}]', r"config key 'agents\[0\].name' is missing"),
+    ('envs = [{id = "a", kwargs = 3}]\nagents = ["b"]', r"config key 'envs\[0\].kwargs' must be dict"),
+    ('envs = ["a"]', "config key 'agents' is missing or empty"),
+    ('seeds = [1, "x"]\nenvs = ["a"]\nagents = ["b"]', r"config key 'seeds\[1\]' must be int"),
+    ('horizon = 0\nenvs = ["a"]\nagents = ["b"]', "config key 'horizon' must be >= 1"),
+    ("horizon = = 3", "cannot read"),
+])
+def test_config_errors_name_the_key(tmp_path, text, match):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(cfg.ConfigError, match=match):
+        cfg.load(path)
