@@ -143,3 +143,11 @@ def test_config_errors_name_the_key(tmp_path, text, match):
     path.write_text(text)
     with pytest.raises(cfg.ConfigError, match=match):
         cfg.load(path)
+
+
+def test_ray_backend_gives_the_same_numbers(tmp_path):
+    kwargs = dict(seeds=[0, 3], horizon=100, log_every=10)
+    local = gym_ctxbandits.run(ENV, ["LinTS", "Random"], out=tmp_path / "a", **kwargs)
+    on_ray = gym_ctxbandits.run(ENV, ["LinTS", "Random"], out=tmp_path / "b", backend="ray", **kwargs)
+    cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_regret"]
+    pd.testing.assert_frame_equal(local[cols], on_ray[cols])
