@@ -1,0 +1,16 @@
+"""gym-ctxbandits' agent zoo: policies with `act(obs) -> action` and `observe(obs, action, reward)`.
+
+`agents.make(name, **kwargs)` builds any registered agent by its paper's name; `agents.REGISTRY`
+lists them. Importing this package needs only numpy and scipy (no gymnasium).
+"""
+
+from agents.base import REGISTRY, Agent, make, random_argmax, register
+
+# Marker checked by gym_ctxbandits: another widely installed package (the OpenAI Agents SDK)
+# also installs a top-level `agents`; this tells the two apart.
+__gym_ctxbandits__ = True
+
+# Importing the families fills REGISTRY.
+from agents import linear, ensemble, glm  # noqa: E402,F401
+
+__all__ = ["Agent", "REGISTRY", "make", "random_argmax", "register"]

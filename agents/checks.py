@@ -1,0 +1,242 @@
+"""Conformance suite that every registered agent passes (in the spirit of river's checks and
+scikit-learn's `parametrize_with_checks`).
+
+    from agents.checks import check_agent
+    check_agent("LinUCB")                       # all checks, single mode and (if supported) batched
+    check_agent(lambda **kw: MyAgent(lr=0.1, **kw))
+
+`name_or_factory` is a registered name or a callable returning a fresh agent from keyword
+arguments (it must accept `seed=`). Each check takes `(factory, batched)` and raises
+AssertionError naming the agent and the problem. `all_checks(REGISTRY)` yields one
+`(name, check, batched)` triple per test, for pytest parametrization. Problems are tiny (K = 4
+arms, d = 3 features, a few dozen rounds) so the whole suite stays fast. Rewards are Bernoulli
+draws in {0, 1}, valid input for linear and generalised linear agents alike.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from agents.base import REGISTRY, make
+
+K, D, N, ROUNDS = 4, 3, 3, 24
+_IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, np.number)
+
+
+def _factory(name_or_factory) -> Callable[..., Any]:
+    if not isinstance(name_or_factory, str):
+        return name_or_factory
+
+    def factory(**kwargs):
+        return make(name_or_factory, **kwargs)
+
+    factory.__name__ = name_or_factory
+    return factory
+
+
+def _name(factory) -> str:
+    return getattr(factory, "__name__", repr(factory))
+
+
+class _Problem:
+    """Fixed random inputs: per-round features (K, d) or (N, K, d), and a reward for every arm."""
+
+    def __init__(self, batched: bool, rounds: int = ROUNDS, seed: int = 12345):
+        rng = np.random.default_rng(seed)
+        shape = (rounds, N, K, D) if batched else (rounds, K, D)
+        self.obs = rng.normal(size=shape) / np.sqrt(D)
+        theta = rng.normal(size=D)
+        p = 1.0 / (1.0 + np.exp(-(self.obs @ theta)))
+        self.rewards = (rng.random(p.shape) < p).astype(float)
+        self.batched = batched
+
+    def reward(self, t: int, action):
+        if self.batched:
+            return self.rewards[t][np.arange(N), action]
+        return float(self.rewards[t][action])
+
+
+def _run(agent, problem: _Problem, start: int = 0, stop: int | None = None) -> list:
+    """Drive the agent through rounds [start, stop); return the actions as plain lists/ints."""
+    actions = []
+    for t in range(start, len(problem.obs) if stop is None else stop):
+        a = agent.act(problem.obs[t])
+        agent.observe(problem.obs[t], a, problem.reward(t, a))
+        actions.append(np.asarray(a).tolist())
+    return actions
+
+
+def _batched_capable(factory) -> bool:
+    return bool(getattr(factory(seed=0), "batched", False))
+
+
+# -- the checks ---------------------------------------------------------------------------------
+def check_valid_actions(factory, batched: bool = False) -> None:
+    """act returns an int in [0, K) (batched: an (N,) int array of such ints)."""
+    problem, agent, name = _Problem(batched), factory(seed=0), _name(factory)
+    for t in range(len(problem.obs)):
+        a = agent.act(problem.obs[t])
+        if batched:
+            assert isinstance(a, np.ndarray) and a.shape == (N,) and a.dtype.kind in "iu", (
+                f"{name}: batched act must return an (N,) int array, got {type(a).__name__} {np.shape(a)}")
+            assert ((0 <= a) & (a < K)).all(), f"{name}: actions {a} out of range [0, {K})"
+        else:
+            assert isinstance(a, (int, np.integer)) and not isinstance(a, bool), (
+                f"{name}: act must return an int, got {type(a).__name__}")
+            assert 0 <= a < K, f"{name}: action {a} out of range [0, {K})"
+        agent.observe(problem.obs[t], a, problem.reward(t, a))
+
+
+def check_seeded_determinism(factory, batched: bool = False) -> None:
+    """Same seed and same inputs give the same actions."""
+    problem = _Problem(batched)
+    first, second = _run(factory(seed=7), problem), _run(factory(seed=7), problem)
+    assert first == second, f"{_name(factory)}: two agents with seed=7 acted differently on the same inputs"
+
+
+def check_inputs_not_mutated(factory, batched: bool = False) -> None:
+    """obs, action and reward arrays are left unchanged, and read-only obs arrays are accepted."""
+    problem, name = _Problem(batched), _name(factory)
+    agent = factory(seed=0)
+    for t in range(len(problem.obs)):
+        obs = problem.obs[t].copy()
+        a = agent.act(obs)
+        a_copy = np.array(a, copy=True)
+        r = problem.reward(t, a)
+        r_copy = np.array(r, copy=True)
+        agent.observe(obs, a, r)
+        assert np.array_equal(obs, problem.obs[t]), f"{name}: obs was modified"
+        assert np.array_equal(np.asarray(a), a_copy), f"{name}: the returned action changed after observe"
+        assert np.array_equal(np.asarray(r), r_copy), f"{name}: the reward array was modified"
+    agent = factory(seed=0)
+    for t in range(len(problem.obs)):
+        obs = problem.obs[t].copy()
+        obs.setflags(write=False)   # envs may return read-only arrays
+        try:
+            a = agent.act(obs)
+            agent.observe(obs, a, problem.reward(t, a))
+        except ValueError as err:
+            raise AssertionError(f"{name}: a read-only obs array was rejected: {err}") from err
+
+
+def check_copy_and_pickle(factory, batched: bool = False) -> None:
+    """deepcopy and pickle mid-run reproduce the same future actions."""
+    problem = _Problem(batched)
+    agent = factory(seed=3)
+    half = len(problem.obs) // 2
+    _run(agent, problem, 0, half)
+    clones = {"deepcopy": copy.deepcopy(agent), "pickle": pickle.loads(pickle.dumps(agent))}
+    expected = _run(agent, problem, half)
+    for how, clone in clones.items():
+        assert _run(clone, problem, half) == expected, f"{_name(factory)}: {how} mid-run changed the future actions"
+
+
+def check_reset(factory, batched: bool = False) -> None:
+    """reset() returns the agent to its initial behaviour (same actions on the same inputs)."""
+    problem = _Problem(batched)
+    agent = factory(seed=5)
+    first = _run(agent, problem)
+    agent.reset()
+    assert _run(agent, problem) == first, f"{_name(factory)}: actions after reset() differ from a fresh run"
+
+
+def check_bad_inputs(factory, batched: bool = False) -> None:
+    """NaN/inf rewards, NaN obs, wrong obs shapes and out-of-range actions raise a clear ValueError."""
+    problem = _Problem(batched)
+    agent = factory(seed=0)
+    _run(agent, problem, 0, 3)
+    obs, name = problem.obs[3], _name(factory)
+    a = agent.act(obs)
+
+    def expect(what: str, words: tuple[str, ...], call: Callable[[], Any]) -> None:
+        try:
+            call()
+        except ValueError as err:
+            msg = str(err).lower()
+            assert any(w in msg for w in words), f"{name}: ValueError for {what} does not name the problem: {err}"
+        else:
+            raise AssertionError(f"{name}: {what} was accepted; expected a ValueError")
+
+    for bad in (np.nan, np.inf, -np.inf):
+        reward = np.where(np.arange(N) == 1, bad, 0.0) if batched else bad
+        expect(f"reward {bad}", ("reward",), lambda: agent.observe(obs, a, reward))
+    bad_action = np.full(N, K) if batched else K
+    expect("an out-of-range action", ("action",), lambda: agent.observe(obs, bad_action, problem.reward(3, a)))
+    nan_obs = obs.copy()
+    nan_obs[..., 0, 0] = np.nan
+    expect("obs with NaN", ("obs", "nan", "finite"), lambda: agent.act(nan_obs))
+    for wrong in (obs[..., 0], obs[..., :-1], obs[None]):
+        expect(f"obs of shape {wrong.shape}", ("obs", "shape", "dim"), lambda: agent.act(wrong))
+
+
+def check_errors_leave_state(factory, batched: bool = False) -> None:
+    """A rejected call changes nothing: the agent then acts exactly like a twin that never saw it."""
+    problem = _Problem(batched)
+    agent, twin = factory(seed=2), factory(seed=2)
+    half = len(problem.obs) // 2
+    _run(agent, problem, 0, half)
+    _run(twin, problem, 0, half)
+    obs = problem.obs[half]
+    a = agent.act(obs)
+    twin.act(obs)
+    for bad_call in (lambda: agent.observe(obs, a, np.full(N, np.nan) if batched else np.nan),
+                     lambda: agent.act(obs[..., :-1])):
+        try:
+            bad_call()
+        except ValueError:
+            pass
+    agent.observe(obs, a, problem.reward(half, a))
+    twin.observe(obs, a, problem.reward(half, a))
+    assert _run(agent, problem, half + 1) == _run(twin, problem, half + 1), (
+        f"{_name(factory)}: a rejected call changed the agent's later actions")
+
+
+def check_constructor(factory, batched: bool = False) -> None:
+    """A docstring; keyword hyperparameters with immutable defaults and a `seed`, stored unmodified."""
+    agent = factory(seed=11)
+    cls, name = type(agent), _name(factory)
+    assert (cls.__doc__ or "").strip(), f"{name}: {cls.__name__} has no docstring"
+    params = [p for p in inspect.signature(cls).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    assert "seed" in [p.name for p in params], f"{name}: the constructor takes no `seed` argument"
+    assert agent.seed == 11, f"{name}: seed=11 not stored unmodified as .seed"
+    fresh = cls()
+    for p in params:
+        assert p.default is not p.empty, f"{name}: hyperparameter {p.name!r} has no default"
+        assert isinstance(p.default, _IMMUTABLE), f"{name}: default of {p.name!r} is mutable ({type(p.default).__name__})"
+        stored = getattr(fresh, p.name, AssertionError)
+        assert stored is not AssertionError, f"{name}: hyperparameter {p.name!r} is not stored as an attribute"
+        assert stored is p.default or stored == p.default, (
+            f"{name}: hyperparameter {p.name!r} stored as {stored!r}, not as given ({p.default!r})")
+
+
+CHECKS: tuple[Callable[..., None], ...] = (
+    check_valid_actions, check_seeded_determinism, check_inputs_not_mutated, check_copy_and_pickle,
+    check_reset, check_bad_inputs, check_errors_leave_state, check_constructor,
+)
+_MODE_FREE = {check_constructor}   # checks that do not depend on single vs batched mode
+
+
+def all_checks(registry: dict | None = None) -> Iterator[tuple[str, Callable[..., None], bool]]:
+    """(agent name, check, batched) for every registered agent, check and supported mode."""
+    for name in sorted(REGISTRY if registry is None else registry):
+        modes = (False, True) if _batched_capable(_factory(name)) else (False,)
+        for check in CHECKS:
+            for batched in modes:
+                if batched and check in _MODE_FREE:
+                    continue
+                yield name, check, batched
+
+
+def check_agent(name_or_factory, batched: bool | None = None) -> None:
+    """Run every check; `batched=None` tests single mode and, if the agent supports it, batched."""
+    factory = _factory(name_or_factory)
+    modes = (False, True) if _batched_capable(factory) else (False,)
+    for check in CHECKS:
+        for mode in modes if batched is None else (batched,):
+            if not (mode and check in _MODE_FREE):
+                check(factory, mode)

@@ -1,0 +1,625 @@
+"""Generalized-linear-bandit agents: the mean reward of arm x is mu(x^T theta*) for a known link mu.
+
+Registered names (papers' keys as in shared/CATALOG.md):
+
+- ``GLM-TSL``   Laplace-approximation Thompson sampling, [S1] §3.1 eqs. 4-5.
+- ``GLM-FPL``   follow the perturbed leader on a perturbed-reward MLE, [S1] §3.2 eq. 6.
+- ``GLM-UCB``   Filippi et al. (2010), baseline of [S1] §5.1.
+- ``UCB-GLM``   Li, Lu & Zhou (2017), baseline of [S1] §5.1.
+- ``GLM-ES``    ensemble sampling with the GLM loss, [S0] Alg. 1 and eqs. 4.1-4.3, G-optimal warm-up.
+- ``GLM-ES-DT`` GLM-ES made anytime by the doubling trick, [S0] §6 and §7.2.
+- ``Logistic-UCB-1`` Faury et al. (2020) and ``ada-OFU-ECOLog`` Faury et al. (2022), baselines of [S2].
+
+Every MLE is computed on sufficient statistics ([S1] §3.3): one row per distinct arm feature
+vector with its pull count N_x and reward sum S_x, so with a fixed arm set an estimation step
+costs O(K d^2) whatever the round. Estimates are refined by damped Newton (IRLS) warm-started
+from the previous round's solution; design matrices are kept as inverses updated by
+Sherman-Morrison.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+from scipy.special import expit
+
+from agents.anytime import GOLDEN_B, DoublingTrick
+from agents.base import random_argmax, register
+from agents.design import g_optimal_design, round_design, round_robin
+from agents.linalg import rls_update_
+
+
+# ---------------------------------------------------------------------------------------------
+# Links: mean function mu = b', its derivative mu', and the log-partition b of the
+# exponential family (S0 eq. 4.1, S1 §2).
+
+def _logistic_dmu(s):
+    p = expit(s)
+    return p * (1.0 - p)
+
+
+LINKS = {
+    "logistic": (expit, _logistic_dmu, lambda s: np.logaddexp(0.0, s)),
+    "identity": (lambda s: s, np.ones_like, lambda s: 0.5 * s * s),
+}
+
+
+def _link(name: str):
+    try:
+        return LINKS[name]
+    except KeyError:
+        raise ValueError(f"unknown link {name!r}; choose one of {sorted(LINKS)}") from None
+
+
+def glm_loss(theta, X, N, S, lam, link="logistic"):
+    """Regularised negative log-likelihood on sufficient statistics, one value per column of S.
+
+    L(theta) = lam/2 ||theta||^2 + sum_x [N_x b(x^T theta) - S_x x^T theta]  (S0 eq. 4.2, S1 §2),
+    theta (m, d), X (n, d) distinct arms, N (n,) counts, S (n, m) reward sums.
+    """
+    b = _link(link)[2]
+    s = X @ theta.T
+    return 0.5 * lam * (theta**2).sum(axis=1) + (N[:, None] * b(s) - S * s).sum(axis=0)
+
+
+def fit_glm(theta, X, N, S, lam, link="logistic", tol=1e-12, max_iter=100):
+    """Minimise `glm_loss` for m problems at once by damped Newton (IRLS, S1 §3.3).
+
+    theta (m, d) are the warm starts, S (n, m) the reward sums of the m problems (an ensemble's
+    perturbed histories). Gradient sum_x (N_x mu(x^T theta) - S_x) x + lam theta (S1 eq. 1) and
+    Hessian sum_x N_x mu'(x^T theta) x x^T + lam I (S1 eq. 2). Returns (theta, H) with H the
+    Hessian at the returned theta, shape (m, d, d).
+    """
+    mu, dmu, _ = _link(link)
+    theta = np.array(theta, dtype=float)
+    m, d = theta.shape
+    ridge = lam * np.eye(d)
+    for _ in range(max_iter):
+        s = X @ theta.T                                            # (n, m)
+        grad = lam * theta + (N[:, None] * mu(s) - S).T @ X        # (m, d)
+        H = (X.T[None] * (N[:, None] * dmu(s)).T[:, None, :]) @ X + ridge
+        step = np.linalg.solve(H, grad[..., None])[..., 0]
+        dec = np.einsum("md,md->m", grad, step)                    # squared Newton decrement
+        if dec.max() <= tol:
+            break
+        t = np.ones(m)
+        if dec.max() > 1e-4:                                       # backtracking far from optimum
+            f0 = glm_loss(theta, X, N, S, lam, link)
+            for _ in range(40):
+                ok = glm_loss(theta - t[:, None] * step, X, N, S, lam, link) <= f0 - 0.25 * t * dec
+                if ok.all():
+                    break
+                t = np.where(ok, t, 0.5 * t)
+        theta -= t[:, None] * step
+    return theta, H
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared machinery.
+
+class SufficientStats:
+    """Distinct arm features x with pull counts N_x and per-column reward sums S_x ([S1] §3.3).
+
+    Rows are found by the bytes of the float64 feature vector; storage grows by doubling.
+    """
+
+    def __init__(self, d: int, cols: int = 1):
+        self.index: dict[bytes, int] = {}
+        self.n = 0
+        self._X = np.empty((16, d))
+        self._N = np.zeros(16)
+        self._S = np.zeros((16, cols))
+
+    def add(self, x: np.ndarray, y) -> int:
+        """Record one pull of arm x with reward(s) y (scalar or one per column)."""
+        key = x.tobytes()
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = self.n
+            if i == self._N.size:
+                self._X = np.concatenate([self._X, np.empty_like(self._X)])
+                self._N = np.concatenate([self._N, np.zeros_like(self._N)])
+                self._S = np.concatenate([self._S, np.zeros_like(self._S)])
+            self._X[i] = x
+            self.n += 1
+        self._N[i] += 1
+        self._S[i] += y
+        return i
+
+    @property
+    def X(self):
+        return self._X[: self.n]
+
+    @property
+    def N(self):
+        return self._N[: self.n]
+
+    @property
+    def S(self):
+        return self._S[: self.n]
+
+
+def theory_a(algorithm: str, d: int, n: int, sigma=0.5, mu_dot_min=0.25, mu_dot_max=0.25) -> float:
+    """Perturbation scale a of [S1]'s theorems: c1 sqrt(mu'_max) for GLM-TSL (§4.3, Lemma 2),
+    c1 mu'_max for GLM-FPL (§4.4, Lemma 3), c1 = sigma / mu'_min sqrt(d log(n/d) + 2 log n).
+
+    With [S1] §5.1's logistic values (sigma = 0.5, mu'_min = mu'_max = 0.25) and n = 50 000 this
+    gives 8.23 / 10.33 / 13.35 (GLM-TSL) and half that (GLM-FPL) for d = 5 / 10 / 20.
+    """
+    c1 = sigma / mu_dot_min * np.sqrt(d * np.log(n / d) + 2 * np.log(n))
+    if algorithm == "GLM-TSL":
+        return float(c1 * np.sqrt(mu_dot_max))
+    if algorithm == "GLM-FPL":
+        return float(c1 * mu_dot_max)
+    raise ValueError(f"theory_a knows 'GLM-TSL' and 'GLM-FPL', not {algorithm!r}")
+
+
+class _GLMAgent:
+    """Validation, lazy sizing, sufficient statistics and [S1] §5.1's initial exploration.
+
+    Subclasses validate their hyperparameters, pass them to `_store`, and implement `_setup()`
+    (state that needs d), `_choose(X)` (the arm once exploration is over) and `_learn(x, y)`.
+    """
+
+    cols = 1  # reward-sum columns in the sufficient statistics (m for an ensemble)
+
+    def _store(self, **hyperparameters) -> None:
+        """Keep the constructor's arguments as given, then start from scratch."""
+        dim = hyperparameters["dim"]
+        if dim is not None and not (isinstance(dim, (int, np.integer)) and dim > 0):
+            raise ValueError(f"dim must be a positive int or None, got {dim!r}")
+        _link(hyperparameters.get("link", "logistic"))
+        self.__dict__.update(hyperparameters)
+        self._seed_seq = np.random.SeedSequence(self.seed)  # seed=None: fresh entropy, replayed by reset()
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all data and restart the random stream: the agent behaves as when constructed."""
+        self.rng_ = np.random.default_rng(self._seed_seq)
+        self.d_ = self.dim
+        self.t_ = 0
+        self.stats_ = None
+        if self.d_ is not None:
+            self._init(self.d_)
+
+    def _init(self, d: int) -> None:
+        self.d_ = d
+        self.stats_ = SufficientStats(d, self.cols)
+        self.basis_ = np.zeros((d, d))  # orthonormal basis of the pulled arms' span
+        self.rank_ = 0
+        self._setup()
+
+    def _check_obs(self, obs) -> np.ndarray:
+        X = np.asarray(obs)
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"obs must be the (K, d) arm-feature matrix with K, d >= 1, got shape {X.shape}")
+        if self.d_ is not None and X.shape[1] != self.d_:
+            raise ValueError(f"obs has d={X.shape[1]} features per arm but this agent was set up for d={self.d_}")
+        if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
+            raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+        X = X.astype(float, copy=False)
+        if self.d_ is None:
+            self._init(X.shape[1])
+        return X
+
+    def act(self, obs: np.ndarray) -> int:
+        """Index of the arm to pull among the rows of obs (K, d)."""
+        X = self._check_obs(obs)
+        if self.init_explore and self.rank_ < self.d_:
+            residual = np.linalg.norm(X - (X @ self.basis_) @ self.basis_.T, axis=1)
+            if residual.max() > 1e-8 * max(1.0, np.abs(X).max()):
+                return random_argmax(residual, self.rng_)
+        return self._choose(X)
+
+    def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
+        """Record that arm `action` of obs gave `reward`, and update the estimates."""
+        X = self._check_obs(obs)
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise ValueError(f"action must be an integer arm index, got {action!r}") from None
+        if not 0 <= a < X.shape[0]:
+            raise ValueError(f"action {a} is out of range for {X.shape[0]} arms")
+        try:
+            y = float(reward)
+        except (TypeError, ValueError):
+            raise ValueError(f"reward must be a real number, got {reward!r}") from None
+        if not np.isfinite(y):
+            raise ValueError(f"reward must be finite, got {y}")
+        x = X[a]
+        if self.rank_ < self.d_:                        # Gram-Schmidt: track span of pulled arms
+            v = x - self.basis_ @ (self.basis_.T @ x)
+            norm = np.linalg.norm(v)
+            if norm > 1e-8 * max(1.0, np.abs(x).max()):
+                self.basis_[:, self.rank_] = v / norm
+                self.rank_ += 1
+        self.t_ += 1
+        self._learn(x, y)
+
+
+def _check_positive(**values) -> None:
+    for name, value in values.items():
+        if not (isinstance(value, numbers.Real) and value > 0):
+            raise ValueError(f"{name} must be a number > 0, got {value!r}")
+
+
+def _check_scale(value, name, horizon):
+    if value == "theory":
+        if horizon is None:
+            raise ValueError(f"{name}='theory' needs the horizon n: pass horizon=...")
+    elif not (isinstance(value, numbers.Real) and value >= 0):
+        raise ValueError(f"{name} must be a non-negative number or 'theory', got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# [S1]: GLM-TSL and GLM-FPL.
+
+@register("GLM-TSL")
+class GLMTSL(_GLMAgent):
+    """GLM-TSL ([S1] §3.1, Alg. 1): Thompson sampling from the Laplace approximation.
+
+    theta~_t ~ N(theta_bar_t, a^2 H_t^{-1}) (eq. 4) with theta_bar_t the MLE and
+    H_t = sum_l mu'(X_l^T theta_bar_t) X_l X_l^T its Hessian (eq. 5); pull argmax_i x_i^T theta~_t.
+
+    Args:
+        a: posterior inflation; 1.0 is [S1] §5.1's informal design (the plain Laplace
+            approximation), "theory" is a = c1 sqrt(mu'_max) of §4.3 (see `theory_a`).
+        lam: ridge on the MLE. [S1]'s MLE is unregularised; a small lam keeps it finite while
+            the data are still separable (Bernoulli rewards after the first d pulls).
+        init_explore: first pull d linearly independent arms ([S1] §5.1, all algorithms).
+        link: "logistic" (default) or "identity".
+        horizon: n, needed only for a="theory".
+        dim: d, otherwise taken from the first observation.
+        seed: seed of the agent's own generator.
+    """
+
+    def __init__(self, *, a=1.0, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
+        _check_scale(a, "a", horizon)
+        _check_positive(lam=lam)
+        self._store(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
+
+    def _setup(self):
+        d = self.d_
+        self.a_ = theory_a("GLM-TSL", d, self.horizon) if self.a == "theory" else float(self.a)
+        self.theta_ = np.zeros(d)
+        self.root_ = np.eye(d) / np.sqrt(self.lam)  # L^{-T} for H_t = L L^T, so root root^T = H_t^{-1}
+
+    def _choose(self, X):
+        theta = self.theta_ + self.a_ * (self.root_ @ self.rng_.standard_normal(self.d_))
+        return random_argmax(X @ theta, self.rng_)
+
+    def _learn(self, x, y):
+        st = self.stats_
+        st.add(x, y)
+        theta, H = fit_glm(self.theta_[None], st.X, st.N, st.S, self.lam, self.link)
+        self.theta_ = theta[0]
+        self.root_ = np.linalg.inv(np.linalg.cholesky(H[0])).T
+
+
+@register("GLM-FPL")
+class GLMFPL(_GLMAgent):
+    """GLM-FPL ([S1] §3.2, eq. 6): greedy on the MLE of rewards perturbed by fresh N(0, a^2) noise.
+
+    Each round every past reward gets new noise; on sufficient statistics that is one
+    N(0, N_x a^2) draw per distinct arm added to its reward sum S_x ([S1] §3.3). The perturbed MLE
+    is warm-started from the previous round's.
+
+    Args:
+        a: perturbation scale; 0.5 is [S1] §5.1's informal design, "theory" is
+            a = c1 mu'_max of §4.4 (see `theory_a`).
+        lam, init_explore, link, horizon, dim, seed: as for GLM-TSL. The ridge also keeps the MLE
+            finite when a perturbed reward sum leaves [0, N_x] (logistic loss unbounded below).
+    """
+
+    def __init__(self, *, a=0.5, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
+        _check_scale(a, "a", horizon)
+        _check_positive(lam=lam)
+        self._store(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
+
+    def _setup(self):
+        self.a_ = theory_a("GLM-FPL", self.d_, self.horizon) if self.a == "theory" else float(self.a)
+        self.theta_ = np.zeros(self.d_)
+
+    def _choose(self, X):
+        st = self.stats_
+        S = st.S + self.a_ * np.sqrt(st.N)[:, None] * self.rng_.standard_normal((st.n, 1))
+        theta, _ = fit_glm(self.theta_[None], st.X, st.N, S, self.lam, self.link)
+        self.theta_ = theta[0]
+        return random_argmax(X @ self.theta_, self.rng_)
+
+    def _learn(self, x, y):
+        self.stats_.add(x, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# UCB baselines of [S1] §5.1 (definitions from the original papers, CATALOG flag NIS).
+
+class _GLMUCBBase(_GLMAgent):
+    """MLE theta_hat_t plus a bonus alpha_t ||x||_{V_t^{-1}}, V_t = lam I + sum_l X_l X_l^T."""
+
+    def _setup(self):
+        self.theta_ = np.zeros(self.d_)
+        self.V_inv_ = np.eye(self.d_) / self.lam
+
+    def _learn(self, x, y):
+        st = self.stats_
+        st.add(x, y)
+        rls_update_(self.V_inv_, x)
+        self.theta_ = fit_glm(self.theta_[None], st.X, st.N, st.S, self.lam, self.link)[0][0]
+
+    def _widths(self, X):
+        return np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.V_inv_, X), 0.0))
+
+
+@register("GLM-UCB")
+class GLMUCB(_GLMUCBBase):
+    """GLM-UCB (Filippi, Cappe, Garivier, Szepesvari 2010): argmax mu(x^T theta_hat) + rho(t) ||x||_{V^{-1}}.
+
+    Theory width (Filippi et al. Thm 1, without their constant kappa >= sqrt(3) and projection
+    step): rho(t) = 2 k_mu sigma / c_mu sqrt(2 d log t log(2 d n / delta)) with k_mu = mu'_max and
+    c_mu = mu'_min set, as in [S1] §5.1, to 0.25 and sigma = 0.5 (Bernoulli rewards). n is the
+    horizon if given, else the current round (anytime). A number for `alpha` replaces rho(t):
+    [S1]'s informal design is alpha=0.5.
+
+    Args:
+        alpha: "theory" or a constant width scale.
+        delta, sigma, mu_dot_min, mu_dot_max: constants of the theory width.
+        lam, init_explore, link, horizon, dim, seed: as for GLM-TSL.
+    """
+
+    def __init__(self, *, alpha="theory", delta=0.05, sigma=0.5, mu_dot_min=0.25, mu_dot_max=0.25, lam=1e-3,
+                 init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
+        if alpha != "theory":
+            _check_scale(alpha, "alpha", horizon)
+        _check_positive(delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam)
+        self._store(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam,
+                    init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
+
+    def _choose(self, X):
+        if self.alpha == "theory":
+            t, d = max(self.t_, 2), self.d_
+            n = max(self.horizon or t, 2)
+            rho = 2 * self.mu_dot_max * self.sigma / self.mu_dot_min * np.sqrt(
+                2 * d * np.log(t) * np.log(2 * d * n / self.delta))
+        else:
+            rho = self.alpha
+        return random_argmax(_link(self.link)[0](X @ self.theta_) + rho * self._widths(X), self.rng_)
+
+
+@register("UCB-GLM")
+class UCBGLM(_GLMUCBBase):
+    """UCB-GLM (Li, Lu, Zhou 2017): argmax x^T theta_hat + alpha_t ||x||_{V^{-1}}.
+
+    Theory width (Li et al. Thm 2): alpha_t = sigma / kappa sqrt(d/2 log(1 + 2t/d) + log(1/delta)),
+    kappa = mu'_min set to [S1] §5.1's most optimistic 0.25, sigma = 0.5. A number for `alpha`
+    replaces alpha_t: [S1]'s informal design is alpha=0.5. Li et al. start with random pulls
+    until V is well conditioned; here, as in [S1] §5.1, with d linearly independent arms.
+
+    Args:
+        alpha: "theory" or a constant width scale.
+        delta, sigma, mu_dot_min: constants of the theory width.
+        lam, init_explore, link, dim, seed: as for GLM-TSL.
+    """
+
+    def __init__(self, *, alpha="theory", delta=0.05, sigma=0.5, mu_dot_min=0.25, lam=1e-3,
+                 init_explore=True, link="logistic", dim=None, seed=None):
+        if alpha != "theory":
+            _check_scale(alpha, "alpha", None)
+        _check_positive(delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, lam=lam)
+        self._store(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, lam=lam,
+                    init_explore=init_explore, link=link, dim=dim, seed=seed)
+
+    def _choose(self, X):
+        if self.alpha == "theory":
+            d = self.d_
+            alpha = self.sigma / self.mu_dot_min * np.sqrt(
+                d / 2 * np.log(1 + 2 * self.t_ / d) + np.log(1 / self.delta))
+        else:
+            alpha = self.alpha
+        return random_argmax(X @ self.theta_ + alpha * self._widths(X), self.rng_)
+
+
+# ---------------------------------------------------------------------------------------------
+# [S0]: GLM-ES and its anytime version.
+
+@register("GLM-ES")
+class GLMES(_GLMAgent):
+    """GLM-ES ([S0] Alg. 1 with the GLM loss, §4.2): ensemble sampling for generalized linear bandits.
+
+    Warm-up ([S0] App. B.4, Alg. 2-3): pull arms by a G-optimal design of the observed arm set,
+    rounded to pull counts for `warmup` rounds and played round-robin (recomputed if the arm set
+    changes). Member j keeps its own perturbed history {(X_l, Y_l + Z_l^j)}, Z_l^j ~ N(0, sigma_R^2)
+    drawn once per observation and never resampled, warm-up data included, and the estimate
+    theta^j_t = argmin lam/2 ||theta||^2 - sum_l [(Y_l + Z_l^j) X_l^T theta - b(X_l^T theta)]
+    (eqs. 4.2-4.3). Each round pulls argmax_x mu(x^T theta^{j_t}) for j_t ~ Unif[m].
+
+    [S0] §7.2 approximates the argmin with 100 gradient steps of size 0.01; here it is solved to
+    convergence by Newton warm-started from the previous round (all m members in one batch).
+
+    Args:
+        m: ensemble size ([S0] §7.2: 10).
+        sigma_R: perturbation std ([S0] §7.2: 0.1).
+        lam: ridge lam of eq. 4.2 ([S0] §7.2: 1.0).
+        warmup: warm-up rounds tau ([S0] §7.2: 500); 0 disables the warm-up.
+        design_a: rounding parameter a of Alg. 3 (theory: 0.5).
+        link: "logistic" (default) or "identity" (then GLM-ES is Lin-ES with a warm-up).
+        dim, seed: as for GLM-TSL.
+    """
+
+    init_explore = False
+
+    def __init__(self, *, m=10, sigma_R=0.1, lam=1.0, warmup=500, design_a=0.5, link="logistic", dim=None, seed=None):
+        if not (isinstance(m, (int, np.integer)) and m >= 1):
+            raise ValueError(f"m must be a positive integer, got {m!r}")
+        if not (isinstance(warmup, (int, np.integer)) and warmup >= 0):
+            raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
+        _check_positive(lam=lam)
+        if not (isinstance(sigma_R, numbers.Real) and sigma_R >= 0):
+            raise ValueError(f"sigma_R must be a number >= 0, got {sigma_R!r}")
+        if not (isinstance(design_a, numbers.Real) and 0 < design_a < 1):
+            raise ValueError(f"design_a must be in (0, 1), got {design_a!r}")
+        self._store(m=m, sigma_R=sigma_R, lam=lam, warmup=warmup, design_a=design_a, link=link, dim=dim, seed=seed)
+
+    @property
+    def cols(self):
+        return self.m
+
+    def _setup(self):
+        self.theta_ = np.zeros((self.m, self.d_))
+        self.design_arms_ = None        # arm set the warm-up schedule was computed for
+        self.schedule_ = np.zeros(0, dtype=np.int64)
+        self.schedule_start_ = 0        # round at which schedule_ starts
+        self.warmup_end_ = self.warmup  # last warm-up round (sum of the rounded counts once known)
+
+    def _choose(self, X):
+        if self.t_ < self.warmup_end_:
+            if self.design_arms_ is None or not np.array_equal(X, self.design_arms_):
+                # A new arm set: design on it for the rounds left; the first design fixes the
+                # warm-up length (tau, or more when Alg. 3's floor adds pulls).
+                remaining = self.warmup_end_ - self.t_
+                counts = round_design(g_optimal_design(X), remaining, self.d_, self.design_a)
+                self.schedule_ = round_robin(counts)
+                if self.design_arms_ is None:
+                    self.warmup_end_ = self.t_ + self.schedule_.size
+                self.schedule_start_ = self.t_
+                self.design_arms_ = X.copy()
+            i = self.t_ - self.schedule_start_
+            if i < self.schedule_.size:
+                return int(self.schedule_[i])
+        j = self.rng_.integers(self.m)
+        return random_argmax(X @ self.theta_[j], self.rng_)
+
+    def _learn(self, x, y):
+        st = self.stats_
+        st.add(x, y + self.sigma_R * self.rng_.standard_normal(self.m))
+        if self.t_ >= self.warmup_end_:
+            self.theta_ = fit_glm(self.theta_, st.X, st.N, st.S, self.lam, self.link)[0]
+
+
+@register("GLM-ES-DT")
+class GLMESDT(DoublingTrick):
+    """Anytime GLM-ES ("GLM-ES-DT<T0>", [S0] §6, §7.2): GLM-ES restarted at T_i = floor(T0 b^i).
+
+    Epoch i (length tau_i) runs a fresh GLM-ES with m = max(1, round(2 ln tau_i)) members and
+    sigma_R = 0.02 ln tau_i ([S0] §7.2; natural log, CATALOG ambiguity 5). The warm-up (500 rounds)
+    is cut short by the restart when an epoch is shorter, e.g. the first one for T0 = 100.
+
+    Args:
+        T0, b: schedule ([S0]: T0 in {100, 300}, b = (3 + sqrt 5)/2).
+        m_per_log, sigma_per_log: m and sigma_R per unit of ln tau_i.
+        lam, warmup, design_a, link, dim: passed to every epoch's GLM-ES.
+        seed: seed of the wrapper's generator, which seeds each epoch's agent.
+    """
+
+    def __init__(self, *, T0=100, b=GOLDEN_B, m_per_log=2.0, sigma_per_log=0.02, lam=1.0, warmup=500,
+                 design_a=0.5, link="logistic", dim=None, seed=None):
+        self.lam, self.warmup, self.design_a, self.link, self.dim = lam, warmup, design_a, link, dim
+        super().__init__(GLMES, T0=T0, b=b, m_per_log=m_per_log, sigma_per_log=sigma_per_log, seed=seed)
+
+    def _epoch_kwargs(self) -> dict:
+        return dict(lam=self.lam, warmup=self.warmup, design_a=self.design_a, link=self.link, dim=self.dim)
+
+
+# ---------------------------------------------------------------------------------------------
+# Linear-logistic baselines of [S2] §7 (definitions from the original papers, CATALOG flag NIS).
+
+@register("Logistic-UCB-1")
+class LogisticUCB1(_GLMAgent):
+    """Logistic-UCB-1 (Faury, Abeille, Calauzenes, Fercoq 2020), baseline (2) of [S2] §7.
+
+    theta_hat_t is the lam-regularised logistic MLE (the projection step is dropped, as in [S2]
+    App. A), H_t its Hessian, V_t = sum_l X_l X_l^T + kappa lam I. Pull
+    argmax_x mu(x^T theta_hat_t) + nu rho_t ||x||_{V_t^{-1}} with (Faury et al. Thm 1, as in the
+    authors' code) rho_t = sqrt(kappa)/4 min(sqrt(1 + 2S) gamma_t, gamma_t + gamma_t^2/sqrt(lam))
+    + sqrt(lam) S and gamma_t = sqrt(lam)/2 + 2/sqrt(lam) (log(1/delta) + log det(H_t)/2 - d/2 log lam).
+
+    Args:
+        nu: bonus multiplier ([S2] tunes it on {0.01, 0.1, 1, 10, 100}).
+        kappa, S: problem constants ([S2] §7: kappa = 10, S = 1).
+        lam: ridge ([S2] tunes it on the same grid).
+        delta: confidence level.
+        dim, seed: as for GLM-TSL.
+    """
+
+    init_explore = False
+    link = "logistic"
+
+    def __init__(self, *, nu=1.0, kappa=10.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
+        _check_positive(nu=nu, kappa=kappa, S=S, lam=lam, delta=delta)
+        self._store(nu=nu, kappa=kappa, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
+
+    def _setup(self):
+        d = self.d_
+        self.theta_ = np.zeros(d)
+        self.V_inv_ = np.eye(d) / (self.kappa * self.lam)
+        self.logdet_H_ = d * np.log(self.lam)
+
+    def _learn(self, x, y):
+        st = self.stats_
+        st.add(x, y)
+        rls_update_(self.V_inv_, x)
+        theta, H = fit_glm(self.theta_[None], st.X, st.N, st.S, self.lam)
+        self.theta_ = theta[0]
+        self.logdet_H_ = np.linalg.slogdet(H[0])[1]
+
+    def _choose(self, X):
+        lam, S = self.lam, self.S
+        gamma = np.sqrt(lam) / 2 + 2 / np.sqrt(lam) * (
+            np.log(1 / self.delta) + 0.5 * self.logdet_H_ - 0.5 * self.d_ * np.log(lam))
+        rho = np.sqrt(self.kappa) / 4 * min(np.sqrt(1 + 2 * S) * gamma, gamma + gamma**2 / np.sqrt(lam)) + np.sqrt(lam) * S
+        width = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.V_inv_, X), 0.0))
+        return random_argmax(expit(X @ self.theta_) + self.nu * rho * width, self.rng_)
+
+
+@register("ada-OFU-ECOLog")
+class AdaOFUECOLog(_GLMAgent):
+    """ada-OFU-ECOLog (Faury, Abeille, Jun, Calauzenes 2022), baseline (3) of [S2] §7.
+
+    One online step per round, O(d^2): theta_{t+1} = argmin_theta l(theta; X_t, Y_t)
+    + 1/2 ||theta - theta_t||^2_{W_t} with l the logistic loss of the new sample. The minimiser is
+    theta_t - c W_t^{-1} X_t with a scalar c, found by Newton on one equation. Then
+    W_{t+1} = W_t + mu'(X_t^T theta_{t+1}) X_t X_t^T (Sherman-Morrison), W_0 = lam I. Pull
+    argmax_x mu(x^T theta_t) + nu rho_t ||x||_{W_t^{-1}}, rho_t^2 = 2 lam S^2 + (1 + S)^2 gamma_t,
+    gamma_t = sqrt(lam)/2 + 2/sqrt(lam) log(2 sqrt(1 + t/(4 lam)) / delta): the warm-up-free
+    variant of the authors' code, without the constraint ||theta|| <= S and the data-dependent
+    loss-difference term (projection-type steps dropped as in [S2] App. A).
+
+    Args:
+        nu: bonus multiplier ([S2] tunes it on {0.01, 0.1, 1, 10, 100}).
+        S: bound on ||theta*|| ([S2] §7: 1).
+        lam: ridge of W_0 ([S2] tunes it on the same grid).
+        delta: confidence level.
+        dim, seed: as for GLM-TSL.
+    """
+
+    init_explore = False
+    link = "logistic"
+
+    def __init__(self, *, nu=1.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
+        _check_positive(nu=nu, S=S, lam=lam, delta=delta)
+        self._store(nu=nu, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
+
+    def _setup(self):
+        self.theta_ = np.zeros(self.d_)
+        self.W_inv_ = np.eye(self.d_) / self.lam
+
+    def _learn(self, x, y):
+        Wx = self.W_inv_ @ x
+        q, s0 = x @ Wx, x @ self.theta_
+        s = s0
+        for _ in range(50):  # s - s0 + (mu(s) - y) q = 0, increasing in s; root within s0 +- q
+            g = s - s0 + (expit(s) - y) * q
+            s = np.clip(s - g / (1 + _logistic_dmu(s) * q), s0 - q, s0 + q)
+            if abs(g) < 1e-12:
+                break
+        self.theta_ = self.theta_ - (expit(s) - y) * Wx
+        rls_update_(self.W_inv_, np.sqrt(_logistic_dmu(x @ self.theta_)) * x)
+
+    def _choose(self, X):
+        lam, S = self.lam, self.S
+        gamma = np.sqrt(lam) / 2 + 2 / np.sqrt(lam) * np.log(2 * np.sqrt(1 + self.t_ / (4 * lam)) / self.delta)
+        rho = np.sqrt(2 * lam * S**2 + (1 + S) ** 2 * gamma)
+        width = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.W_inv_, X), 0.0))
+        return random_argmax(expit(X @ self.theta_) + self.nu * rho * width, self.rng_)

@@ -1,0 +1,445 @@
+"""Linear-bandit agents: Random, Greedy, epsilon-greedy, LinUCB/OFUL, LinTS, Lin-ES, ES, RRLS.
+
+All of them share `LinearAgent`, which validates inputs in one place, infers the feature dimension
+d (and the number of instances N) from the first observation, and runs every computation batched
+over N independent instances: a single agent is the N = 1 case of the same math.
+
+- `act(obs)` with obs (K, d) returns an int; with obs (N, K, d) it returns an (N,) int array.
+- `observe(obs, action, reward)` takes the same obs shape, an int / (N,) actions and a float / (N,)
+  rewards. The shape of the first obs fixes the mode (single or N instances) until `reset()`.
+- Randomness comes from one numpy Generator per agent object; a batched agent draws all its
+  instances' randomness from it in one call per round. So a batched agent with N = 1 reproduces the
+  single agent with the same seed exactly, and N deterministic agents (LinUCB, or Greedy without
+  ties) equal one batched agent, but N random single agents seeded s_1..s_N do not reproduce one
+  batched agent: to reproduce instance i alone, run it alone.
+- Statistics use rank-one updates (agents.linalg), never a fresh inverse per round. The ridge
+  notation is V_t = lam I + sum_{s<=t} x_s x_s^T, b_t = sum_{s<=t} x_s y_s, theta_hat = V_t^{-1} b_t.
+  Learned state lives in attributes ending in `_`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from agents.base import random_argmax, register
+from agents.linalg import potter_update_, rls_update_
+
+__all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES", "RRLS"]
+
+
+def _positive(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float, np.integer, np.floating)) and value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+class LinearAgent:
+    """Shared machinery: seeding, lazy shape inference, input validation, batched act/observe.
+
+    Subclasses set their hyperparameters, call `super().__init__(seed=seed, dim=dim)` and provide
+    `_init_state(n, d)` (allocate state for n instances of dimension d), `_update(x, y)` (x (N, d)
+    chosen features, y (N,) rewards) and either `_scores(obs) -> (N, K)` or `_choose(obs) -> (N,)`.
+
+    `seed=None` draws fresh entropy once at construction; `reset()` replays the same stream.
+    """
+
+    batched = True
+
+    def __init__(self, *, seed: int | None = None, dim: int | None = None):
+        if dim is not None and not (isinstance(dim, (int, np.integer)) and dim > 0):
+            raise ValueError(f"dim must be a positive int or None, got {dim!r}")
+        self.seed = seed
+        self.dim = dim
+        self._seed_seq = np.random.SeedSequence(seed)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all data and restart the random stream: the agent behaves as when constructed."""
+        self.rng_ = np.random.default_rng(self._seed_seq)
+        self.n_ = None       # number of instances, fixed by the first obs
+        self.single_ = None  # True when the first obs was (K, d)
+        self.d_ = None
+        self.t_ = 0          # rounds observed
+
+    # -- the protocol ---------------------------------------------------------------------------
+    def act(self, obs: np.ndarray) -> int | np.ndarray:
+        """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
+        X = self._check_obs(obs)
+        actions = self._choose(X)
+        return int(actions[0]) if self.single_ else actions
+
+    def observe(self, obs: np.ndarray, action, reward) -> None:
+        """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched).
+
+        Only the chosen arm's features enter the update, so only that row is checked for NaN/inf.
+        """
+        X = self._check_obs(obs)
+        K = X.shape[1]
+        if self.single_:
+            try:
+                a = operator.index(action)
+            except TypeError:
+                raise ValueError(f"action must be an int, got {action!r}") from None
+            if not 0 <= a < K:
+                raise ValueError(f"action {a} out of range for {K} arms")
+            try:
+                r = float(reward)
+            except (TypeError, ValueError):
+                raise ValueError(f"reward must be a real number, got {reward!r}") from None
+            if not math.isfinite(r):
+                raise ValueError(f"reward must be finite, got {r}")
+            x, y = X[0, a][None], np.array([r])
+        else:
+            a = np.asarray(action)
+            if a.shape != (self.n_,) or a.dtype.kind not in "iu":
+                raise ValueError(f"actions must be an int array of shape ({self.n_},), got {a.dtype} {a.shape}")
+            if a.min() < 0 or a.max() >= K:
+                raise ValueError(f"actions out of range for {K} arms: min {a.min()}, max {a.max()}")
+            y = np.asarray(reward, dtype=float)
+            if y.shape != (self.n_,):
+                raise ValueError(f"rewards must have shape ({self.n_},), got {y.shape}")
+            if not np.isfinite(y).all():
+                raise ValueError(f"rewards must be finite, got NaN or inf at instances {np.flatnonzero(~np.isfinite(y))}")
+            x = X[self._rows, a]
+        if not np.isfinite(x).all():
+            raise ValueError("obs: the chosen arm's features contain NaN or inf")
+        self._update(x.astype(float, copy=False), y)
+        self.t_ += 1
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _check_obs(self, obs) -> np.ndarray:
+        """Validate the shape and dtype of obs and return it as an (N, K, d) view (never a copy).
+
+        Shapes must match the first obs (the agent's mode and d). Finiteness is checked where the
+        values are used: on the arm scores in `act` (a score is finite exactly when its arm's
+        features are, and checking K scores is much cheaper than K d features) and on the chosen
+        arm's features in `observe`.
+        """
+        obs = np.asarray(obs)
+        if obs.ndim == 2:
+            single, X = True, obs[None]
+        elif obs.ndim == 3:
+            single, X = False, obs
+        else:
+            raise ValueError(f"obs must be a (K, d) feature matrix, or (N, K, d) for N instances; got shape {obs.shape}")
+        if obs.dtype.kind not in "fiu":
+            raise ValueError(f"obs must be a real-valued array, got dtype {obs.dtype}")
+        if self.n_ is None:
+            if self.dim is not None and X.shape[2] != self.dim:
+                raise ValueError(f"obs has feature dimension {X.shape[2]} but the agent was built with dim={self.dim}")
+            if X.shape[1] == 0 or X.shape[2] == 0:
+                raise ValueError(f"obs must have at least one arm and one feature; got shape {obs.shape}")
+            self.single_, self.n_, self.d_ = single, X.shape[0], X.shape[2]
+            self._rows = np.arange(self.n_)
+            self._init_state(self.n_, self.d_)
+        elif single != self.single_ or X.shape[0] != self.n_ or X.shape[2] != self.d_ or X.shape[1] == 0:
+            want = f"(K, {self.d_})" if self.single_ else f"({self.n_}, K, {self.d_})"
+            raise ValueError(f"obs has shape {obs.shape} but this agent started with obs of shape {want}; call reset() to change")
+        return X
+
+    def _checked_scores(self, X: np.ndarray) -> np.ndarray:
+        scores = self._scores(X)
+        if not np.isfinite(scores).all():
+            raise ValueError("obs contains NaN or inf (or features so large that the arm scores overflow)")
+        return scores
+
+    def _choose(self, X: np.ndarray) -> np.ndarray:
+        return random_argmax(self._checked_scores(X), self.rng_)
+
+    def _init_state(self, n: int, d: int) -> None:
+        pass
+
+    def _update(self, x: np.ndarray, y: np.ndarray) -> None:
+        pass
+
+
+def _ridge_init(agent, n: int, d: int, lam: float, p: int = 1) -> None:
+    """W_ = [V^{-1} | theta_hat] = [I / lam | 0] for n instances (p solution columns)."""
+    agent.W_ = np.zeros((n, d, d + p))
+    agent.W_[:, :, :d] = np.eye(d) / lam
+
+
+def _greedy_scores(agent, X: np.ndarray) -> np.ndarray:
+    return (X @ agent.W_[:, :, -1:])[:, :, 0]            # <x, theta_hat>
+
+
+@register("Random")
+class Random(LinearAgent):
+    """Uniformly random arm each round; the floor every comparison should beat."""
+
+    def _choose(self, X):
+        if not np.isfinite(X).all():
+            raise ValueError("obs contains NaN or inf")
+        return self.rng_.integers(X.shape[1], size=self.n_)
+
+
+@register("Greedy")
+class Greedy(LinearAgent):
+    """Ridge regression, act greedily on theta_hat = V_t^{-1} b_t ([S3] §5.2 baseline, no exploration).
+
+    Args:
+        lam: ridge regulariser lambda (V_0 = lam I).
+    """
+
+    def __init__(self, *, lam: float = 1.0, seed: int | None = None, dim: int | None = None):
+        _positive("lam", lam)
+        self.lam = lam
+        super().__init__(seed=seed, dim=dim)
+
+    def _init_state(self, n, d):
+        _ridge_init(self, n, d, self.lam)
+
+    def _update(self, x, y):
+        rls_update_(self.W_, x, y[:, None])                 # V_t^{-1}, theta_hat_t = V_t^{-1} b_t
+
+    _scores = _greedy_scores
+
+
+@register("epsilon-greedy")
+class EpsilonGreedy(Greedy):
+    """Greedy on the ridge estimate, but a uniformly random arm with probability epsilon.
+
+    Args:
+        epsilon: exploration probability in [0, 1].
+        lam: ridge regulariser lambda.
+    """
+
+    def __init__(self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int | None = None, dim: int | None = None):
+        if not (isinstance(epsilon, (int, float, np.floating)) and 0.0 <= epsilon <= 1.0):
+            raise ValueError(f"epsilon must be a probability in [0, 1], got {epsilon!r}")
+        self.epsilon = epsilon
+        super().__init__(lam=lam, seed=seed, dim=dim)
+
+    def _choose(self, X):
+        greedy = random_argmax(self._checked_scores(X), self.rng_)
+        explore = self.rng_.random(self.n_) < self.epsilon
+        uniform = self.rng_.integers(X.shape[1], size=self.n_)
+        return np.where(explore, uniform, greedy)
+
+
+@register("LinUCB")
+class LinUCB(LinearAgent):
+    """LinUCB / OFUL (Abbasi-Yadkori, Pal, Szepesvari 2011), the baseline of [S0] §7 and [S4] §5.
+
+    X_t = argmax_x <theta_hat_{t-1}, x> + alpha * beta_t^{1/2} ||x||_{V_{t-1}^{-1}}   ([S4] eq. 4.6 form)
+    with the OFUL radius (Abbasi-Yadkori et al. 2011, Thm 2)
+        beta_t^{1/2} = sigma * sqrt(2 log(1/delta_t) + log(det V_{t-1} / lam^d)) + sqrt(lam) * S.
+    The log-determinant is tracked exactly (det(V + x x^T) = det V (1 + x^T V^{-1} x)); when
+    ||x|| <= 1 it is at most d log(1 + t / (lam d)), the familiar closed form, so this radius is never
+    wider than that one and needs no bound on ||x||. Default delta_t = t^{-3} ([S4] Thm 3.9:
+    P(||theta_hat_t - theta||_{V_t} >= beta_t^{1/2}) <= 1/t^3; anytime, no horizon needed); a float
+    `delta` fixes it. [S0] and [S4] give no constants (CATALOG L1), so lam = 1, sigma = 1, S = 1.
+
+    Args:
+        lam: ridge regulariser lambda.
+        sigma: sub-Gaussian noise scale R.
+        S: bound on ||theta*||.
+        delta: confidence level, or None for delta_t = t^{-3}.
+        alpha: width multiplier (1 = theory; smaller values are the usual practical tuning).
+    """
+
+    def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
+                 alpha: float = 1.0, seed: int | None = None, dim: int | None = None):
+        _positive("lam", lam)
+        _positive("sigma", sigma)
+        _positive("S", S)
+        if delta is not None and not (isinstance(delta, (float, np.floating)) and 0.0 < delta < 1.0):
+            raise ValueError(f"delta must be a float in (0, 1) or None, got {delta!r}")
+        if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0 and math.isfinite(alpha)):
+            raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
+        self.lam, self.sigma, self.S, self.delta, self.alpha = lam, sigma, S, delta, alpha
+        super().__init__(seed=seed, dim=dim)
+
+    def _init_state(self, n, d):
+        _ridge_init(self, n, d, self.lam)
+        self.logdet_ = np.zeros((n, 1))  # log(det V_t / lam^d)
+        self._set_width()
+
+    def _update(self, x, y):
+        growth = rls_update_(self.W_, x, y[:, None])        # det V_t / det V_{t-1}
+        self.logdet_ += np.log(growth[:, 0])
+        self._set_width(self.t_ + 2)
+
+    def _set_width(self, t: int = 1) -> None:
+        """alpha * beta_t^{1/2} for the coming round t, shape (N, 1)."""
+        log_inv_delta = 3.0 * math.log(t) if self.delta is None else -math.log(self.delta)
+        a = self.alpha
+        self.width_ = a * self.sigma * np.sqrt(self.logdet_ + 2.0 * log_inv_delta) + a * math.sqrt(self.lam) * self.S
+
+    def _scores(self, X):
+        XW = X @ self.W_                                     # [x^T V^{-1} | <x, theta_hat>]
+        norm = np.sqrt(np.einsum("nkd,nkd->nk", XW[:, :, :-1], X))   # ||x||_{V^{-1}}
+        return XW[:, :, -1] + self.width_ * norm
+
+
+@register("LinTS")
+class LinTS(LinearAgent):
+    """Linear Thompson sampling, Bayesian / "heuristic" form (CATALOG L2; [S3] §3.1 eq. 2, App. A.1).
+
+    With prior theta ~ N(0, sigma^2 / lam I) and noise N(0, sigma^2) the posterior is
+    N(theta_hat_t, sigma^2 V_t^{-1}); each round samples theta~ = theta_hat + v sigma R eps with
+    eps ~ N(0, I_d) and R R^T = V^{-1} kept by Potter's square-root update (O(d^2) a round, no
+    Cholesky), and acts greedily on theta~. v = 1 is exact TS ([S4] App. D "heuristic LinTS":
+    no variance blow-up); [S3]'s TS (prior N(0, 10 I), sigma = 1) is lam = 0.1.
+
+    Args:
+        lam: ridge regulariser lambda = sigma^2 / prior variance.
+        sigma: noise standard deviation.
+        v: posterior scale multiplier.
+    """
+
+    def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
+                 seed: int | None = None, dim: int | None = None):
+        _positive("lam", lam)
+        _positive("sigma", sigma)
+        if not (isinstance(v, (int, float, np.integer, np.floating)) and v >= 0 and math.isfinite(v)):
+            raise ValueError(f"v must be a finite number >= 0, got {v!r}")
+        self.lam, self.sigma, self.v = lam, sigma, v
+        super().__init__(seed=seed, dim=dim)
+
+    def _scale(self, d: int) -> float:
+        return self.v * self.sigma
+
+    def _init_state(self, n, d):
+        self.R_ = np.tile(np.eye(d) / math.sqrt(self.lam), (n, 1, 1))   # R R^T = V^{-1}
+        self.theta_ = np.zeros((n, d))
+        self._scale_ = self._scale(d)
+
+    def _update(self, x, y):
+        k = potter_update_(self.R_, x)                      # k = V_t^{-1} x
+        self.theta_ += k * (y - (x * self.theta_).sum(axis=1))[:, None]   # recursive least squares
+
+    def _scores(self, X):
+        eps = self.rng_.standard_normal((self.n_, self.d_, 1))
+        theta = self.theta_ + self._scale_ * (self.R_ @ eps)[:, :, 0]
+        return (X @ theta[:, :, None])[:, :, 0]
+
+
+@register("LinTS-AG")
+class LinTSAG(LinTS):
+    """LinTS, theory version of Agrawal & Goyal (2013) (CATALOG L3; [S4] §5.4 baseline).
+
+    B_t = I + sum x x^T (lam = 1), theta~ ~ N(theta_hat, v^2 B_t^{-1}) with the inflated scale
+    v = R sqrt(24 / epsilon * d * log(1 / delta)). Agrawal & Goyal take epsilon = 1 / log T; [S4]
+    gives no values, so epsilon and delta default to 1 / log(horizon) and 1 / horizon.
+
+    Args:
+        R: sub-Gaussian noise scale.
+        epsilon: the algorithm's epsilon in (0, 1], or None for 1 / log(horizon).
+        delta: failure probability in (0, 1), or None for 1 / horizon.
+        horizon: T, used only for the two defaults above.
+    """
+
+    def __init__(self, *, R: float = 1.0, epsilon: float | None = None, delta: float | None = None,
+                 horizon: int = 10_000, seed: int | None = None, dim: int | None = None):
+        _positive("R", R)
+        if not (isinstance(horizon, (int, np.integer)) and horizon >= 3):
+            raise ValueError(f"horizon must be an int >= 3, got {horizon!r}")
+        if epsilon is not None and not (isinstance(epsilon, (float, np.floating)) and 0.0 < epsilon <= 1.0):
+            raise ValueError(f"epsilon must be a float in (0, 1] or None, got {epsilon!r}")
+        if delta is not None and not (isinstance(delta, (float, np.floating)) and 0.0 < delta < 1.0):
+            raise ValueError(f"delta must be a float in (0, 1) or None, got {delta!r}")
+        self.R, self.epsilon, self.delta, self.horizon = R, epsilon, delta, horizon
+        super().__init__(lam=1.0, sigma=1.0, v=1.0, seed=seed, dim=dim)
+
+    def _scale(self, d: int) -> float:
+        epsilon = 1.0 / math.log(self.horizon) if self.epsilon is None else self.epsilon
+        delta = 1.0 / self.horizon if self.delta is None else self.delta
+        return self.R * math.sqrt(24.0 / epsilon * d * math.log(1.0 / delta))
+
+
+@register("Lin-ES")
+class LinES(LinearAgent):
+    """Linear ensemble sampling, [S0] §4.1 Alg. 1 with the ridge loss (CATALOG L4; §7.2 defaults).
+
+    m ridge models share V_t = lam I + sum x x^T; model j has targets perturbed once and for all,
+        theta^j_t = V_t^{-1} (lam theta~^j_0 + sum_{l<=t} x_l (y_l + Z^j_l)),  Z^j_l ~ N(0, sigma_R^2),
+    and each round one model j_t ~ Unif[m] picks the greedy arm (Alg. 1 lines 4-5). [S0] has no
+    prior perturbation (theta~^j_0 = 0, the default `prior_sd = 0`); `prior_sd > 0` draws
+    theta~^j_0 ~ N(0, prior_sd^2 I) as in Lee & Oh (2024) / Lu & Van Roy (2017). Per round:
+    O(d^2) for V^{-1} and the chosen model, O(m d) for the m perturbed sums b^j.
+
+    Args:
+        m: ensemble size.
+        lam: ridge regulariser lambda.
+        sigma_R: standard deviation of the reward perturbations Z.
+        prior_sd: standard deviation of the prior perturbation theta~_0 (0: none).
+    """
+
+    def __init__(self, *, m: int = 25, lam: float = 1.0, sigma_R: float = 0.1, prior_sd: float = 0.0,
+                 seed: int | None = None, dim: int | None = None):
+        if not (isinstance(m, (int, np.integer)) and m >= 1):
+            raise ValueError(f"m must be an int >= 1, got {m!r}")
+        _positive("lam", lam)
+        _positive("sigma_R", sigma_R)
+        if not (isinstance(prior_sd, (int, float, np.integer, np.floating)) and prior_sd >= 0 and math.isfinite(prior_sd)):
+            raise ValueError(f"prior_sd must be a finite number >= 0, got {prior_sd!r}")
+        self.m, self.lam, self.sigma_R, self.prior_sd = m, lam, sigma_R, prior_sd
+        super().__init__(seed=seed, dim=dim)
+
+    def _spec(self) -> tuple[int, float, float, float]:
+        """(ensemble size, lambda, perturbation sd, prior sd) in the ridge form above."""
+        return self.m, self.lam, self.sigma_R, self.prior_sd
+
+    def _init_state(self, n, d):
+        m, lam, _, prior_sd = self._spec()
+        _ridge_init(self, n, d, lam, p=m)                   # W_ = [V^{-1} | theta^1 ... theta^m]
+        if prior_sd > 0:                                    # theta^j_0 = V_0^{-1} lam theta~^j_0 = theta~^j_0
+            self.W_[:, :, d:] = prior_sd * self.rng_.standard_normal((n, d, m))
+
+    def _update(self, x, y):
+        m, _, sigma_R, _ = self._spec()
+        z = self.rng_.normal(0.0, sigma_R, (self.n_, m))   # Z^j_t, drawn once and kept
+        rls_update_(self.W_, x, y[:, None] + z)
+
+    def _scores(self, X):
+        j = self.rng_.integers(self._spec()[0], size=self.n_)        # j_t ~ Unif[m]
+        theta = self.W_[self._rows, :, self.d_ + j]                    # (N, d)
+        return (X @ theta[:, :, None])[:, :, 0]
+
+
+@register("ES")
+class ES(LinES):
+    """Linear ensemble sampling of Lu & Van Roy (2017) as described in [S3] App. A.5 (CATALOG L5).
+
+    theta_{0,m} ~ N(0, Sigma_0 = prior_var I); act greedily on a uniformly chosen member; every
+    member takes the RRLS step of [S3] eq. 10 with its own fresh noise Z_{t,m} ~ N(0, sigma^2):
+        theta_{t,m} = Sigma_t (Sigma_{t-1}^{-1} theta_{t-1,m} + x_t (y_t + Z_{t,m}) / sigma^2).
+    This is Lin-ES in ridge form with lam = sigma^2 / prior_var, sigma_R = sigma and
+    prior_sd = sqrt(prior_var), which is how it is computed. Defaults: [S3] §5.1 / App. F.1
+    (prior N(0, 10 I), sigma = 1) and M = 8, the size at which [S3] Fig. 3(a) compares.
+
+    Args:
+        M: ensemble size.
+        prior_var: prior variance (Sigma_0 = prior_var I).
+        sigma: reward noise standard deviation.
+    """
+
+    def __init__(self, *, M: int = 8, prior_var: float = 10.0, sigma: float = 1.0,
+                 seed: int | None = None, dim: int | None = None):
+        if not (isinstance(M, (int, np.integer)) and M >= 1):
+            raise ValueError(f"M must be an int >= 1, got {M!r}")
+        _positive("prior_var", prior_var)
+        _positive("sigma", sigma)
+        self.M, self.prior_var, self.sigma = M, prior_var, sigma
+        LinearAgent.__init__(self, seed=seed, dim=dim)
+
+    def _spec(self):
+        return self.M, self.sigma**2 / self.prior_var, self.sigma, math.sqrt(self.prior_var)
+
+
+@register("RRLS")
+class RRLS(ES):
+    """Recursive randomized least squares, [S3] App. A.4 Alg. 2 / eq. 10 (CATALOG L6): ES with M = 1.
+
+    Kept as the sequential-dependence counterexample of [S3] (it may suffer linear regret).
+
+    Args:
+        prior_var: prior variance (theta_0 ~ N(0, prior_var I)).
+        sigma: reward noise standard deviation.
+    """
+
+    def __init__(self, *, prior_var: float = 10.0, sigma: float = 1.0, seed: int | None = None, dim: int | None = None):
+        super().__init__(M=1, prior_var=prior_var, sigma=sigma, seed=seed, dim=dim)

@@ -1,0 +1,71 @@
+"""Time act + observe per round of the linear agents, single-instance and batched.
+
+The problem is [S0] §7.1's linear bandit (K = 50 arms, d = 20, T = 10,000, noise sd 0.5) generated
+with numpy, no environment. Only the agent's calls are timed; the best of `--repeat` runs is kept
+(other processes share the cores, so the minimum is the honest estimate of the agent's own cost).
+
+    python scripts/bench_agents.py                      # the table in docs/agents.md
+    python scripts/bench_agents.py --T 2000 --agents LinUCB LinTS
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import agents
+
+POOL = 64   # distinct arm sets, cycled (a full (T, N, K, d) array would not fit in memory)
+
+
+def run(name: str, K: int, d: int, T: int, n: int | None, seed: int) -> tuple[float, float]:
+    """Return (microseconds of act + observe per round, mean per-round regret of instance 0)."""
+    rng = np.random.default_rng(seed)
+    shape = (POOL, K, d) if n is None else (POOL, n, K, d)
+    pool = rng.normal(size=shape) / np.sqrt(d)
+    theta = rng.normal(size=d) / np.sqrt(d)
+    means = pool @ theta                                         # (POOL, [n,] K)
+    noise = 0.5 * rng.standard_normal((T,) if n is None else (T, n))
+    rows = None if n is None else np.arange(n)
+    agent = agents.make(name, seed=seed)
+    elapsed = regret = 0.0
+    for t in range(T):
+        obs, mean = pool[t % POOL], means[t % POOL]
+        start = time.perf_counter()
+        a = agent.act(obs)
+        mid = time.perf_counter()
+        r = (mean[a] if n is None else mean[rows, a]) + noise[t]
+        start2 = time.perf_counter()
+        agent.observe(obs, a, r)
+        elapsed += (mid - start) + (time.perf_counter() - start2)
+        best = mean.max(axis=-1)
+        regret += float(best - mean[a]) if n is None else float(best[0] - mean[0, a[0]])
+    return elapsed / T * 1e6, regret / T
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", nargs="+", default=["LinUCB", "LinTS", "Lin-ES", "Linear-Ensemble++"])
+    parser.add_argument("--K", type=int, default=50)
+    parser.add_argument("--d", type=int, default=20)
+    parser.add_argument("--T", type=int, default=10_000)
+    parser.add_argument("--N", type=int, default=50, help="instances served by one batched agent")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per cell; the fastest is reported")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    print(f"K={args.K} d={args.d} T={args.T} N={args.N}, best of {args.repeat}; microseconds per round (act + observe)")
+    print(f"| agent | single (us/round) | batched N={args.N} (us/round, all instances) | batched / single "
+          f"| per instance (us) | mean regret/round |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in args.agents:
+        single = [run(name, args.K, args.d, args.T, None, args.seed) for _ in range(args.repeat)]
+        batch = [run(name, args.K, args.d, args.T, args.N, args.seed) for _ in range(args.repeat)]
+        s, b = min(us for us, _ in single), min(us for us, _ in batch)
+        print(f"| {name} | {s:.1f} | {b:.1f} | {b / s:.2f} | {b / args.N:.2f} | {single[0][1]:.4f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
