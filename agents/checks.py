@@ -11,6 +11,9 @@ AssertionError naming the agent and the problem. `all_checks(REGISTRY)` yields o
 `(name, check, batched)` triple per test, for pytest parametrization. Problems are tiny (K = 4
 arms, d = 3 features, a few dozen rounds) so the whole suite stays fast. Rewards are Bernoulli
 draws in {0, 1}, valid input for linear and generalised linear agents alike.
+
+Each family's incremental statistics are checked against their closed form in its own tests
+(tests/agents/test_linear.py, test_ensemble.py, ...): that part cannot be generic.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ K, D, N, ROUNDS = 4, 3, 3, 24
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, np.number)
 
 
-def _factory(name_or_factory) -> Callable[..., Any]:
+def as_factory(name_or_factory) -> Callable[..., Any]:
+    """A registered name becomes `lambda **kw: make(name, **kw)` (named after it); callables pass."""
     if not isinstance(name_or_factory, str):
         return name_or_factory
 
@@ -207,7 +211,8 @@ def check_constructor(factory, batched: bool = False) -> None:
     fresh = cls()
     for p in params:
         assert p.default is not p.empty, f"{name}: hyperparameter {p.name!r} has no default"
-        assert isinstance(p.default, _IMMUTABLE), f"{name}: default of {p.name!r} is mutable ({type(p.default).__name__})"
+        assert isinstance(p.default, _IMMUTABLE), (
+            f"{name}: default of {p.name!r} is mutable ({type(p.default).__name__})")
         stored = getattr(fresh, p.name, AssertionError)
         assert stored is not AssertionError, f"{name}: hyperparameter {p.name!r} is not stored as an attribute"
         assert stored is p.default or stored == p.default, (
@@ -224,7 +229,7 @@ _MODE_FREE = {check_constructor}   # checks that do not depend on single vs batc
 def all_checks(registry: dict | None = None) -> Iterator[tuple[str, Callable[..., None], bool]]:
     """(agent name, check, batched) for every registered agent, check and supported mode."""
     for name in sorted(REGISTRY if registry is None else registry):
-        modes = (False, True) if _batched_capable(_factory(name)) else (False,)
+        modes = (False, True) if _batched_capable(as_factory(name)) else (False,)
         for check in CHECKS:
             for batched in modes:
                 if batched and check in _MODE_FREE:
@@ -234,7 +239,7 @@ def all_checks(registry: dict | None = None) -> Iterator[tuple[str, Callable[...
 
 def check_agent(name_or_factory, batched: bool | None = None) -> None:
     """Run every check; `batched=None` tests single mode and, if the agent supports it, batched."""
-    factory = _factory(name_or_factory)
+    factory = as_factory(name_or_factory)
     modes = (False, True) if _batched_capable(factory) else (False,)
     for check in CHECKS:
         for mode in modes if batched is None else (batched,):

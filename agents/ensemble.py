@@ -92,7 +92,7 @@ class LinearEnsemblePP(LinearAgent):
 
     def __init__(self, *, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, sigma: float = 1.0, sparsity: int = 2,
-                 seed: int | None = None, dim: int | None = None):
+                 seed=None, dim: int | None = None):
         if not (isinstance(M, (int, np.integer)) and M >= 1):
             raise ValueError(f"M must be an int >= 1, got {M!r}")
         for name, kind in (("reference", reference), ("perturbation", perturbation)):

@@ -7,11 +7,10 @@ over N independent instances: a single agent is the N = 1 case of the same math.
 - `act(obs)` with obs (K, d) returns an int; with obs (N, K, d) it returns an (N,) int array.
 - `observe(obs, action, reward)` takes the same obs shape, an int / (N,) actions and a float / (N,)
   rewards. The shape of the first obs fixes the mode (single or N instances) until `reset()`.
-- Randomness comes from one numpy Generator per agent object; a batched agent draws all its
-  instances' randomness from it in one call per round. So a batched agent with N = 1 reproduces the
-  single agent with the same seed exactly, and N deterministic agents (LinUCB, or Greedy without
-  ties) equal one batched agent, but N random single agents seeded s_1..s_N do not reproduce one
-  batched agent: to reproduce instance i alone, run it alone.
+- Randomness: every instance has its own random stream (`agents.base.Streams`). `seed` is an int
+  (or None) for one instance, or a sequence of N seeds for N instances; then instance i of the
+  batched agent makes exactly the choices of a single agent seeded seeds[i] on the same data. An
+  int seed with N > 1 instances is spawned into N child streams.
 - Statistics use rank-one updates (agents.linalg), never a fresh inverse per round. The ridge
   notation is V_t = lam I + sum_{s<=t} x_s x_s^T, b_t = sum_{s<=t} x_s y_s, theta_hat = V_t^{-1} b_t.
   Learned state lives in attributes ending in `_`.
@@ -24,15 +23,24 @@ import operator
 
 import numpy as np
 
-from agents.base import random_argmax, register
+from agents.base import Streams, random_argmax, register
 from agents.linalg import potter_update_, rls_update_
 
 __all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES", "RRLS"]
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value)
+
+
 def _positive(name: str, value: float) -> None:
-    if not (isinstance(value, (int, float, np.integer, np.floating)) and value > 0 and math.isfinite(value)):
+    if not (_number(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def _nonnegative(name: str, value: float) -> None:
+    if not (_number(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 class LinearAgent:
@@ -40,24 +48,31 @@ class LinearAgent:
 
     Subclasses set their hyperparameters, call `super().__init__(seed=seed, dim=dim)` and provide
     `_init_state(n, d)` (allocate state for n instances of dimension d), `_update(x, y)` (x (N, d)
-    chosen features, y (N,) rewards) and either `_scores(obs) -> (N, K)` or `_choose(obs) -> (N,)`.
+    chosen features, y (N,) rewards) and either `_scores(X) -> (N, K)` (arm indices; the base
+    checks them for NaN/inf and breaks ties at random) or `_choose(X) -> (N,)` (then checking X is
+    theirs), with X the (N, K, d) obs.
 
     `seed=None` draws fresh entropy once at construction; `reset()` replays the same stream.
     """
 
     batched = True
 
-    def __init__(self, *, seed: int | None = None, dim: int | None = None):
+    def __init__(self, *, seed=None, dim: int | None = None):
         if dim is not None and not (isinstance(dim, (int, np.integer)) and dim > 0):
             raise ValueError(f"dim must be a positive int or None, got {dim!r}")
         self.seed = seed
         self.dim = dim
-        self._seed_seq = np.random.SeedSequence(seed)
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) == 0 or not all(isinstance(s, (int, np.integer)) for s in seed):
+                raise ValueError(f"seed must be an int, None, or a non-empty sequence of ints (one per instance); got {seed!r}")
+            self._seed_seq = list(seed)
+        else:
+            self._seed_seq = np.random.SeedSequence(seed)
         self.reset()
 
     def reset(self) -> None:
-        """Forget all data and restart the random stream: the agent behaves as when constructed."""
-        self.rng_ = np.random.default_rng(self._seed_seq)
+        """Forget all data and restart the random streams: the agent behaves as when constructed."""
+        self.rng_ = None     # Streams, one per instance, made when the first obs fixes N
         self.n_ = None       # number of instances, fixed by the first obs
         self.single_ = None  # True when the first obs was (K, d)
         self.d_ = None
@@ -101,9 +116,10 @@ class LinearAgent:
             if y.shape != (self.n_,):
                 raise ValueError(f"rewards must have shape ({self.n_},), got {y.shape}")
             if not np.isfinite(y).all():
-                raise ValueError(f"rewards must be finite, got NaN or inf at instances {np.flatnonzero(~np.isfinite(y))}")
+                bad = np.flatnonzero(~np.isfinite(y))
+                raise ValueError(f"rewards must be finite, got NaN or inf at instances {bad}")
             x = X[self._rows, a]
-        if not np.isfinite(x).all():
+        if not math.isfinite(x.sum()):
             raise ValueError("obs: the chosen arm's features contain NaN or inf")
         self._update(x.astype(float, copy=False), y)
         self.t_ += 1
@@ -123,7 +139,8 @@ class LinearAgent:
         elif obs.ndim == 3:
             single, X = False, obs
         else:
-            raise ValueError(f"obs must be a (K, d) feature matrix, or (N, K, d) for N instances; got shape {obs.shape}")
+            raise ValueError(f"obs must be a (K, d) feature matrix, or (N, K, d) for N instances; "
+                             f"got shape {obs.shape}")
         if obs.dtype.kind not in "fiu":
             raise ValueError(f"obs must be a real-valued array, got dtype {obs.dtype}")
         if self.n_ is None:
@@ -131,22 +148,31 @@ class LinearAgent:
                 raise ValueError(f"obs has feature dimension {X.shape[2]} but the agent was built with dim={self.dim}")
             if X.shape[1] == 0 or X.shape[2] == 0:
                 raise ValueError(f"obs must have at least one arm and one feature; got shape {obs.shape}")
+            if isinstance(self._seed_seq, list) and len(self._seed_seq) != X.shape[0]:
+                raise ValueError(f"obs holds {X.shape[0]} instances but the agent was given {len(self._seed_seq)} seeds")
+            self.rng_ = Streams(self._seed_seq, X.shape[0])
             self.single_, self.n_, self.d_ = single, X.shape[0], X.shape[2]
             self._rows = np.arange(self.n_)
             self._init_state(self.n_, self.d_)
         elif single != self.single_ or X.shape[0] != self.n_ or X.shape[2] != self.d_ or X.shape[1] == 0:
             want = f"(K, {self.d_})" if self.single_ else f"({self.n_}, K, {self.d_})"
-            raise ValueError(f"obs has shape {obs.shape} but this agent started with obs of shape {want}; call reset() to change")
+            raise ValueError(f"obs has shape {obs.shape} but this agent started with obs of shape {want}; "
+                             "call reset() to change")
         return X
 
     def _checked_scores(self, X: np.ndarray) -> np.ndarray:
         scores = self._scores(X)
-        if not np.isfinite(scores).all():
+        if not math.isfinite(scores.sum()):   # NaN or +-inf anywhere makes the sum non-finite
             raise ValueError("obs contains NaN or inf (or features so large that the arm scores overflow)")
         return scores
 
     def _choose(self, X: np.ndarray) -> np.ndarray:
-        return random_argmax(self._checked_scores(X), self.rng_)
+        """Greedy arm of the scores: np.argmax where every row's maximum is unique (the usual case,
+        and no random draw), otherwise `random_argmax`, uniform among the tied arms."""
+        scores = self._checked_scores(X)
+        if np.count_nonzero(scores == scores.max(axis=1, keepdims=True)) == self.n_:
+            return scores.argmax(axis=1)
+        return random_argmax(scores, self.rng_)
 
     def _init_state(self, n: int, d: int) -> None:
         pass
@@ -159,10 +185,6 @@ def _ridge_init(agent, n: int, d: int, lam: float, p: int = 1) -> None:
     """W_ = [V^{-1} | theta_hat] = [I / lam | 0] for n instances (p solution columns)."""
     agent.W_ = np.zeros((n, d, d + p))
     agent.W_[:, :, :d] = np.eye(d) / lam
-
-
-def _greedy_scores(agent, X: np.ndarray) -> np.ndarray:
-    return (X @ agent.W_[:, :, -1:])[:, :, 0]            # <x, theta_hat>
 
 
 @register("Random")
@@ -183,7 +205,7 @@ class Greedy(LinearAgent):
         lam: ridge regulariser lambda (V_0 = lam I).
     """
 
-    def __init__(self, *, lam: float = 1.0, seed: int | None = None, dim: int | None = None):
+    def __init__(self, *, lam: float = 1.0, seed=None, dim: int | None = None):
         _positive("lam", lam)
         self.lam = lam
         super().__init__(seed=seed, dim=dim)
@@ -194,7 +216,8 @@ class Greedy(LinearAgent):
     def _update(self, x, y):
         rls_update_(self.W_, x, y[:, None])                 # V_t^{-1}, theta_hat_t = V_t^{-1} b_t
 
-    _scores = _greedy_scores
+    def _scores(self, X):
+        return (X @ self.W_[:, :, -1:])[:, :, 0]            # <x, theta_hat>
 
 
 @register("epsilon-greedy")
@@ -206,14 +229,14 @@ class EpsilonGreedy(Greedy):
         lam: ridge regulariser lambda.
     """
 
-    def __init__(self, *, epsilon: float = 0.1, lam: float = 1.0, seed: int | None = None, dim: int | None = None):
+    def __init__(self, *, epsilon: float = 0.1, lam: float = 1.0, seed=None, dim: int | None = None):
         if not (isinstance(epsilon, (int, float, np.floating)) and 0.0 <= epsilon <= 1.0):
             raise ValueError(f"epsilon must be a probability in [0, 1], got {epsilon!r}")
         self.epsilon = epsilon
         super().__init__(lam=lam, seed=seed, dim=dim)
 
     def _choose(self, X):
-        greedy = random_argmax(self._checked_scores(X), self.rng_)
+        greedy = super()._choose(X)
         explore = self.rng_.random(self.n_) < self.epsilon
         uniform = self.rng_.integers(X.shape[1], size=self.n_)
         return np.where(explore, uniform, greedy)
@@ -241,14 +264,13 @@ class LinUCB(LinearAgent):
     """
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
-                 alpha: float = 1.0, seed: int | None = None, dim: int | None = None):
+                 alpha: float = 1.0, seed=None, dim: int | None = None):
         _positive("lam", lam)
         _positive("sigma", sigma)
         _positive("S", S)
         if delta is not None and not (isinstance(delta, (float, np.floating)) and 0.0 < delta < 1.0):
             raise ValueError(f"delta must be a float in (0, 1) or None, got {delta!r}")
-        if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0 and math.isfinite(alpha)):
-            raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
+        _nonnegative("alpha", alpha)
         self.lam, self.sigma, self.S, self.delta, self.alpha = lam, sigma, S, delta, alpha
         super().__init__(seed=seed, dim=dim)
 
@@ -291,11 +313,10 @@ class LinTS(LinearAgent):
     """
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
-                 seed: int | None = None, dim: int | None = None):
+                 seed=None, dim: int | None = None):
         _positive("lam", lam)
         _positive("sigma", sigma)
-        if not (isinstance(v, (int, float, np.integer, np.floating)) and v >= 0 and math.isfinite(v)):
-            raise ValueError(f"v must be a finite number >= 0, got {v!r}")
+        _nonnegative("v", v)
         self.lam, self.sigma, self.v = lam, sigma, v
         super().__init__(seed=seed, dim=dim)
 
@@ -333,7 +354,7 @@ class LinTSAG(LinTS):
     """
 
     def __init__(self, *, R: float = 1.0, epsilon: float | None = None, delta: float | None = None,
-                 horizon: int = 10_000, seed: int | None = None, dim: int | None = None):
+                 horizon: int = 10_000, seed=None, dim: int | None = None):
         _positive("R", R)
         if not (isinstance(horizon, (int, np.integer)) and horizon >= 3):
             raise ValueError(f"horizon must be an int >= 3, got {horizon!r}")
@@ -369,13 +390,12 @@ class LinES(LinearAgent):
     """
 
     def __init__(self, *, m: int = 25, lam: float = 1.0, sigma_R: float = 0.1, prior_sd: float = 0.0,
-                 seed: int | None = None, dim: int | None = None):
+                 seed=None, dim: int | None = None):
         if not (isinstance(m, (int, np.integer)) and m >= 1):
             raise ValueError(f"m must be an int >= 1, got {m!r}")
         _positive("lam", lam)
         _positive("sigma_R", sigma_R)
-        if not (isinstance(prior_sd, (int, float, np.integer, np.floating)) and prior_sd >= 0 and math.isfinite(prior_sd)):
-            raise ValueError(f"prior_sd must be a finite number >= 0, got {prior_sd!r}")
+        _nonnegative("prior_sd", prior_sd)
         self.m, self.lam, self.sigma_R, self.prior_sd = m, lam, sigma_R, prior_sd
         super().__init__(seed=seed, dim=dim)
 
@@ -418,13 +438,13 @@ class ES(LinES):
     """
 
     def __init__(self, *, M: int = 8, prior_var: float = 10.0, sigma: float = 1.0,
-                 seed: int | None = None, dim: int | None = None):
+                 seed=None, dim: int | None = None):
         if not (isinstance(M, (int, np.integer)) and M >= 1):
             raise ValueError(f"M must be an int >= 1, got {M!r}")
         _positive("prior_var", prior_var)
         _positive("sigma", sigma)
         self.M, self.prior_var, self.sigma = M, prior_var, sigma
-        LinearAgent.__init__(self, seed=seed, dim=dim)
+        LinearAgent.__init__(self, seed=seed, dim=dim)     # LinES's own hyperparameters do not apply
 
     def _spec(self):
         return self.M, self.sigma**2 / self.prior_var, self.sigma, math.sqrt(self.prior_var)
@@ -441,5 +461,5 @@ class RRLS(ES):
         sigma: reward noise standard deviation.
     """
 
-    def __init__(self, *, prior_var: float = 10.0, sigma: float = 1.0, seed: int | None = None, dim: int | None = None):
+    def __init__(self, *, prior_var: float = 10.0, sigma: float = 1.0, seed=None, dim: int | None = None):
         super().__init__(M=1, prior_var=prior_var, sigma=sigma, seed=seed, dim=dim)

@@ -1,7 +1,9 @@
-"""Where the jobs of a comparison run: in this process, in local processes, or on a Ray cluster.
+"""Where the work of a comparison runs: in this process, in local processes, or on a Ray cluster.
 
-Every backend runs the same job list through `run_and_save` and writes the same files, so the
-numbers do not depend on the backend; only the wall-clock timings do.
+The unit of work is a list of jobs: one job (the plain loop), or the seeds of one (env, agent)
+run as one batch (native vector env and batched agent). Every backend runs the same units
+through `run_unit` and writes the same files, so the numbers do not depend on the backend;
+only the wall-clock timings do.
 """
 
 from __future__ import annotations
@@ -10,16 +12,18 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from gym_ctxbandits.experiment import Job, run_job
+from gym_ctxbandits.experiment import Job, run_batch, run_job
 from gym_ctxbandits.results import write_atomic
 
 BACKENDS = ("inprocess", "processes", "ray")
 
 
-def run_and_save(job: Job, out: str) -> str:
-    """Run `job` and write its table under `out`; returns the file name."""
-    write_atomic(run_job(job), Path(out) / job.filename)
-    return job.filename
+def run_unit(unit: list[Job], out: str, progress=None) -> int:
+    """Run a unit of work and write one file per job under `out`; returns the number of jobs."""
+    tables = run_batch(unit, progress) if len(unit) > 1 else [run_job(unit[0], progress=progress)]
+    for job, table in zip(unit, tables):
+        write_atomic(table, Path(out) / job.filename)
+    return len(unit)
 
 
 def _bar(total: int, enabled: bool, desc: str, **kwargs):
@@ -28,27 +32,27 @@ def _bar(total: int, enabled: bool, desc: str, **kwargs):
     return tqdm(total=total, disable=not enabled, desc=desc, unit="job", **kwargs)
 
 
-def run_inprocess(jobs: list[Job], out: Path, progress: bool) -> None:
+def run_inprocess(units: list[list[Job]], out: Path, progress: bool) -> None:
     from tqdm.auto import tqdm
 
-    with _bar(len(jobs), progress, "jobs", position=0) as overall:
-        for job in jobs:
-            with tqdm(total=job.horizon, disable=not progress or job.horizon < 5000, leave=False, position=1,
-                      desc=f"{job.agent.title} seed {job.seed}", unit="round") as rounds:
-                write_atomic(run_job(job, progress=rounds.update), out / job.filename)
-            overall.update()
+    with _bar(sum(map(len, units)), progress, "jobs", position=0) as overall:
+        for unit in units:
+            rounds = unit[0].horizon * len(unit)
+            desc = f"{unit[0].agent.title} seed {unit[0].seed}" + (f" (+{len(unit) - 1} batched)" if len(unit) > 1 else "")
+            with tqdm(total=rounds, disable=not progress or rounds < 5000, leave=False, position=1, desc=desc,
+                      unit="round") as bar:
+                overall.update(run_unit(unit, str(out), progress=bar.update))
 
 
-def run_processes(jobs: list[Job], out: Path, progress: bool, workers: int | None = None) -> None:
+def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: int | None = None) -> None:
     workers = workers or os.cpu_count() or 1
-    with ProcessPoolExecutor(max_workers=workers) as pool, _bar(len(jobs), progress, f"jobs ({workers} processes)") as bar:
-        futures = [pool.submit(run_and_save, job, str(out)) for job in jobs]
-        for future in as_completed(futures):
-            future.result()
-            bar.update()
+    with ProcessPoolExecutor(max_workers=workers) as pool, \
+            _bar(sum(map(len, units)), progress, f"jobs ({workers} processes)") as bar:
+        for future in as_completed([pool.submit(run_unit, unit, str(out)) for unit in units]):
+            bar.update(future.result())
 
 
-def run_ray(jobs: list[Job], out: Path, progress: bool, address: str | None = None) -> None:
+def run_ray(units: list[list[Job]], out: Path, progress: bool, address: str | None = None) -> None:
     """Run on the Ray cluster at `address` (e.g. "ray://host:10001" or "auto"), or a local one.
 
     `out` must be a path every worker can write (a shared filesystem on a real cluster).
@@ -61,13 +65,12 @@ def run_ray(jobs: list[Job], out: Path, progress: bool, address: str | None = No
     if started:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
-        remote = ray.remote(run_and_save)
-        pending = [remote.remote(job, str(out.resolve())) for job in jobs]
-        with _bar(len(jobs), progress, "jobs (ray)") as bar:
+        remote = ray.remote(run_unit)
+        pending = [remote.remote(unit, str(out.resolve())) for unit in units]
+        with _bar(sum(map(len, units)), progress, "jobs (ray)") as bar:
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
-                ray.get(done)
-                bar.update(len(done))
+                bar.update(sum(ray.get(done)))
     finally:
         if started:
             ray.shutdown()

@@ -42,7 +42,7 @@ def comparison_from_args(args) -> cfg.Comparison:
         comp.envs = [EnvSpec(e, _kwargs(args.env_kwargs, "--env-kwargs")) for e in args.env.split(",")]
     if args.agents:
         comp.agents = [AgentSpec(a, _kwargs(args.agent_kwargs, "--agent-kwargs")) for a in args.agents.split(",")]
-    for key in ("horizon", "seeds", "log_every", "out", "backend", "workers", "address"):
+    for key in ("horizon", "seeds", "log_every", "batch", "out", "backend", "workers", "address"):
         value = getattr(args, key)
         if value is not None:
             setattr(comp, key, value)
@@ -58,7 +58,8 @@ def cmd_run(args) -> int:
     comp = comparison_from_args(args)
     start = time.perf_counter()
     table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
-                workers=comp.workers, address=comp.address, log_every=comp.log_every, progress=not args.quiet)
+                workers=comp.workers, address=comp.address, log_every=comp.log_every, batch=comp.batch,
+                progress=not args.quiet)
     out = Path(comp.out)
     paths = plot_regret(table, out, args.band) + plot_runtime(table, out)
     _summary(table)
@@ -111,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seeds", type=int, help="number of seeds (0..n-1)")
     run.add_argument("--horizon", type=int, help="rounds per run (T)")
     run.add_argument("--log-every", type=int, help="keep a row every k rounds (cumulative values stay exact)")
+    run.add_argument("--batch", type=int, help="seeds per batched run of a vector env and a batched agent "
+                     "(default 10; 1: the plain loop for every job)")
     run.add_argument("--out", help="results folder")
     run.add_argument("--backend", choices=["inprocess", "processes", "ray"])
     run.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")

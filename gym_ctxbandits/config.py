@@ -4,6 +4,7 @@ error that names the key.
     horizon = 2000
     seeds = 5                      # a count (0..n-1) or a list of seeds
     log_every = 10
+    batch = 10                     # seeds per batched run (1: the plain loop for every job)
     out = "results/logistic"
     backend = "processes"          # inprocess | processes | ray
     envs = ["CtxBandit/Logistic-v0", {id = "CtxBandit/Linear-v0", kwargs = {dim = 10}}]
@@ -33,13 +34,15 @@ class Comparison:
     horizon: int = 1000
     seeds: int | list[int] = 10
     log_every: int = 1
+    batch: int = 10
     out: str | None = None
     backend: str = "inprocess"
     workers: int | None = None
     address: str | None = None
 
 
-TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list), "log_every": int, "out": str,
+TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list), "log_every": int, "batch": int,
+       "out": str,
        "backend": str, "workers": int, "address": str}
 ENV_KEYS = {"id": str, "kwargs": dict}
 AGENT_KEYS = {"name": str, "kwargs": dict, "label": str}
@@ -80,7 +83,7 @@ def parse(data: dict) -> Comparison:
     if isinstance(data.get("seeds"), list):
         for i, s in enumerate(data["seeds"]):
             _check(f"seeds[{i}]", s, int)
-    for key in ("horizon", "log_every", "workers"):
+    for key in ("horizon", "log_every", "batch", "workers"):
         if key in data and data[key] < 1:
             raise ConfigError(f"config key {key!r} must be >= 1, got {data[key]}")
     rest = {k: v for k, v in data.items() if k not in ("envs", "agents")}

@@ -102,8 +102,6 @@ class Job:
 
 def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progress: Callable[[int], None] | None = None):
     """Run one job with the plain loop; return its tidy table (a pandas DataFrame)."""
-    import pandas as pd
-
     env = gym.make(job.env.id, max_episode_steps=job.horizon, **job.env.kwargs)
     agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed)
     obs, _ = env.reset(seed=job.seed)
@@ -133,6 +131,13 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
             raise RuntimeError(f"{job.env.id} ended after {t + 1} rounds, before the horizon {T}")
     if progress:
         progress(T - (T // tick) * tick)
+    return _table(job, reward, regret, act_s, obs_s)
+
+
+def _table(job: Job, reward, regret, act_s, obs_s):
+    """The tidy rows of `job` from its per-round arrays (cumulated exactly, then logged)."""
+    import pandas as pd
+
     rows = job.log_rounds() - 1
     table = {
         "env": job.env.id,
@@ -149,6 +154,51 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
         "observe_seconds": np.cumsum(obs_s)[rows],
     }
     return pd.DataFrame(table, columns=COLUMNS)
+
+
+def batchable(job: Job) -> bool:
+    """True when the agent serves N instances in one object (and so the seeds of `job` can run as one batch)."""
+    agent_cls = import_agents().REGISTRY.get(job.agent.name)
+    return bool(getattr(agent_cls, "batched", False)) and gym.spec(job.env.id).vector_entry_point is not None
+
+
+def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
+    """Run the seeds of one (env, agent) as one native vector env and one batched agent.
+
+    Gives the same numbers as `run_job` on each job: sub-env i is the env of seed i, and the
+    batched agent's instance i draws from the stream of agent seed i. The timings of a round
+    are those of the whole batch divided by N (the cost per instance).
+    """
+    first = jobs[0]
+    if any((j.env, j.agent, j.horizon, j.log_every) != (first.env, first.agent, first.horizon, first.log_every) for j in jobs):
+        raise ValueError("a batch holds the seeds of one (env, agent, horizon, log_every)")
+    n, T = len(jobs), first.horizon
+    seeds = [j.seed for j in jobs]
+    envs = gym.make_vec(first.env.id, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=T,
+                        **first.env.kwargs)
+    agent = import_agents().make(first.agent.name, seed=[agent_seed(s, first.agent.title) for s in seeds],
+                                 **first.agent.kwargs)
+    obs, _ = envs.reset(seed=seeds)
+    reward, regret = np.empty((T, n)), np.empty((T, n))
+    act_s, obs_s = np.empty(T), np.empty(T)
+    clock = time.perf_counter
+    tick = max(1, T // 100)
+    for t in range(T):
+        t0 = clock()
+        actions = agent.act(obs)
+        t1 = clock()
+        try:
+            next_obs, r, _, _, info = envs.step(actions)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"agent {first.agent.title!r} on {first.env.title}, seeds {seeds}, round {t + 1}: {err}") from err
+        t2 = clock()
+        agent.observe(obs, actions, r)
+        t3 = clock()
+        reward[t], regret[t], act_s[t], obs_s[t] = r, info["regret"], (t1 - t0) / n, (t3 - t2) / n
+        obs = next_obs
+        if progress and (t + 1) % tick == 0:
+            progress(tick * n)
+    return [_table(job, reward[:, i], regret[:, i], act_s, obs_s) for i, job in enumerate(jobs)]
 
 
 def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1) -> list[Job]:

@@ -43,7 +43,7 @@ def test_errors_are_one_clear_line(tmp_path, capsys):
 def test_interrupted_run_resumes_without_recomputing(tmp_path):
     out = tmp_path / "r"
     cmd = [sys.executable, "-m", "gym_ctxbandits.cli", "run", "--env", ENV, "--agents", "LinTS", "--seeds", "12",
-           "--horizon", "3000", "--log-every", "100", "--out", str(out), "--quiet"]
+           "--horizon", "4000", "--log-every", "100", "--batch", "2", "--out", str(out), "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while len(list(out.glob("*.parquet"))) < 2 and time.time() < deadline:

@@ -13,7 +13,7 @@ from agents.checks import all_checks, check_agent
     [pytest.param(n, c, b, id=f"{n}-{c.__name__}-{'batched' if b else 'single'}") for n, c, b in all_checks()],
 )
 def test_registered_agent(name, check, batched):
-    check(checks._factory(name), batched)
+    check(checks.as_factory(name), batched)
 
 
 class Sloppy:

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from agents.base import Streams
 from agents.ensemble import DISTRIBUTIONS, LinearEnsemblePP, sample_perturbation, sample_reference
 from agents.linear import LinTS
 
@@ -33,7 +34,7 @@ def test_updates_match_unrolled_closed_form(perturbation):
     obs, actions, rewards = random_rounds(0, T, n)
     for X, a, r in zip(obs, actions, rewards):
         agent.observe(X, a, r)                  # no act(): the draws are A_0 and the z's only
-    rng = np.random.default_rng(seed)
+    rng = Streams(seed, n)                      # the agent's per-instance streams
     A0 = math.sqrt(prior_var / M) * rng.standard_normal((n, D, M))
     z = np.stack([sample_perturbation(perturbation, rng, n, M) for _ in range(T)])       # (T, N, M)
     x = chosen(obs, actions) / sigma
