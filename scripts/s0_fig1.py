@@ -1,0 +1,30 @@
+"""[S0] (anytime ensemble sampling) figure 1(a) and 1(b): CATALOG C.1 claims 1 and 2.
+
+(a) fig1a: linear bandit (E01; K=50, d=20, noise sd 0.5, T=10^4, 50 repetitions): Lin-ES (m=25,
+    lambda=1, sigma_R=0.1) against LinUCB and LinTS.
+(b) fig1b: logistic bandit with Gaussian noise (E02; same sizes): GLM-ES (m=10, sigma_R=0.1,
+    warm-up 500 on a G-optimal design) and its doubling-trick variants DT100 / DT300 (b=2.618)
+    against GLM baselines the paper does not name; we run [S1]'s GLM-TSL (a=1) and GLM-FPL (a=0.5)
+    and the theory-width GLM-UCB and UCB-GLM (CATALOG ambiguity 2).
+
+The paper leaves the baselines' hyperparameters open (ambiguity 6): LinUCB and LinTS get the true
+noise sd (sigma=0.5), otherwise their defaults (lam=1, OFUL radius with delta_t = t^-3, v=1).
+
+    python scripts/s0_fig1.py                        # the paper's setting (about 25 min on 2 cores)
+    python scripts/s0_fig1.py --quick                # smoke run
+"""
+
+from pathlib import Path
+
+from _paper import A, E, Panel, main
+
+PANELS = [
+    Panel("fig1a", [E("CtxBandit/Linear-v0")],
+          [A("Lin-ES"), A("LinUCB", sigma=0.5), A("LinTS", sigma=0.5)], horizon=10_000, seeds=50),
+    Panel("fig1b", [E("CtxBandit/Logistic-v0")],
+          [A("GLM-ES"), A("GLM-ES-DT", "GLM-ES-DT100", T0=100), A("GLM-ES-DT", "GLM-ES-DT300", T0=300),
+           A("GLM-TSL"), A("GLM-FPL"), A("GLM-UCB"), A("UCB-GLM")], horizon=10_000, seeds=50),
+]
+
+if __name__ == "__main__":
+    main(Path(__file__).stem, PANELS, __doc__)
