@@ -6,6 +6,7 @@ batched agent serving N independent instances). They never hold an environment n
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
@@ -27,14 +28,43 @@ class Agent(Protocol):
     def reset(self) -> None: ...
 
 
-class Streams:
-    """N independent random streams behind one Generator-like interface, for batched agents.
+class _Buffer:
+    """Variates of one kind (standard normal or uniform) for N streams, drawn a block at a time.
 
-    Every draw has a leading axis of length N, and row i comes from stream i alone (each stream
-    draws a (1, ...) array and the rows are stacked). So a batched agent seeded with seeds
-    s_1..s_N makes exactly the draws of N single agents seeded s_1..s_N, which is what lets the
-    run loop use batched agents and the plain loop interchangeably. With N = 1 the draw goes
-    straight to the one Generator (no copy).
+    The streams are consumed in lockstep (every call takes the same number of values from each),
+    so one position serves all rows, and what instance i receives depends only on its own
+    Generator and on the sizes of the calls, never on N.
+    """
+
+    BLOCK = 2048
+
+    def __init__(self, gens: list[np.random.Generator], method: str):
+        self.gens, self.method = gens, method
+        self.buf = np.empty((len(gens), 0))
+        self.pos = 0
+
+    def take(self, k: int) -> np.ndarray:
+        """The next k values of every stream, (N, k)."""
+        if self.pos + k > self.buf.shape[1]:
+            size = max(self.BLOCK, k)
+            fresh = [getattr(g, self.method)(size) for g in self.gens]
+            self.buf = np.concatenate([self.buf[:, self.pos:], np.stack(fresh)], axis=1)
+            self.pos = 0
+        out = self.buf[:, self.pos:self.pos + k]
+        self.pos += k
+        return out
+
+
+class Streams:
+    """N independent random streams behind a Generator-like interface, for batched agents.
+
+    Every draw has a leading axis of length N, and row i depends on the seed of instance i alone:
+    a batched agent seeded s_1..s_N makes exactly the draws of N single agents seeded s_1..s_N,
+    which is what lets the run loop use batched agents and the plain loop interchangeably.
+    Normals and uniforms come from per-instance blocks (one Generator call per instance every
+    few hundred rounds, not every round: drawing N small arrays each round would cost more than
+    the agents' own math); integers are floor(u * range) of a uniform; `gens` are per-instance
+    Generators for the rare draws of a single row (tie-breaking).
 
     `seed` is an int, None (fresh entropy) or a SeedSequence and then serves N = 1 (or is spawned
     into N children for N > 1), or a sequence of N such seeds.
@@ -48,30 +78,40 @@ class Streams:
             seqs = [s if isinstance(s, np.random.SeedSequence) else np.random.SeedSequence(int(s)) for s in seed]
         else:
             root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-            # the children root.spawn(n) would give, without advancing root (so reset() replays them)
-            seqs = [root] if n == 1 else [np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (i,))
-                                          for i in range(n)]
-        self.gens = [np.random.default_rng(s) for s in seqs]
+            seqs = [root] if n == 1 else [_child(root, i) for i in range(n)]
+        self.n = n
+        self.gens = [np.random.default_rng(_child(s, 0)) for s in seqs]
+        self._normal = _Buffer([np.random.default_rng(_child(s, 1)) for s in seqs], "standard_normal")
+        self._uniform = _Buffer([np.random.default_rng(_child(s, 2)) for s in seqs], "random")
 
-    def _draw(self, method: str, size, *args) -> np.ndarray:
-        size = (size,) if np.ndim(size) == 0 else tuple(size)
-        if size[0] != len(self.gens):
-            raise ValueError(f"draw of shape {size} from {len(self.gens)} streams: the first axis must be N")
-        if len(self.gens) == 1:
-            return getattr(self.gens[0], method)(*args, size=size)
-        return np.concatenate([getattr(g, method)(*args, size=(1,) + size[1:]) for g in self.gens])
+    def _shape(self, size) -> tuple[tuple[int, ...], int]:
+        """(shape, values per stream) of a draw of `size` = N or (N, ...)."""
+        size = tuple(size) if isinstance(size, (tuple, list)) else (int(size),)
+        if size[0] != self.n:
+            raise ValueError(f"draw of shape {size} from {self.n} streams: the first axis must be N")
+        return size, math.prod(size[1:])
 
     def random(self, size) -> np.ndarray:
-        return self._draw("random", size)
+        """Uniform [0, 1) of shape `size` = (N, ...)."""
+        size, k = self._shape(size)
+        return self._uniform.take(k).reshape(size)
 
     def standard_normal(self, size) -> np.ndarray:
-        return self._draw("standard_normal", size)
+        size, k = self._shape(size)
+        return self._normal.take(k).reshape(size)
 
     def normal(self, loc: float = 0.0, scale: float = 1.0, size=None) -> np.ndarray:
-        return self._draw("normal", size, loc, scale)
+        return loc + scale * self.standard_normal(size)
 
     def integers(self, low, high=None, size=None) -> np.ndarray:
-        return self._draw("integers", size, low, high)
+        """Integers uniform in [low, high) (or [0, low)), as floor of a scaled uniform."""
+        low, high = (0, low) if high is None else (low, high)
+        return low + (self.random(size) * (high - low)).astype(np.int64)
+
+
+def _child(seq: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
+    """The i-th child that seq.spawn() would give, without advancing seq (so reset() replays)."""
+    return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,), pool_size=seq.pool_size)
 
 
 def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarray:

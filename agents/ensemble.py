@@ -14,7 +14,7 @@ import numpy as np
 
 from agents.base import register
 from agents.linalg import rls_update_
-from agents.linear import LinearAgent, _positive
+from agents.linear import LinearAgent, _positive, arm_scores
 
 __all__ = ["LinearEnsemblePP", "DISTRIBUTIONS", "sample_reference", "sample_perturbation"]
 
@@ -138,4 +138,4 @@ class LinearEnsemblePP(LinearAgent):
     def _scores(self, X):
         zeta = sample_reference(self.reference, self.rng_, self.n_, self.M, self.sparsity)
         theta = self.W_[:, :, self.d_] + (self.A_ @ zeta[:, :, None])[:, :, 0]   # eq. 3
-        return (X @ theta[:, :, None])[:, :, 0]
+        return arm_scores(X, theta)

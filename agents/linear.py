@@ -181,6 +181,17 @@ class LinearAgent:
         pass
 
 
+def arm_scores(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """<x, theta> of every arm: X (N, K, d), theta (N, d) -> (N, K).
+
+    numpy's batched matmul is fastest on small arm sets but copies mixed-dtype operands
+    (float32 features, float64 theta) and got 3x slower than einsum at K = 10,000, d = 50.
+    """
+    if X.shape[1] * X.shape[2] > 20_000:
+        return np.einsum("nkd,nd->nk", X, theta)
+    return (X @ theta[:, :, None])[:, :, 0]
+
+
 def _ridge_init(agent, n: int, d: int, lam: float, p: int = 1) -> None:
     """W_ = [V^{-1} | theta_hat] = [I / lam | 0] for n instances (p solution columns)."""
     agent.W_ = np.zeros((n, d, d + p))
@@ -217,7 +228,7 @@ class Greedy(LinearAgent):
         rls_update_(self.W_, x, y[:, None])                 # V_t^{-1}, theta_hat_t = V_t^{-1} b_t
 
     def _scores(self, X):
-        return (X @ self.W_[:, :, -1:])[:, :, 0]            # <x, theta_hat>
+        return arm_scores(X, self.W_[:, :, -1])              # <x, theta_hat>
 
 
 @register("epsilon-greedy")
@@ -335,7 +346,7 @@ class LinTS(LinearAgent):
     def _scores(self, X):
         eps = self.rng_.standard_normal((self.n_, self.d_, 1))
         theta = self.theta_ + self._scale_ * (self.R_ @ eps)[:, :, 0]
-        return (X @ theta[:, :, None])[:, :, 0]
+        return arm_scores(X, theta)
 
 
 @register("LinTS-AG")
@@ -417,7 +428,7 @@ class LinES(LinearAgent):
     def _scores(self, X):
         j = self.rng_.integers(self._spec()[0], size=self.n_)        # j_t ~ Unif[m]
         theta = self.W_[self._rows, :, self.d_ + j]                    # (N, d)
-        return (X @ theta[:, :, None])[:, :, 0]
+        return arm_scores(X, theta)
 
 
 @register("ES")

@@ -9,6 +9,8 @@
 
 The paper leaves the baselines' hyperparameters open (ambiguity 6): LinUCB and LinTS get the true
 noise sd (sigma=0.5), otherwise their defaults (lam=1, OFUL radius with delta_t = t^-3, v=1).
+Not in the paper: Lin-ES with the reward perturbation at the noise scale (sigma_R=0.5) and a prior
+perturbation (prior_sd=1), to show why the paper's sigma_R=0.1 locks some runs on a wrong arm.
 
     python scripts/s0_fig1.py                        # the paper's setting (about 25 min on 2 cores)
     python scripts/s0_fig1.py --quick                # smoke run
@@ -20,7 +22,8 @@ from _paper import A, E, Panel, main
 
 PANELS = [
     Panel("fig1a", [E("CtxBandit/Linear-v0")],
-          [A("Lin-ES"), A("LinUCB", sigma=0.5), A("LinTS", sigma=0.5)], horizon=10_000, seeds=50),
+          [A("Lin-ES"), A("LinUCB", sigma=0.5), A("LinTS", sigma=0.5),
+           A("Lin-ES", "Lin-ES (sigma_R=0.5, prior_sd=1)", sigma_R=0.5, prior_sd=1.0)], horizon=10_000, seeds=50),
     Panel("fig1b", [E("CtxBandit/Logistic-v0")],
           [A("GLM-ES"), A("GLM-ES-DT", "GLM-ES-DT100", T0=100), A("GLM-ES-DT", "GLM-ES-DT300", T0=300),
            A("GLM-TSL"), A("GLM-FPL"), A("GLM-UCB"), A("UCB-GLM")], horizon=10_000, seeds=50),
