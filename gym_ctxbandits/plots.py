@@ -29,13 +29,18 @@ def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
     fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 3.8), squeeze=False)
     for ax, (env, kwargs) in zip(axes[0], envs):
         sub = table[(table["env"] == env) & (table["env_kwargs"] == kwargs)]
-        for agent, rows in sub.groupby("agent", sort=False):
-            curves = rows.pivot(index="round", columns="seed", values="cum_regret")
+        curves_of = {agent: rows.pivot(index="round", columns="seed", values="cum_regret")
+                     for agent, rows in sub.groupby("agent", sort=False)}
+        # legend from the highest final regret down, as the curves end; 20 colours when 10 repeat
+        order = sorted(curves_of, key=lambda a: -curves_of[a].iloc[-1].mean())
+        colors = plt.get_cmap("tab10" if len(order) <= 10 else "tab20").colors
+        for agent, color in zip(order, colors * (len(order) // len(colors) + 1)):
+            curves = curves_of[agent]
             mean, spread = curves.mean(axis=1), curves.std(axis=1, ddof=1).fillna(0.0)
             if band == "se":
                 spread = spread / np.sqrt(curves.shape[1])
-            line, = ax.plot(curves.index, mean, label=f"{agent} (n={curves.shape[1]})")
-            ax.fill_between(curves.index, mean - spread, mean + spread, alpha=0.2, color=line.get_color())
+            ax.plot(curves.index, mean, label=f"{agent} (n={curves.shape[1]})", color=color)
+            ax.fill_between(curves.index, mean - spread, mean + spread, alpha=0.2, color=color)
         title = env if kwargs == "{}" else f"{env}\n{kwargs}"
         ax.set(title=title, xlabel="round", ylabel="cumulative regret")
         ax.grid(alpha=0.3)
