@@ -1,9 +1,9 @@
 """Optimal-allocation agents for linear contextual bandits with finitely many action sets:
 OAM ([S4] Hao, Lattimore, Szepesvari, Alg. 1) and OSSB (Combes, Magureanu, Proutiere 2017).
 
-Both solve an allocation program with CVXPY (the optional extra `pip install gym-ctxbandits[oam]`,
-imported only when a first program is solved, so `import agents` works without it). Both are
-single-instance agents (`batched = False`): obs is the (K, d) action set of the round.
+Both are single-instance agents (`batched = False`): obs is the (K, d) action set of the round.
+CVXPY (the optional extra `pip install gym-ctxbandits[oam]`) is imported only when a semidefinite
+program is actually needed (see below), so `import agents` works without it.
 
 Contexts. In [S4] the context *is* the action set: a context is identified by the exact bytes of the
 obs array (converted to float64), discovered online. The first `max_contexts` distinct action sets
@@ -11,19 +11,15 @@ are tracked (statistics, counts, allocation); rounds with an action set beyond t
 problem whose arms are redrawn every round, where these algorithms do not apply) are played by a
 documented fallback and leave no per-context state, so memory stays bounded.
 
-The allocation program (shared by both agents, solved in a rescaled form for numerical stability):
-
-    minimise    sum_i cost_i w_i                   over w in [lo, 1]^P   (P = arms of all tracked contexts)
-    subject to  v_i^T (sum_j w_j a_j a_j^T + ridge I)^{-1} v_i <= rho_i   for every constrained arm i,
-
-with w = T / n (OAM: T counts, n the horizon; OSSB: eta rates over eta_max). `cp.matrix_frac` makes
-each constraint a (d+1) x (d+1) linear matrix inequality. Arms whose estimated gap is 0 (estimated
-optimal in their context) cost nothing, so they sit at the box, w = lo = 1, and are not constrained
-([S4] (3.6) constrains suboptimal arms only; CATALOG ambiguity 21). Gaps too small to be resolved
-within the box (even w = 1 for every arm cannot meet rho_i) would make the program infeasible; their
-rho_i is raised to FEASIBILITY_FACTOR times the value reached at w = 1 for every arm, i.e. "learn this
-gap as well as the horizon allows". If the solver still fails, the previous allocation is kept (or
-none, see the agents) and `solver_failures_` counts it.
+The allocation program ([S4] Def. 4.1, eq. 4.2; shared by both agents) is solved exactly over
+T in [0, inf] by `optimal_allocation`: the estimated-optimal arms cost nothing and get T = inf, which
+reduces the program to the orthogonal complement of their span (dimension k). k = 0: free (bounded
+regret); k = 1 (every d = 2 instance of [S4], and its d = 3 changing-action-set instance): a closed
+form; k >= 2: an SDP compiled once (CVXPY Parameters) and re-solved. An earlier version boxed T <= n
+and, where the box made the program infeasible, raised the rhs to 2x its value at "every arm n
+times"; for small gaps (100 arms on the unit circle) that demanded a design as large as pulling
+half the arms n times and put T = n on arms with gaps ~0.5: OAM's tracking then pulled bad arms.
+See docs/oam.md.
 """
 
 from __future__ import annotations
@@ -38,9 +34,8 @@ import numpy as np
 from agents.base import random_argmax, register
 from agents.linear import LinUCB, _positive
 
-__all__ = ["OAM", "OSSB", "solve_allocation", "oam_f"]
+__all__ = ["OAM", "OSSB", "optimal_allocation", "barycentric_spanner", "oam_f"]
 
-FEASIBILITY_FACTOR = 2.0   # rho_i >= this x (value of v_i^T H^{-1} v_i at w = 1 for every arm)
 _GAP_TOL = 1e-12           # estimated gaps below this (relative to the largest |<x, theta_hat>|) count as 0
 
 
@@ -58,34 +53,37 @@ def oam_f(n: int, delta: float, d: int, c: float = 1.0) -> float:
     return 2.0 * (1.0 + 1.0 / math.log(n)) * math.log(1.0 / delta) + c * d * math.log(d * math.log(n))
 
 
-class _Allocation:
-    """A DPP-parametrised CVXPY program for fixed arms a_j and fixed constraint vectors v_i.
+class _ProjectedSDP:
+    """The projected program (see `optimal_allocation`) for k >= 2, as a DPP-parametrised CVXPY problem.
 
-    Each constraint v_i^T H(w)^{-1} v_i <= rho_i is written as its Schur complement, the linear
-    matrix inequality [[H(w), v_i], [v_i^T, rho_i]] >= 0 (what `cp.matrix_frac` expands to, but
-    faster for CVXPY to compile). Built once per set of arms and re-solved with new (cost, rho, lo)
-    parameters: CVXPY then skips most of the compilation, which dominates the time of a solve.
-    Not pickled by the agents (a cache, rebuilt on demand).
+        minimise  sum_j cost_j w_j   over w >= 0,
+        s.t.      [[H(w), z_i], [z_i^T, rho_i]] >= 0 for every i,   H(w) = sum_j w_j z_j z_j^T  (k x k),
+
+    the Schur-complement form of z_i^T H(w)^{-1} z_i <= rho_i. The projected arms z_j, the costs and
+    the rhs are Parameters, so the problem is compiled once per (P, k) and re-solved with new values
+    (CVXPY then skips the compilation, which dominates a solve). Unconstrained rows get z_i = 0,
+    rho_i = 1 (a vacuous constraint). Not pickled by the agents (a cache, rebuilt on demand).
     """
 
-    def __init__(self, arms: np.ndarray, vecs: np.ndarray, ridge: float, solver: str | None):
+    def __init__(self, P: int, k: int, solver: str | None):
         cp = _cvxpy()
-        P, d = arms.shape
-        self.w = cp.Variable(P)
+        self.w = cp.Variable(P, nonneg=True)
         self.cost = cp.Parameter(P, nonneg=True)
         self.rho = cp.Parameter(P, pos=True)
-        self.lo = cp.Parameter(P, nonneg=True)
-        outer = np.einsum("pi,pj->ijp", arms, arms).reshape(d * d, P)   # column j: vec(a_j a_j^T)
-        H = cp.reshape(outer @ self.w, (d, d), order="C") + ridge * np.eye(d)
-        cons = [self.w >= self.lo, self.w <= 1.0]
+        self.Z = cp.Parameter((P, k))
+        self.outer = cp.Parameter((k * k, P))                             # column j: vec(z_j z_j^T)
+        H = cp.Variable((k, k), symmetric=True)
+        cons = [cp.vec(H, order="C") == self.outer @ self.w]
         for i in range(P):
-            v = vecs[i][:, None]
-            cons.append(cp.bmat([[H, v], [v.T, cp.reshape(self.rho[i], (1, 1), order="C")]]) >> 0)
+            z = cp.reshape(self.Z[i, :], (k, 1), order="C")
+            cons.append(cp.bmat([[H, z], [z.T, cp.reshape(self.rho[i], (1, 1), order="C")]]) >> 0)
         self.problem = cp.Problem(cp.Minimize(self.cost @ self.w), cons)
         self.solver = solver
 
-    def solve(self, cost, rho, lo) -> np.ndarray | None:
-        self.cost.value, self.rho.value, self.lo.value = cost, rho, lo
+    def solve(self, Z, cost, rho) -> np.ndarray | None:
+        P, k = Z.shape
+        self.Z.value, self.cost.value, self.rho.value = Z, cost, rho
+        self.outer.value = np.einsum("pi,pj->ijp", Z, Z).reshape(k * k, P)
         try:
             with warnings.catch_warnings():   # "Solution may be inaccurate": the status says so, accepted below
                 warnings.simplefilter("ignore", UserWarning)
@@ -94,45 +92,130 @@ class _Allocation:
             return None
         if self.problem.status not in ("optimal", "optimal_inaccurate") or self.w.value is None:
             return None
-        return np.clip(self.w.value, lo, 1.0)
+        return np.maximum(self.w.value, 0.0)
 
 
-def solve_allocation(arms: np.ndarray, vecs: np.ndarray, gaps: np.ndarray, rhs: np.ndarray, scale: float,
-                     ridge: float = 0.0, solver: str | None = "CLARABEL", program: _Allocation | None = None):
-    """Solve  min sum_i gaps_i T_i  s.t.  vecs_i^T (sum_j T_j a_j a_j^T + ridge I)^{-1} vecs_i <= rhs_i
-    for every i with gaps_i > 0,  0 <= T <= scale;  arms with gap 0 are fixed at T = scale.
+def optimal_allocation(arms: np.ndarray, gaps: np.ndarray, scale: float, *, solver: str | None = "CLARABEL",
+                       cache: dict | None = None, method: str = "auto"):
+    """[S4] Definition 4.1 / eq. (4.2), solved exactly over T in [0, inf]:
 
-    Returns (T, info): T (P,) or None if the solver failed, and info with the constraint values
-    `lhs` (vecs_i^T H(T)^{-1} vecs_i at the solution), the rhs actually used `rhs_used` (raised for
-    unresolvable gaps, see the module docstring) and `raised` (bool mask). `program`, if given, is a
-    prebuilt `_Allocation(arms, vecs, ridge / scale, solver)` re-solved without recompiling.
-    Problem (4.2) of [S4] is vecs = arms, rhs = gaps^2 / f_n, scale = n.
+        minimise  sum_x T_x gap_x   s.t.  ||x||^2_{H_T^{-1}} <= gap_x^2 / scale  for every x with gap_x > 0,
+        H_T = sum_x T_x x x^T,
+
+    with `arms` (P, d) the arms of all contexts stacked and `gaps` their estimated gaps, each in its
+    own context (0 for an estimated-optimal arm x_hat*_m). OAM: scale = f_n; OSSB: scale = 2 (its
+    vectors x - x_hat* project to the same z below, so it is the same program).
+
+    Estimated-optimal arms cost nothing, so the infimum puts T = inf on them (allowed: [S4] writes
+    T in [0, inf]). With S = span{x_hat*_m} and U (d, k) an orthonormal basis of its orthogonal
+    complement, lim_{t->inf} (H + t P_S)^{-1} = U (U^T H U)^{-1} U^T, so the program is exactly
+
+        minimise  sum_x T_x gap_x   s.t.  z_x^T (sum_y T_y z_y z_y^T)^{-1} z_x <= gap_x^2 / scale,  z_x = U^T x,
+
+    over the suboptimal arms (an arm with z_x = 0 is constrained by nothing and informs nothing: T_x = 0).
+    - k = 0 (the x_hat*_m span R^d, [S4] section 3.1, sub-logarithmic regret): T = 0 off the optimal arms.
+    - k = 1 (e.g. every d = 2 instance; changing action sets in d = 3): H is the scalar h = sum T_y z_y^2,
+      every constraint reads h >= scale z_x^2 / gap_x^2, and the cheapest way to buy h is the arm with the
+      most information per unit regret, argmax z_y^2 / gap_y: the closed form
+          T_b = h* / z_b^2,  h* = scale max_x z_x^2 / gap_x^2,  b = argmax_y z_y^2 / gap_y
+      (ties share h* equally; the program's solution is then not unique, [S4] Remark 4.4).
+    - k >= 2: a semidefinite program (`_ProjectedSDP`), compiled once per (P, k) and kept in `cache`.
+    `method="sdp"` forces the SDP for k = 1 too (used by the tests to check the closed form).
+
+    Returns (T, info): T (P,) with inf on the estimated-optimal arms, or None if the solver failed;
+    info has `k`, `method` ("span", "closed_form", "sdp") and `lhs` (||x||^2_{H_T^{-1}} with T = inf
+    on the optimal arms, i.e. z^T (U^T H U)^{-1} z; 0 for the optimal arms), to compare with gaps^2 / scale.
     """
-    arms, vecs = np.asarray(arms, float), np.asarray(vecs, float)
-    gaps, rhs = np.asarray(gaps, float), np.asarray(rhs, float)
+    arms, gaps = np.asarray(arms, float), np.asarray(gaps, float)
     P, d = arms.shape
-    free = gaps <= 0
-    lo = free.astype(float)
-    # Rescaled: w = T / scale, H(T) = scale (sum w a a^T + ridge / scale I), so the constraint reads
-    # v^T (sum w a a^T + ridge/scale I)^{-1} v <= scale * rhs.
-    r = ridge / scale
-    full = arms.T @ arms + r * np.eye(d)
-    at_box = np.einsum("pd,de,pe->p", vecs, np.linalg.pinv(full), vecs)   # lhs at w = 1 everywhere
-    rho = scale * rhs
-    raised = ~free & (rho < FEASIBILITY_FACTOR * at_box)
-    rho = np.where(raised, FEASIBILITY_FACTOR * at_box, rho)
-    # Gap-0 arms: inactive (w = 1 for such an arm a gives a^T H^{-1} a <= 1; OSSB's v = 0 for x_hat*).
-    rho = np.where(free, 2.0 * np.maximum(at_box, 1.0), rho)
-    rho = np.maximum(rho, 1e-12)
-    if program is None:
-        program = _Allocation(arms, vecs, r, solver)
-    wv = program.solve(np.maximum(gaps, 0.0), rho, lo)
-    info: dict[str, Any] = {"rhs_used": rho / scale, "raised": raised, "free": free}
-    if wv is None:
-        return None, info
-    H = (arms.T * wv) @ arms + r * np.eye(d)
-    info["lhs"] = np.einsum("pd,de,pe->p", vecs, np.linalg.inv(H), vecs) / scale
-    return wv * scale, info
+    opt = gaps <= 0
+    T = np.where(opt, np.inf, 0.0)
+    info: dict[str, Any] = {"k": d, "lhs": np.zeros(P)}
+    S = arms[opt]
+    if S.shape[0]:
+        _, sv, Vt = np.linalg.svd(S, full_matrices=True)
+        rank = int((sv > 1e-10 * max(sv.max(), 1e-300)).sum())
+        U = Vt[rank:].T                                                  # (d, k) orthonormal complement
+    else:
+        U = np.eye(d)
+    k = U.shape[1]
+    info["k"] = k
+    if k == 0:
+        info["method"] = "span"
+        return T, info
+    Z = arms @ U                                                         # (P, k) projected arms
+    znorm2 = (Z * Z).sum(axis=1)
+    active = ~opt & (znorm2 > 1e-18 * np.maximum((arms * arms).sum(axis=1), 1e-300))
+    if not active.any():
+        info["method"] = "span"
+        return T, info
+    g = np.where(active, gaps, 1.0)
+    if k == 1 and method == "auto":
+        z2 = Z[:, 0] ** 2
+        h = scale * np.max(np.where(active, z2 / g**2, 0.0))
+        value = np.where(active, z2 / g, -np.inf)                       # information per unit regret
+        best = active & (value >= value.max() * (1.0 - 1e-9))
+        T[best] = h / (best.sum() * z2[best])
+        info["method"] = "closed_form"
+        Hk = np.array([[h]])
+    else:
+        gmin = gaps[active].min()
+        cost = np.where(active, gaps / gmin, 0.0)
+        rho = np.where(active, (gaps / gmin) ** 2, 1.0)
+        Zc = np.where(active[:, None], Z, 0.0)
+        key = (P, k)
+        program = cache.get(key) if cache is not None else None
+        if program is None:
+            program = _ProjectedSDP(P, k, solver)
+            if cache is not None:
+                cache[key] = program
+        w = program.solve(Zc, cost, rho)
+        info["method"] = "sdp"
+        if w is None:
+            return None, info
+        # w is T / scale in units of 1 / gmin^2: z^T H_w^{-1} z <= (gap / gmin)^2  <=>  ||x||^2_{H_T^{-1}} <= gap^2 / scale
+        T[active] = w[active] * scale / gmin**2
+        Hk = (Zc.T * np.where(active, T, 0.0)) @ Zc
+    try:
+        Hinv = np.linalg.inv(Hk)
+    except np.linalg.LinAlgError:
+        Hinv = np.linalg.pinv(Hk)
+    info["lhs"] = np.where(active, np.einsum("pi,ij,pj->p", Z, Hinv, Z), 0.0)
+    return T, info
+
+
+def barycentric_spanner(A: np.ndarray, C: float = 2.0) -> np.ndarray:
+    """Indices of a C-approximate barycentric spanner of the rows of A (Awerbuch & Kleinberg 2004,
+    Prop. 2.4), the forced-exploration set of [S4] Remark 4.2: d arms such that every arm is a
+    combination of them with coefficients in [-C, C]. Greedy |det| maximisation, then swaps that
+    grow |det| by more than C. If A does not span R^d, all indices are returned."""
+    A = np.asarray(A, dtype=float)
+    K, d = A.shape
+    B = np.eye(d)
+    idx = [-1] * d
+
+    def dets(i):
+        M = np.repeat(B[None], K, axis=0)
+        M[:, i, :] = A
+        return np.abs(np.linalg.det(M))
+
+    for i in range(d):
+        v = dets(i)
+        idx[i] = int(np.argmax(v))
+        B[i] = A[idx[i]]
+    cur = abs(np.linalg.det(B))
+    if cur <= 1e-12 * max(np.abs(A).max(), 1e-300) ** d:
+        return np.arange(K)
+    for _ in range(100):
+        changed = False
+        for i in range(d):
+            v = dets(i)
+            j = int(np.argmax(v))
+            if v[j] > C * cur:
+                B[i], idx[i], cur, changed = A[j], j, v[j], True
+        if not changed:
+            break
+    return np.unique(idx)
 
 
 class _ContextTable:
@@ -186,6 +269,8 @@ class OAM(LinUCB):
        (the text of section 4.1; the box prints a misplaced square, CATALOG ambiguity 22). If some arm
        has N_x < target_x: b1 = argmin N_x / target_x, b2 = argmin N_x (eq. 4.5); play b2 if
        N_b2 <= epsilon_t s (forced exploration, s = s(t) after the increment, as in the text), else b1.
+       With `spanner=True`, b2 is the least played arm of a barycentric spanner of A^{c_t} ([S4]
+       Remark 4.2: forced exploration then costs d arms instead of K).
     4. Otherwise the round is "wasted": play LinUCB (eq. 4.6),
        argmax <x, theta_hat> + sqrt(f_{n, 1/s^2}) ||x||_{G^{-1}}.
 
@@ -197,15 +282,22 @@ class OAM(LinUCB):
 
     The allocation T(Delta_hat) solves (4.2) over the arms of all tracked contexts,
         min sum_m sum_x T^m_x Delta_hat^m_x  s.t.  ||x||^2_{H_T^{-1}} <= (Delta_hat^m_x)^2 / f_n for Delta_hat^m_x > 0,
-    H_T = sum T^m_x x x^T + lam I, 0 <= T <= n, with the estimated gaps in the constraint and the
-    box T <= n (CATALOG ambiguity 21; estimated-optimal arms sit at T = n at no cost). Lazily ([S4]
-    section 5): it is re-solved only when det G_t has grown by a factor (1 + zeta) since the last solve,
-    or when a new action set is tracked. `solves_` counts the solves. See the module docstring for
-    the rescaling and for gaps too small to resolve within the horizon.
+    H_T = sum T^m_x x x^T, T in [0, inf], with the estimated gaps in the constraint (CATALOG ambiguity
+    21), exactly: T = inf on the estimated-optimal arms (free), closed form when they leave one free
+    direction (see `optimal_allocation`). So the target of x_hat* is f_n / Delta_hat_min^2, and the
+    tracking (b1) pulls x_hat* and the arms with the most information per unit regret.
+    Lazily ([S4] section 5): re-solved when det G_t has grown by a factor (1 + zeta) since the last
+    solve, when a new action set is tracked, or when the set of estimated-optimal arms x_hat*_m has
+    changed (Alg. 1 re-solves every round; without this an allocation with T = inf on a former
+    x_hat* would be tracked until det G grew). `solves_` and `solve_reasons_` count the solves.
 
-    With the default epsilon_t (>= 0.45 for t <= 10^4) forced exploration dominates finite-time
-    regret (round-robin over the arms until (4.3) holds); `epsilon=0.01` (about 1/K or less) is the
-    practical setting. Measurements and timings: docs/oam.md.
+    Forced exploration. With the default epsilon_t = 1 / log log t (>= 0.45 for t <= 10^4) and K >= 3
+    arms, N_b2 <= epsilon_t s(t) holds in every exploration round (min N <= s / K): every exploration
+    round is forced, i.e. round-robin over the arms, and the regret is linear until (4.3) holds ([S4]'s
+    proof, App. B.3, needs epsilon_t <= 1 / |A|, "satisfied when t is large"). This is the paper's
+    theory rate, kept as the default; it does not reproduce [S4]'s figures. For experiments use a
+    constant epsilon well below 1 / K (e.g. 0.001), or epsilon=0.01 with spanner=True
+    (forced fraction d * epsilon). Measurements and timings: docs/oam.md.
 
     Args:
         horizon: n, the run length used by f_n (CATALOG ambiguity 20: [S4] does not state it).
@@ -213,6 +305,8 @@ class OAM(LinUCB):
         zeta: lazy-update factor (re-solve when det G_t >= (1 + zeta) det G_at_last_solve); [S4]: 0.1.
         epsilon: forced-exploration rate; None for epsilon_t = 1 / log(log t) ([S4] Thm 4.3), capped at 1
             (for t < e^e, where log log t <= 1); a float in [0, 1] for a constant rate.
+        spanner: forced exploration on a barycentric spanner of each action set (Remark 4.2) instead
+            of on all its arms.
         lam: ridge keeping G_t invertible (see above).
         max_contexts: number of distinct action sets tracked.
         solver: CVXPY solver name, or None for CVXPY's default choice.
@@ -221,7 +315,7 @@ class OAM(LinUCB):
     batched = False
 
     def __init__(self, *, horizon: int = 10_000, c: float = 1.0, zeta: float = 0.1, epsilon: float | None = None,
-                 lam: float = 1e-6, max_contexts: int = 10, solver: str | None = "CLARABEL",
+                 spanner: bool = False, lam: float = 1e-6, max_contexts: int = 10, solver: str | None = "CLARABEL",
                  seed: int | None = None, dim: int | None = None):
         _check_common(horizon, max_contexts, zeta, solver)
         if not (isinstance(c, (int, float, np.integer, np.floating)) and c >= 0 and math.isfinite(c)):
@@ -229,7 +323,9 @@ class OAM(LinUCB):
         if epsilon is not None and not (isinstance(epsilon, (int, float, np.integer, np.floating))
                                         and 0.0 <= epsilon <= 1.0):
             raise ValueError(f"epsilon must be None (1 / log log t) or a number in [0, 1], got {epsilon!r}")
-        self.horizon, self.c, self.zeta, self.epsilon = horizon, c, zeta, epsilon
+        if not isinstance(spanner, (bool, np.bool_)):
+            raise ValueError(f"spanner must be a bool, got {spanner!r}")
+        self.horizon, self.c, self.zeta, self.epsilon, self.spanner = horizon, c, zeta, epsilon, bool(spanner)
         self.max_contexts, self.solver = max_contexts, solver
         super().__init__(lam=lam, seed=seed, dim=dim)
 
@@ -242,18 +338,21 @@ class OAM(LinUCB):
         self.rounds_ = {"init": 0, "exploit": 0, "explore": 0, "forced": 0, "wasted": 0}
         self.contexts_ = None                # _ContextTable, created with the first obs
         self.pulls_ = []                     # N^m_x, one (K_m,) int array per tracked context
+        self.spanners_ = []                  # forced-exploration arms per tracked context (all, or Remark 4.2's spanner)
         self.context_counts_ = []            # rounds observed per tracked context
         self.untracked_rounds_ = 0
         self.allocation_ = []                # T^m_x (K_m,) per context solved so far
         self.solved_contexts_ = 0            # tracked contexts at the last solve
         self.logdet_at_solve_ = -np.inf
+        self.optimal_at_solve_ = b""         # which arms were estimated optimal at the last solve
+        self.solve_reasons_ = {"context": 0, "argmax": 0, "det": 0}
         self.basis_ = None                   # orthonormal basis of the span of the arms played (initialisation)
-        self._program = None
+        self._programs = {}
         self._pending = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_program"] = None             # a compiled CVXPY program is a cache, rebuilt on demand
+        state["_programs"] = {}              # compiled CVXPY programs are a cache, rebuilt on demand
         return state
 
     def _init_state(self, n, d):
@@ -308,6 +407,8 @@ class OAM(LinUCB):
         while len(self.pulls_) <= m:
             self.pulls_.append(np.zeros(K, dtype=np.int64))
             self.context_counts_.append(0)
+            arms = self.contexts_.arms[len(self.spanners_)]
+            self.spanners_.append(barycentric_spanner(arms) if self.spanner else np.arange(K))
 
     # -- decision -------------------------------------------------------------------------------
     def _gaps(self, arms: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -326,8 +427,8 @@ class OAM(LinUCB):
         if not np.isfinite(A).all():
             raise ValueError("obs contains NaN or inf")
         A = A.astype(float, copy=False)
-        theta = self.W_[0, :, -1]
-        Ginv = self.W_[0, :, :-1]
+        theta = self.W_[0, :, -1]                                     # theta_hat_{t-1}
+        Ginv = self.W_[0, :, :-1]                                     # G_{t-1}^{-1}
         t = self.t_ + 1
         if self.basis_.shape[0] < self.d_:                           # 1. initialisation
             resid = A - (A @ self.basis_.T) @ self.basis_
@@ -339,28 +440,40 @@ class OAM(LinUCB):
         m = self.contexts_.lookup(A, add=True)
         if m is not None:
             self._grow(m, A.shape[0])
-        if m is not None and (m >= self.solved_contexts_
-                              or self.logdet_[0, 0] - self.logdet_at_solve_ >= math.log1p(self.zeta)):
-            self._solve(theta)
-        gaps = self._gaps(A, theta)
-        gmin = self._min_gap(theta, gaps)
-        norms = np.einsum("kd,de,ke->k", A, Ginv, A)                # ||x||^2_{G^{-1}}
-        if np.all(norms <= np.maximum(gmin**2, gaps**2) / self.f_n_):   # 2. exploit (4.3)
+        # Delta_hat^m(t-1) for every tracked context; Delta_hat_min(t-1) over them (and the current set)
+        all_gaps = [self._gaps(arms, theta) for arms in self.contexts_.arms]
+        gaps = all_gaps[m] if m is not None else self._gaps(A, theta)
+        pos = np.concatenate([g[g > 0] for g in all_gaps + [gaps]])
+        gmin = float(pos.min()) if pos.size else 0.0
+        if m is not None:
+            optimal = np.concatenate([g == 0 for g in all_gaps]).tobytes()   # which arms are x_hat*_m
+            reason = ("context" if m >= self.solved_contexts_ else
+                      "argmax" if optimal != self.optimal_at_solve_ else
+                      "det" if self.logdet_[0, 0] - self.logdet_at_solve_ >= math.log1p(self.zeta) else None)
+            if reason is not None:
+                self.solve_reasons_[reason] += 1
+                self._solve(all_gaps, optimal)
+        norms = np.einsum("kd,de,ke->k", A, Ginv, A)                # ||x||^2_{G_{t-1}^{-1}}
+        if np.all(norms <= np.maximum(gmin**2, gaps**2) / self.f_n_):   # 2. exploit: (4.3) holds
             self.rounds_["exploit"] += 1
-            return np.array([random_argmax(A @ theta, self.rng_)])
-        self.s_ += 1                                                   # 3. explore
+            return np.array([random_argmax(A @ theta, self.rng_)])  # (4.4)
+        self.s_ += 1                                                   # 3. explore: s(t) = s(t-1) + 1
         if m is not None and m < len(self.allocation_):
             cap = self.f_n_ / gmin**2 if gmin > 0 else np.inf
-            target = np.minimum(self.allocation_[m], cap)
+            target = np.minimum(self.allocation_[m], cap)             # min(T^{c_t}_x, f_n / Delta_hat_min^2)
         else:
             target = np.zeros(A.shape[0])
         N = self.pulls_[m] if m is not None else np.zeros(A.shape[0], dtype=np.int64)
         if np.any(N < target):
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = np.where(target > 0, N / target, np.inf)
-            b1 = random_argmax(-ratio, self.rng_)
-            b2 = random_argmax(-N.astype(float), self.rng_)
-            if N[b2] <= self._epsilon(t) * self.s_:
+            b1 = random_argmax(-ratio, self.rng_)                     # (4.5): argmin N_x / target_x
+            if m is not None and self.spanner:                        # Remark 4.2: argmin over the spanner
+                sp = self.spanners_[m]
+                b2 = int(sp[random_argmax(-N[sp].astype(float), self.rng_)])
+            else:
+                b2 = random_argmax(-N.astype(float), self.rng_)       # (4.5): argmin N_x
+            if N[b2] <= self._epsilon(t) * self.s_:                   # forced exploration, eps_t s(t)
                 self.rounds_["forced"] += 1
                 return np.array([b2])
             self.rounds_["explore"] += 1
@@ -369,27 +482,15 @@ class OAM(LinUCB):
         self._set_width()
         return random_argmax(self._checked_scores(X.astype(float, copy=False)), self.rng_)
 
-    def _min_gap(self, theta: np.ndarray, current: np.ndarray) -> float:
-        """Delta_hat_min: the smallest nonzero estimated gap over tracked contexts and the current one."""
-        pos = [current[current > 0]]
-        for arms in self.contexts_.arms:
-            g = self._gaps(arms, theta)
-            pos.append(g[g > 0])
-        pos = np.concatenate(pos)
-        return float(pos.min()) if pos.size else 0.0
-
-    def _solve(self, theta: np.ndarray) -> None:
-        """Re-solve (4.2) at Delta_hat(t-1) over all tracked contexts; keep the old one on failure."""
+    def _solve(self, all_gaps: list, optimal: bytes) -> None:
+        """Solve (4.2) at Delta_hat(t-1) over all tracked contexts (`optimal_allocation`: exact, T = inf
+        on the estimated-optimal arms); on a solver failure keep the previous allocation."""
         sets = self.contexts_.arms
-        arms = np.concatenate(sets)
-        gaps = np.concatenate([self._gaps(a, theta) for a in sets])
-        if self._program is None or self._program_size != arms.shape[0]:
-            self._program = _Allocation(arms, arms, self.lam / self.horizon, self.solver)
-            self._program_size = arms.shape[0]
-        T, _ = solve_allocation(arms, arms, gaps, gaps**2 / self.f_n_, self.horizon, self.lam,
-                                self.solver, self._program)
+        T, _ = optimal_allocation(np.concatenate(sets), np.concatenate(all_gaps), self.f_n_,
+                                  solver=self.solver, cache=self._programs)
         self.solves_ += 1
         self.logdet_at_solve_ = self.logdet_[0, 0]
+        self.optimal_at_solve_ = optimal
         self.solved_contexts_ = len(sets)       # attempted; a failed solve keeps the old allocation
         if T is None:
             self.solver_failures_ += 1
@@ -408,10 +509,10 @@ class OSSB(LinUCB):
     - an arm never pulled is pulled first (mu_hat undefined);
     - eta(Delta_hat) solves the Graves-Lai program for linear-Gaussian structure
           min sum_x eta_x Delta_hat_x  s.t.  ||x - x_hat*||^2_{(sum eta_x x x^T)^{-1}} <= Delta_hat_x^2 / 2  (Delta_hat_x > 0),
-      0 <= eta <= eta_max = n / log n (a box, as OAM's T <= n; estimated-optimal arms cost nothing and
-      sit at the box);
-    - exploit (play x_hat*) if N_x >= (1 + gamma) eta_x log t for every x with Delta_hat_x > 0 (the
-      optimal arm's box value is not a requirement: it is pulled whenever OSSB exploits);
+      eta in [0, inf]: x_hat* costs nothing, eta = inf on it, and the program is OAM's with f_n
+      replaced by 2 (`optimal_allocation`, closed form for d = 2; an earlier version boxed
+      eta <= n / log n);
+    - exploit (play x_hat*) if N_x >= (1 + gamma) eta_x log t for every x with Delta_hat_x > 0;
     - otherwise s <- s + 1; play argmin N_x if min N_x <= epsilon s (forced exploration), else
       argmin_{x: Delta_hat_x > 0} N_x / eta_x.
     Defaults epsilon = gamma = 0 (CATALOG ambiguity 20; with epsilon = 0 forced exploration happens
@@ -426,7 +527,7 @@ class OSSB(LinUCB):
     Args:
         epsilon: forced-exploration rate (>= 0).
         gamma: exploitation slack (>= 0).
-        horizon: n, fixing the box eta_max = n / log n.
+        horizon: accepted for a uniform interface with OAM; not used (OSSB is anytime).
         zeta: lazy-update factor.
         lam: ridge of the design matrix used by the lazy rule and the program (keeps it invertible).
         max_contexts: number of distinct action sets tracked.
@@ -453,7 +554,13 @@ class OSSB(LinUCB):
         self.solves_ = 0
         self.solver_failures_ = 0
         self.untracked_rounds_ = 0
+        self._programs = {}
         self._pending = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_programs"] = {}              # compiled CVXPY programs are a cache, rebuilt on demand
+        return state
 
     def _init_state(self, n, d):
         super()._init_state(n, d)
@@ -517,18 +624,20 @@ class OSSB(LinUCB):
         eta = st["eta"] if st["eta"] is not None else np.zeros(A.shape[0])
         need = (1.0 + self.gamma) * eta * math.log(max(t, 2))
         sub = gaps > 0
+        need = np.where(sub, need, 0.0)                                # eta = inf on x_hat*: not a requirement
         if not np.any(sub & (N < need)):
             return np.array([best])                                    # exploit
         st["s"] += 1
         if N.min() <= self.epsilon * st["s"]:
             return np.array([random_argmax(-N.astype(float), self.rng_)])
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(sub & (eta > 0), N / eta, np.inf)
+            ratio = np.where(sub & (eta > 0) & np.isfinite(eta), N / eta, np.inf)
         return np.array([random_argmax(-ratio, self.rng_)])
 
     def _solve(self, st: dict, A: np.ndarray, best: int, gaps: np.ndarray, logdet: float) -> None:
-        eta_max = self.horizon / math.log(self.horizon)
-        eta, _ = solve_allocation(A, A - A[best], gaps, gaps**2 / 2.0, eta_max, self.lam, self.solver)
+        """The Graves-Lai program at the empirical gaps: `optimal_allocation` with scale 2 (eta = inf on
+        x_hat*, so x - x_hat* and x project to the same vector; exact, closed form when k <= 1)."""
+        eta, _ = optimal_allocation(A, gaps, 2.0, solver=self.solver, cache=self._programs)
         self.solves_ += 1
         st["logdet_at_solve"], st["best_at_solve"] = logdet, best
         if eta is None:

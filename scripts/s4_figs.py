@@ -10,9 +10,11 @@ not printed: CATALOG ambiguity 20 suggests 10^4 from the plots).
   unstable, theory LinTS very large, OAM best).
 - figD: App. D: 5 arms on the unit circle (OAM beats OSSB) and a random theta (heuristic LinTS best
   by a modest margin).
-Agents: OAM with the paper's defaults (c=1, zeta=0.1, epsilon_t = 1/log log t) and with a small
-fixed forced-exploration rate epsilon=0.01 (see docs/oam.md), LinUCB with the OFUL radius at
-delta = 1/n, OSSB (epsilon = gamma = 0), theory LinTS (Agrawal & Goyal) and heuristic LinTS (v=1).
+Agents: OAM with the paper's defaults (c=1, zeta=0.1, epsilon_t = 1/log log t, which makes every
+exploration round a forced round-robin one when epsilon_t >= 1/K, see docs/oam.md), OAM with a
+small fixed forced-exploration rate (epsilon=0.001), OAM with epsilon=0.01 forced only on a
+barycentric spanner (Remark 4.2), LinUCB with the OFUL radius at delta = 1/n, OSSB
+(epsilon = gamma = 0), theory LinTS (Agrawal & Goyal) and heuristic LinTS (v=1).
 
     python scripts/s4_figs.py                     # the paper's setting
     python scripts/s4_figs.py --seeds 20          # what docs/reproductions.md reports if not 100
@@ -24,7 +26,8 @@ from pathlib import Path
 from _paper import A, E, Panel, main
 
 N = 10_000
-BASE = [A("OAM", horizon=N), A("OAM", "OAM (eps=0.01)", horizon=N, epsilon=0.01), A("LinUCB", delta=1 / N)]
+BASE = [A("OAM", horizon=N), A("OAM", "OAM (eps=0.001)", horizon=N, epsilon=0.001),
+        A("OAM", "OAM (eps=0.01, spanner)", horizon=N, epsilon=0.01, spanner=True), A("LinUCB", delta=1 / N)]
 ALL = BASE + [A("OSSB", horizon=N), A("LinTS-AG", "LinTS (theory)", horizon=N), A("LinTS", "LinTS (heuristic)")]
 PANELS = [
     Panel("fig1", [E("CtxBandit/FixedActionSet-v0", u=0.1), E("CtxBandit/FixedActionSet-v0", u=0.2)], BASE, N, 100),
