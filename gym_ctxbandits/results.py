@@ -47,9 +47,10 @@ def is_complete(job: Job, out: Path) -> bool:
 
 
 def write_manifest(out: Path, config: dict, jobs: list[Job]) -> None:
-    """Record the comparison's config and its job files (the plot and load steps read it)."""
+    """Record the comparison's config and its job files in the config's order (env, agent, seed),
+    which is the order of the loaded table and of the plots' panels."""
     out.mkdir(parents=True, exist_ok=True)
-    manifest = {"config": config, "files": sorted(j.filename for j in jobs)}
+    manifest = {"config": config, "files": [j.filename for j in jobs]}
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
     os.replace(tmp, out / MANIFEST)
