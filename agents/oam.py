@@ -246,8 +246,26 @@ def _check_common(horizon, max_contexts, zeta, solver) -> None:
         raise ValueError(f"solver must be a CVXPY solver name (e.g. 'CLARABEL', 'SCS') or None, got {solver!r}")
 
 
+class _SingleInstance:
+    """What OAM and OSSB share on top of LinUCB: one instance per object, and `observe` keeps the
+    round's (obs, action) for `_update`, which needs the whole action set, not only the pulled arm."""
+
+    def _check_obs(self, obs):
+        if np.ndim(obs) == 3:
+            raise ValueError(f"{type(self).__name__} serves one instance: obs must be a (K, d) action set, got shape "
+                             f"{np.shape(obs)}; run one agent per instance")
+        return super()._check_obs(obs)
+
+    def observe(self, obs, action, reward) -> None:
+        self._pending = (obs, action)
+        try:
+            super().observe(obs, action, reward)
+        finally:
+            self._pending = None
+
+
 @register("OAM")
-class OAM(LinUCB):
+class OAM(_SingleInstance, LinUCB):
     """Optimal Allocation Matching, [S4] section 4.1 Algorithm 1 (CATALOG L8).
 
     Statistics: least squares theta_hat_t = G_t^{-1} sum X_s Y_s with G_t = lam I + sum X_s X_s^T
@@ -373,19 +391,6 @@ class OAM(LinUCB):
         return counts / counts.sum() if counts.sum() > 0 else counts
 
     # -- the protocol ---------------------------------------------------------------------------
-    def _check_obs(self, obs):
-        if np.ndim(obs) == 3:
-            raise ValueError(f"{type(self).__name__} serves one instance: obs must be a (K, d) action set, got shape "
-                             f"{np.shape(obs)}; run one agent per instance")
-        return super()._check_obs(obs)
-
-    def observe(self, obs, action, reward) -> None:
-        self._pending = (obs, action)
-        try:
-            super().observe(obs, action, reward)
-        finally:
-            self._pending = None
-
     def _update(self, x, y):
         obs, action = self._pending
         X = np.asarray(obs, dtype=float)
@@ -499,7 +504,7 @@ class OAM(LinUCB):
 
 
 @register("OSSB")
-class OSSB(LinUCB):
+class OSSB(_SingleInstance, LinUCB):
     """OSSB, Optimal Sampling for Structured Bandits (Combes, Magureanu, Proutiere 2017), for a
     linear bandit with Gaussian noise (CATALOG L9, NIS: the standard definition, as [S4] only cites it).
 
@@ -566,18 +571,6 @@ class OSSB(LinUCB):
         super()._init_state(n, d)
         self.contexts_ = _ContextTable(self.max_contexts)
 
-    def _check_obs(self, obs):
-        if np.ndim(obs) == 3:
-            raise ValueError(f"{type(self).__name__} serves one instance: obs must be a (K, d) action set, got shape "
-                             f"{np.shape(obs)}; run one agent per instance")
-        return super()._check_obs(obs)
-
-    def observe(self, obs, action, reward) -> None:
-        self._pending = (obs, action)
-        try:
-            super().observe(obs, action, reward)
-        finally:
-            self._pending = None
 
     def _context(self, A: np.ndarray) -> dict | None:
         m = self.contexts_.lookup(A, add=True)
