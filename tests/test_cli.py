@@ -1,9 +1,8 @@
 """The `ctxbandits` command end to end: run, plot, list, bad input, and resuming after an interrupt."""
 
-import signal
-import subprocess
-import sys
 import time
+
+import pytest
 
 from gym_ctxbandits.cli import main
 
@@ -40,19 +39,32 @@ def test_errors_are_one_clear_line(tmp_path, capsys):
     assert "no manifest.json" in capsys.readouterr().err
 
 
-def test_interrupted_run_resumes_without_recomputing(tmp_path):
+def test_interrupted_run_resumes_without_recomputing(tmp_path, monkeypatch):
+    """Ctrl-C in the middle of the 4th unit of work (a batch of 2 seeds): the 3 finished units'
+    files stay, nothing half-written is left, and the rerun computes only the missing jobs."""
+    from gym_ctxbandits import backends
+
+    real, calls = backends.run_unit, []
+
+    def interrupted(unit, out, progress=None):
+        calls.append(len(unit))
+        if len(calls) == 4:
+            def ctrl_c(_):
+                raise KeyboardInterrupt
+            return real(unit, out, progress=ctrl_c)
+        return real(unit, out, progress)
+
     out = tmp_path / "r"
-    cmd = [sys.executable, "-m", "gym_ctxbandits.cli", "run", "--env", ENV, "--agents", "LinTS", "--seeds", "12",
-           "--horizon", "4000", "--log-every", "100", "--batch", "2", "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while len(list(out.glob("*.parquet"))) < 2 and time.time() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
+    cmd = ["run", "--env", ENV, "--agents", "LinTS", "--seeds", "12", "--horizon", "400", "--log-every", "10",
+           "--batch", "2", "--out", str(out), "--quiet"]
+    monkeypatch.setattr(backends, "run_unit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        main(cmd)
     done = {p: p.stat().st_mtime_ns for p in out.glob("*.parquet")}
-    assert 2 <= len(done) < 12, "the run should have been interrupted part-way"
-    assert main(cmd[3:]) == 0
+    assert len(done) == 6 and not list(out.glob(".tmp-*"))
+    monkeypatch.setattr(backends, "run_unit", real)
+    time.sleep(0.01)
+    assert main(cmd) == 0
     assert len(list(out.glob("*.parquet"))) == 12 and not list(out.glob(".tmp-*"))
     for p, stamp in done.items():
         assert p.stat().st_mtime_ns == stamp, f"{p.name} was recomputed"
