@@ -26,16 +26,17 @@ def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
     if band not in BANDS:
         raise ValueError(f"band must be one of {list(BANDS)}, got {band!r}")
     envs = list(dict.fromkeys(zip(table["env"], table["env_kwargs"])))
+    names = list(dict.fromkeys(table["agent"]))               # one colour per agent in every panel
+    palette = plt.get_cmap("tab10" if len(names) <= 10 else "tab20").colors
+    color_of = {a: palette[i % len(palette)] for i, a in enumerate(names)}
     fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 3.8), squeeze=False)
     for ax, (env, kwargs) in zip(axes[0], envs):
         sub = table[(table["env"] == env) & (table["env_kwargs"] == kwargs)]
         curves_of = {agent: rows.pivot(index="round", columns="seed", values="cum_regret")
                      for agent, rows in sub.groupby("agent", sort=False)}
-        # legend from the highest final regret down, as the curves end; 20 colours when 10 repeat
-        order = sorted(curves_of, key=lambda a: -curves_of[a].iloc[-1].mean())
-        colors = plt.get_cmap("tab10" if len(order) <= 10 else "tab20").colors
-        for agent, color in zip(order, colors * (len(order) // len(colors) + 1)):
-            curves = curves_of[agent]
+        # legend from the highest final regret down, in the order the curves end
+        for agent in sorted(curves_of, key=lambda a: -curves_of[a].iloc[-1].mean()):
+            curves, color = curves_of[agent], color_of[agent]
             mean, spread = curves.mean(axis=1), curves.std(axis=1, ddof=1).fillna(0.0)
             if band == "se":
                 spread = spread / np.sqrt(curves.shape[1])
