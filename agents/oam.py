@@ -247,8 +247,14 @@ def _check_common(horizon, max_contexts, zeta, solver) -> None:
 
 
 class _SingleInstance:
-    """What OAM and OSSB share on top of LinUCB: one instance per object, and `observe` keeps the
-    round's (obs, action) for `_update`, which needs the whole action set, not only the pulled arm."""
+    """What OAM and OSSB share on top of LinUCB: one instance per object, `observe` keeps the
+    round's (obs, action) for `_update`, which needs the whole action set, not only the pulled arm,
+    and pickling drops the compiled CVXPY programs (a cache, rebuilt on demand)."""
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_programs"] = {}              # compiled CVXPY programs are a cache, rebuilt on demand
+        return state
 
     def _check_obs(self, obs):
         if np.ndim(obs) == 3:
@@ -367,11 +373,6 @@ class OAM(_SingleInstance, LinUCB):
         self.basis_ = None                   # orthonormal basis of the span of the arms played (initialisation)
         self._programs = {}
         self._pending = None
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_programs"] = {}              # compiled CVXPY programs are a cache, rebuilt on demand
-        return state
 
     def _init_state(self, n, d):
         super()._init_state(n, d)
@@ -562,15 +563,9 @@ class OSSB(_SingleInstance, LinUCB):
         self._programs = {}
         self._pending = None
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_programs"] = {}              # compiled CVXPY programs are a cache, rebuilt on demand
-        return state
-
     def _init_state(self, n, d):
         super()._init_state(n, d)
         self.contexts_ = _ContextTable(self.max_contexts)
-
 
     def _context(self, A: np.ndarray) -> dict | None:
         m = self.contexts_.lookup(A, add=True)

@@ -105,11 +105,19 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
     env = gym.make(job.env.id, max_episode_steps=job.horizon, **job.env.kwargs)
     agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed)
     obs, _ = env.reset(seed=job.seed)
-    T = job.horizon
-    reward = np.empty(T)
-    regret = np.empty(T)
-    act_s = np.empty(T)
-    obs_s = np.empty(T)
+    where = f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}"
+    reward, regret, act_s, obs_s = _rounds(env, agent, obs, job.horizon, 1, where, progress)
+    return _table(job, reward[:, 0], regret[:, 0], act_s, obs_s)
+
+
+def _rounds(env, agent, obs, T: int, n: int, where: str, progress):
+    """Play T rounds of `agent` on `env` (one env, n = 1, or a vector env of n sub-envs).
+
+    Returns per-round reward and regret, (T, n), and the seconds in act and observe per
+    round divided by n (the cost per instance). `where` names the run in error messages.
+    """
+    reward, regret = np.empty((T, n)), np.empty((T, n))
+    act_s, obs_s = np.empty(T), np.empty(T)
     clock = time.perf_counter
     tick = max(1, T // 100)
     for t in range(T):
@@ -119,19 +127,19 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
         try:
             next_obs, r, terminated, truncated, info = env.step(action)
         except (TypeError, ValueError) as err:
-            raise type(err)(f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}, round {t + 1}: {err}") from err
+            raise type(err)(f"{where}, round {t + 1}: {err}") from err
         t2 = clock()
         agent.observe(obs, action, r)
         t3 = clock()
-        reward[t], regret[t], act_s[t], obs_s[t] = r, info["regret"], t1 - t0, t3 - t2
+        reward[t], regret[t], act_s[t], obs_s[t] = r, info["regret"], (t1 - t0) / n, (t3 - t2) / n
         obs = next_obs
         if progress and (t + 1) % tick == 0:
-            progress(tick)
-        if terminated or (truncated and t + 1 < T):
-            raise RuntimeError(f"{job.env.id} ended after {t + 1} rounds, before the horizon {T}")
+            progress(tick * n)
+        if np.any(terminated) or (np.any(truncated) and t + 1 < T):
+            raise RuntimeError(f"{where}: the env ended after {t + 1} rounds, before the horizon {T}")
     if progress:
-        progress(T - (T // tick) * tick)
-    return _table(job, reward, regret, act_s, obs_s)
+        progress((T - (T // tick) * tick) * n)
+    return reward, regret, act_s, obs_s
 
 
 def _table(job: Job, reward, regret, act_s, obs_s):
@@ -179,25 +187,8 @@ def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
     agent = import_agents().make(first.agent.name, seed=[agent_seed(s, first.agent.title) for s in seeds],
                                  **first.agent.kwargs)
     obs, _ = envs.reset(seed=seeds)
-    reward, regret = np.empty((T, n)), np.empty((T, n))
-    act_s, obs_s = np.empty(T), np.empty(T)
-    clock = time.perf_counter
-    tick = max(1, T // 100)
-    for t in range(T):
-        t0 = clock()
-        actions = agent.act(obs)
-        t1 = clock()
-        try:
-            next_obs, r, _, _, info = envs.step(actions)
-        except (TypeError, ValueError) as err:
-            raise type(err)(f"agent {first.agent.title!r} on {first.env.title}, seeds {seeds}, round {t + 1}: {err}") from err
-        t2 = clock()
-        agent.observe(obs, actions, r)
-        t3 = clock()
-        reward[t], regret[t], act_s[t], obs_s[t] = r, info["regret"], (t1 - t0) / n, (t3 - t2) / n
-        obs = next_obs
-        if progress and (t + 1) % tick == 0:
-            progress(tick * n)
+    where = f"agent {first.agent.title!r} on {first.env.title}, seeds {seeds}"
+    reward, regret, act_s, obs_s = _rounds(envs, agent, obs, T, n, where, progress)
     return [_table(job, reward[:, i], regret[:, i], act_s, obs_s) for i, job in enumerate(jobs)]
 
 
