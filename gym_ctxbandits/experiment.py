@@ -100,14 +100,61 @@ class Job:
         return rounds if rounds.size and rounds[-1] == self.horizon else np.append(rounds, self.horizon)
 
 
+def is_replay(env_id: str) -> bool:
+    """True for a replay env (e.g. the Open Bandit Dataset): rounds are accepted events, no regret."""
+    creator = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
+    return bool(getattr(creator, "replay", False))
+
+
 def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progress: Callable[[int], None] | None = None):
     """Run one job with the plain loop; return its tidy table (a pandas DataFrame)."""
-    env = gym.make(job.env.id, max_episode_steps=job.horizon, **job.env.kwargs)
+    replay = is_replay(job.env.id)
+    limit = {} if replay else {"max_episode_steps": job.horizon}
+    env = gym.make(job.env.id, **limit, **job.env.kwargs)
     agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed)
     obs, _ = env.reset(seed=job.seed)
     where = f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}"
-    reward, regret, act_s, obs_s = _rounds(env, agent, obs, job.horizon, 1, where, progress)
+    reward, regret, act_s, obs_s = (_replay_rounds if replay else _rounds)(env, agent, obs, job.horizon, 1, where,
+                                                                            progress)
     return _table(job, reward[:, 0], regret[:, 0], act_s, obs_s)
+
+
+def _replay_rounds(env, agent, obs, T: int, n: int, where: str, progress):
+    """Play a replay env until T events are accepted; the agent observes accepted events only.
+
+    Returns what `_rounds` returns, indexed by accepted event: the logged reward, NaN regret (a
+    replay has no counterfactuals), and act/observe seconds (the act time of rejected events is
+    counted in the next accepted one).
+    """
+    reward, regret = np.empty((T, 1)), np.full((T, 1), np.nan)
+    act_s, obs_s = np.zeros(T), np.zeros(T)
+    clock = time.perf_counter
+    tick = max(1, T // 100)
+    t = events = 0
+    while t < T:
+        t0 = clock()
+        action = agent.act(obs)
+        act_s[t] += clock() - t0
+        try:
+            next_obs, r, terminated, truncated, info = env.step(action)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{where}, event {events + 1}: {err}") from err
+        events += 1
+        if info["accepted"]:
+            t2 = clock()
+            agent.observe(obs, action, r)
+            obs_s[t] = clock() - t2
+            reward[t] = r
+            t += 1
+            if progress and t % tick == 0:
+                progress(tick)
+        if (terminated or truncated) and t < T:
+            raise RuntimeError(f"{where}: the log ran out after {events} events with {t} accepted, before the "
+                               f"horizon of {T} accepted events; choose a smaller horizon or a larger log")
+        obs = next_obs
+    if progress:
+        progress(T - (T // tick) * tick)
+    return reward, regret, act_s, obs_s
 
 
 def _rounds(env, agent, obs, T: int, n: int, where: str, progress):

@@ -17,7 +17,11 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
 
 
 def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
-    """Mean cumulative regret vs round, one panel per env, a shaded band per agent."""
+    """Mean cumulative regret vs round, one panel per env, a shaded band per agent.
+
+    A replay env has no regret (its rows hold NaN): its panel shows the cumulative reward
+    against accepted events instead, highest first.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -32,9 +36,11 @@ def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
     fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 3.8), squeeze=False)
     for ax, (env, kwargs) in zip(axes[0], envs):
         sub = table[(table["env"] == env) & (table["env_kwargs"] == kwargs)]
-        curves_of = {agent: rows.pivot(index="round", columns="seed", values="cum_regret")
+        replay = sub["regret"].isna().all()
+        value = "cum_reward" if replay else "cum_regret"
+        curves_of = {agent: rows.pivot(index="round", columns="seed", values=value)
                      for agent, rows in sub.groupby("agent", sort=False)}
-        # legend from the highest final regret down, in the order the curves end
+        # legend from the highest final value down, in the order the curves end
         for agent in sorted(curves_of, key=lambda a: -curves_of[a].iloc[-1].mean()):
             curves, color = curves_of[agent], color_of[agent]
             mean, spread = curves.mean(axis=1), curves.std(axis=1, ddof=1).fillna(0.0)
@@ -43,7 +49,8 @@ def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
             ax.plot(curves.index, mean, label=f"{agent} (n={curves.shape[1]})", color=color)
             ax.fill_between(curves.index, mean - spread, mean + spread, alpha=0.2, color=color)
         title = env if kwargs == "{}" else f"{env}\n{kwargs}"
-        ax.set(title=title, xlabel="round", ylabel="cumulative regret")
+        ax.set(title=title, xlabel="accepted event" if replay else "round",
+               ylabel="cumulative reward (clicks)" if replay else "cumulative regret")
         ax.grid(alpha=0.3)
         ax.legend(title=f"mean {BANDS[band]}", fontsize="small")
     fig.tight_layout()

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+# id name -> dataset name of gym_ctxbandits.datasets, for the classification bandits
+CLASSIFICATION = {
+    "Shuttle": "shuttle", "Mushroom": "mushroom", "Adult": "adult", "Covertype": "covertype", "Magic": "magic",
+    "Banknote": "banknote", "Phoneme": "phoneme", "MNIST": "mnist", "FashionMNIST": "fashion-mnist",
+}
+
 # id name -> (family, horizon T, registered kwargs, paper and catalog entry)
 ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     # [S0] Sun, Wang, Xu: anytime ensemble sampling, section 7.1.
@@ -44,7 +50,22 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     "UnitCircle": ("UnitCircle", 10_000, {}, "[S4] 5.4 large fixed action set, E22"),
     "UnitCircleSmall": ("UnitCircle", 10_000, {"num_arms": 5}, "[S4] App. D(1) small fixed action set, E23"),
     "RandomTheta": ("UnitCircle", 10_000, {"theta": None}, "[S4] App. D(2) random theta, E24"),
+    # Classification datasets as bandits: [S0] App. F.2, [S2] 7 / App. J, [S3] 5.2 (presets "S0", "S2", "S3").
+    **{
+        name: ("Classification", 10_000, {"dataset": dataset}, f"[S0] F.2, [S2] 7, [S3] 5.2: {dataset}, E05/E09/E16")
+        for name, dataset in CLASSIFICATION.items()
+    },
+    # [S1] Kveton et al. section 5.2: the deep bandit with a target class.
+    "MNISTTarget": ("ClassTarget", 10_000, {"dataset": "mnist"}, "[S1] 5.2 deep bandit on MNIST, E07"),
+    "FashionMNISTTarget": ("ClassTarget", 10_000, {"dataset": "fashion-mnist"},
+                           "[S1] 5.2 deep bandit on Fashion-MNIST, E07"),
+    # [S3] Li et al. App. G: online hate-speech moderation (embeddings computed once and cached).
+    "HateSpeech": ("HateSpeech", 10_000, {}, "[S3] 5.2(4) / App. G hate-speech moderation, E17"),
+    # [S2] Bae, Lee App. J.1: the Open Bandit Dataset replay (horizon in accepted events, set by the run loop).
+    "OpenBandit": ("OpenBandit", None, {}, "[S2] App. J.1 Open Bandit Dataset replay, E10"),
 }
+# Replay families: no simulated regret, no native vector env, the episode ends when the log does.
+REPLAY = {"OpenBandit"}
 
 
 def register_all() -> None:
@@ -56,7 +77,7 @@ def register_all() -> None:
         gym.register(
             id=env_id,
             entry_point=f"gym_ctxbandits.envs:{family}Env",
-            vector_entry_point=f"gym_ctxbandits.envs.vector:{family}VectorEnv",
+            vector_entry_point=None if family in REPLAY else f"gym_ctxbandits.envs.vector:{family}VectorEnv",
             max_episode_steps=horizon,
             kwargs=kwargs,
         )

@@ -35,6 +35,7 @@ class Panel:
     horizon: int
     seeds: int
     notes: list[str] = field(default_factory=list)
+    quick_envs: list[EnvSpec] | None = None  # smaller variants of `envs` for --quick (e.g. fewer posts to embed)
 
 
 def A(name: str, label: str = "", **kwargs) -> AgentSpec:
@@ -47,15 +48,23 @@ def E(env_id: str, **kwargs) -> EnvSpec:
     return EnvSpec(env_id, kwargs)
 
 
+def _mean_se(values, digits: int = 1) -> str:
+    """'mean ± standard error' of a column of final values; 'n/a' when it has none (a replay's regret)."""
+    if values.isna().all():
+        return "n/a"
+    se = values.std(ddof=1) / len(values) ** 0.5 if len(values) > 1 else float("nan")
+    return f"{values.mean():.{digits}f} ± {se:.{digits}f}"
+
+
 def summary(table) -> str:
-    """Markdown table: final cumulative regret (mean, standard error) and seconds per 1,000 rounds."""
+    """Markdown table: final cumulative regret and reward (mean ± standard error), seconds per 1,000 rounds."""
     last = table.loc[table.groupby(["env", "env_kwargs", "agent", "seed"])["round"].idxmax()]
     last = last.assign(ms=1000 * (last["act_seconds"] + last["observe_seconds"]) / last["round"])
-    rows = ["| env | kwargs | agent | seeds | T | final regret (mean ± se) | s / 1000 rounds |", "|---|---|---|---|---|---|---|"]
+    rows = ["| env | kwargs | agent | seeds | T | final regret (mean ± se) | final reward (mean ± se) | s / 1000 rounds |",
+            "|---|---|---|---|---|---|---|---|"]
     for (env, kwargs, agent), g in last.groupby(["env", "env_kwargs", "agent"], sort=False):
-        se = g["cum_regret"].std(ddof=1) / len(g) ** 0.5 if len(g) > 1 else float("nan")
         rows.append(f"| {env.removeprefix('CtxBandit/')} | `{kwargs}` | {agent} | {len(g)} | {g['round'].max()} "
-                    f"| {g['cum_regret'].mean():.1f} ± {se:.1f} | {g['ms'].mean():.3f} |")
+                    f"| {_mean_se(g['cum_regret'])} | {_mean_se(g['cum_reward'])} | {g['ms'].mean():.3f} |")
     return "\n".join(rows)
 
 
@@ -85,7 +94,8 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
         seeds = args.seeds or (QUICK_SEEDS if args.quick else panel.seeds)
         where = out / panel.name
         start = time.perf_counter()
-        table = gym_ctxbandits.run(panel.envs, panel.agents, seeds=seeds, horizon=horizon, out=where,
+        envs = panel.quick_envs if args.quick and panel.quick_envs else panel.envs
+        table = gym_ctxbandits.run(envs, panel.agents, seeds=seeds, horizon=horizon, out=where,
                                    backend=args.backend, workers=args.workers, address=args.address,
                                    log_every=max(1, horizon // 500), batch=args.batch, progress=not args.quiet)
         paths = plot_regret(table, where, "se") + plot_runtime(table, where)

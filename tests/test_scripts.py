@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-SCRIPTS = sorted(p for p in (Path(__file__).parents[1] / "scripts").glob("s[0-9]_*.py"))
+ROOT = Path(__file__).parents[1] / "scripts"
+SCRIPTS = sorted(p for p in ROOT.glob("s[0-9]_*.py")) + [ROOT / "real_data_linear.py"]
 
 
 def test_every_paper_experiment_has_a_script():
@@ -18,6 +19,8 @@ def test_quick_mode_runs(script, tmp_path):
     proc = subprocess.run([sys.executable, str(script), "--quick", "--quiet", "--backend", "inprocess",
                            "--out", str(tmp_path), "--figures", str(tmp_path / "figures")],
                           capture_output=True, text=True, timeout=600)
+    if proc.returncode and "DatasetNotFound" in proc.stderr:
+        pytest.skip(f"real data not present: {proc.stderr.strip().splitlines()[-1][:300]}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     panels = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "figures"]
     assert panels

@@ -1,8 +1,11 @@
 """Environment families; `gym_ctxbandits.registration` turns them into registered ids."""
 
 from gym_ctxbandits.envs.allocation import ActionSetsEnv, FixedActionSetEnv, UnitCircleEnv
+from gym_ctxbandits.envs.classification import ClassificationEnv, ClassTargetEnv
 from gym_ctxbandits.envs.core import CtxBanditEnv, CtxBanditVectorEnv
+from gym_ctxbandits.envs.moderation import HateSpeechEnv
 from gym_ctxbandits.envs.pool import PoolEnv
+from gym_ctxbandits.envs.replay import OpenBanditEnv
 from gym_ctxbandits.envs.synthetic import (
     BernoulliLogisticEnv,
     DistanceEnv,
@@ -14,7 +17,7 @@ from gym_ctxbandits.envs.synthetic import (
 from gym_ctxbandits.envs.testbeds import FiniteLinearEnv, MLPTeacherEnv, SphereLinearEnv, VectorQuadraticEnv
 
 __all__ = [
-    "ActionSetsEnv", "BernoulliLogisticEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
-    "FiniteLinearEnv", "FixedActionSetEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv",
+    "ActionSetsEnv", "BernoulliLogisticEnv", "ClassTargetEnv", "ClassificationEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
+    "FiniteLinearEnv", "FixedActionSetEnv", "HateSpeechEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv", "OpenBanditEnv",
     "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "UnitCircleEnv", "VectorQuadraticEnv",
 ]

@@ -1,0 +1,255 @@
+"""Classification datasets turned into bandits: [S0] App. F.2, [S2] section 7, [S3] section 5.2 and [S1] section 5.2.
+
+Two protocols:
+
+* `ClassificationEnv` (one id per dataset, catalog E05/E09/E16): each round one example x of the
+  dataset arrives; arm k is the disjoint block encoding x^(k) = [0, .., x, .., 0] in R^{K d}
+  (block k holds x) and pays 1 when k is the example's class, 0 otherwise.
+* `ClassTargetEnv` (`MNISTTarget-v0`, `FashionMNISTTarget-v0`, catalog E07): each round K
+  examples are the arms; an example of the target class c pays Ber(0.75), any other Ber(0.25).
+
+The papers prepare the data differently; `preset` picks one paper's preparation and every
+choice is also its own kwarg (an explicit kwarg wins over the preset):
+
+| preset | scaling | categorical columns | missing | noise | MNIST image | source |
+|---|---|---|---|---|---|---|
+| "S0" (default) | L2 rows | ordinal codes | -1 | none | 28x28 | [S0]/[S3] authors' code, catalog ambiguity 3 |
+| "S3" | L2 rows | ordinal codes | -1 | N(0, 0.1^2) | 28x28 | [S3] App. F.2, ambiguity 16 (std 0.1) |
+| "S2" | min-max per feature to [-1, 1] | random value in [-1, 1] per category | 0 | none | 14x14 (196-d) | [S2] App. A, ambiguity 11 |
+
+Examples are drawn i.i.d. (uniformly, with replacement) from the episode's generator: the
+stationary contextual bandit of the papers' analyses. The [S3] code instead walks once through
+a copy shuffled with a fixed seed; for T much smaller than the dataset the two streams have the
+same law up to repeats. The dataset itself is the instance: it is the same for every seed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from gym_ctxbandits.envs.core import CtxBanditEnv, check_float, check_int
+
+PRESETS = {
+    "S0": {"scaling": "l2", "categorical": "ordinal", "missing_value": -1.0, "noise_std": 0.0, "image_size": 28},
+    "S3": {"scaling": "l2", "categorical": "ordinal", "missing_value": -1.0, "noise_std": 0.1, "image_size": 28},
+    "S2": {"scaling": "minmax", "categorical": "random", "missing_value": 0.0, "noise_std": 0.0, "image_size": 14},
+}
+SCALINGS = ("l2", "minmax", "minmax-row", "pixels", "none")
+CATEGORICAL = ("ordinal", "onehot", "random")
+IMAGE_DATASETS = ("mnist", "fashion-mnist")
+
+
+def _pool_images(X: np.ndarray, size: int) -> np.ndarray:
+    """28x28 images (rows of 784) averaged over blocks down to size x size ([S2]'s resize)."""
+    if 28 % size:
+        raise ValueError(f"image_size must divide 28 (28, 14, 7, 4, 2 or 1), got {size}")
+    b = 28 // size
+    return X.reshape(len(X), size, b, size, b).mean(axis=(2, 4)).reshape(len(X), size * size)
+
+
+def _categorical(X: np.ndarray, mask: np.ndarray, how: str, seed: int) -> np.ndarray:
+    """Categorical columns (ordinal codes, NaN = missing) as codes, one-hot blocks or random values."""
+    if how == "ordinal" or not mask.any():
+        return X
+    rng = np.random.default_rng(seed)
+    columns = []
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        if not mask[j]:
+            columns.append(col[:, None])
+            continue
+        codes = np.nan_to_num(col, nan=-1).astype(np.int64)
+        levels = int(codes.max()) + 1
+        if how == "onehot":  # a missing value is the all-zero block
+            block = np.zeros((len(col), levels))
+            ok = codes >= 0
+            block[np.flatnonzero(ok), codes[ok]] = 1.0
+            columns.append(block)
+        else:  # [S2] App. A: each category mapped to a random value in [-1, 1]
+            values = rng.uniform(-1.0, 1.0, levels)
+            columns.append(np.where(codes >= 0, values[np.maximum(codes, 0)], np.nan)[:, None])
+    return np.concatenate(columns, axis=1)
+
+
+def _scale(X: np.ndarray, how: str) -> np.ndarray:
+    """Row or column scaling of the feature matrix (see the module table)."""
+    if how == "l2":
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        return X / np.where(norms > 0, norms, 1.0)
+    if how in ("minmax", "minmax-row"):
+        axis = 0 if how == "minmax" else 1
+        lo, hi = X.min(axis=axis, keepdims=True), X.max(axis=axis, keepdims=True)
+        span = hi - lo
+        return np.where(span > 0, 2.0 * (X - lo) / np.where(span > 0, span, 1.0) - 1.0, 0.0)
+    if how == "pixels":
+        return X / 255.0
+    return X
+
+
+@functools.lru_cache(maxsize=8)
+def prepared(dataset: str, data_path, data_home, split, download: bool, scaling: str, categorical: str,
+             missing_value: float, image_size: int, category_seed: int):
+    """(features float32, labels int64, class names) of a dataset prepared as asked; cached per process."""
+    from gym_ctxbandits import datasets
+
+    options = {} if split is None else {"split": split}
+    ds = datasets.load(dataset, path=data_path, data_home=data_home, download=download, **options)
+    X = np.asarray(ds.X, dtype=np.float64)
+    if dataset in IMAGE_DATASETS and image_size != 28:
+        X = _pool_images(X, image_size)
+    X = _categorical(X, np.asarray(ds.categorical, bool) if dataset not in IMAGE_DATASETS else np.zeros(X.shape[1], bool),
+                     categorical, category_seed)
+    X = _scale(np.where(np.isnan(X), missing_value, X), scaling)
+    X, y = X.astype(np.float32), np.asarray(ds.y, dtype=np.int64)
+    X.flags.writeable = False
+    y.flags.writeable = False
+    return X, y, tuple(ds.classes)
+
+
+def _choice(value, name: str, options: tuple[str, ...]) -> str:
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    return value
+
+
+class _DatasetEnv(CtxBanditEnv):
+    """Shared set-up of the dataset bandits: load and prepare the data once, in the constructor."""
+
+    def _load(self, dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
+              image_size, category_seed):
+        if preset not in PRESETS:
+            raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
+        p = PRESETS[preset]
+        self.dataset = str(dataset)
+        self.scaling = _choice(p["scaling"] if scaling is None else scaling, "scaling", SCALINGS)
+        self.categorical = _choice(p["categorical"] if categorical is None else categorical, "categorical", CATEGORICAL)
+        self.missing_value = check_float("missing_value", p["missing_value"] if missing_value is None else missing_value,
+                                         minimum=-np.inf)
+        self.image_size = check_int("image_size", p["image_size"] if image_size is None else image_size)
+        self.X, self.y, self.classes = prepared(
+            self.dataset, None if data_path is None else str(data_path), None if data_home is None else str(data_home),
+            split, bool(download), self.scaling, self.categorical, self.missing_value, self.image_size,
+            check_int("category_seed", category_seed, minimum=0))
+        bounded = self.scaling in ("l2", "minmax", "minmax-row", "pixels")
+        return 1.0 if bounded else float(np.abs(self.X).max())
+
+
+class ExampleStreamEnv(CtxBanditEnv):
+    """One example (x, c) of a fixed set a round, arms in the disjoint block encoding, means payoff[c].
+
+    The shared math of the classification and moderation bandits: arm k is x^(k) = [0, .., x, .., 0]
+    in R^{K d}; its expected reward is payoff[c, k]. Subclasses set `X` (n, d) float32, `y` (n,)
+    and `payoff` (C, K), then call `super().__init__`.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    payoff: np.ndarray
+
+    def draw_instance(self, rng):
+        return {}
+
+    def draw_round(self, rng, instance):
+        return {"row": np.array(rng.integers(len(self.y)))}
+
+    def round_arrays(self, instances, rounds):
+        x = self.X[rounds["row"]]  # (N, d)
+        n, k, d = len(x), self.num_arms, self.X.shape[1]
+        features = np.zeros((n, k, k, d), np.float32)
+        features[:, np.arange(k), np.arange(k)] = x[:, None, :]
+        return features.reshape(n, k, k * d), self.payoff[self.y[rounds["row"]]], None
+
+    def reset_info(self, instances, rounds):
+        return {"context": self.X[rounds["row"]]}
+
+
+class ClassificationEnv(_DatasetEnv, ExampleStreamEnv):
+    """A classification dataset as a K-armed bandit with the disjoint block encoding, catalog E05, E09, E16.
+
+    Description:
+        Each round one example (x, c) is drawn uniformly from the dataset. Arm k, k = 0..K-1 with
+        K the number of classes, is x^(k) = [0, .., x, .., 0] in R^{K d} (x in block k); its
+        expected reward is 1 if k = c, else 0. [S0] App. F.2 (Shuttle, Mushroom, Adult, Covertype),
+        [S2] section 7 and App. J (mnist, mushroom, shuttle, magic, banknote, phoneme), [S3]
+        section 5.2 and App. F.2 (Shuttle, Mushroom). The raw (prepared) context x is
+        `info["context"]`; regret is against the true class. See the module docstring for the
+        presets of the three papers.
+
+    Action Space: Discrete(K), K = number of classes.
+    Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none".
+    Rewards: 1 for the true class, else 0, plus N(0, noise_std^2) when noise_std > 0.
+    Episode End: truncation at T = 10^4 rounds ([S2] uses T = 2000: `max_episode_steps=2000`).
+    Arguments: dataset (a name of `gym_ctxbandits.datasets.NAMES`), data_path=None (a local file
+        or folder), data_home=None ($CTXBANDITS_DATA, else the user cache), split=None (the
+        loader's default), download=True, preset="S0", scaling, categorical, missing_value,
+        noise_std, image_size (None: from the preset), category_seed=0 (the [S2] random values).
+
+    Version History:
+        * v0: initial version.
+    """
+
+    def __init__(self, dataset: str = "shuttle", data_path=None, data_home=None, split: str | None = None,
+                 download: bool = True, preset: str = "S0", scaling: str | None = None,
+                 categorical: str | None = None, missing_value: float | None = None, noise_std: float | None = None,
+                 image_size: int | None = None, category_seed: int = 0, instance_seed: int | None = None):
+        bound = self._load(dataset, data_path, data_home, split, download, preset, scaling, categorical,
+                           missing_value, image_size, category_seed)
+        k = len(self.classes)
+        self.payoff = np.eye(k)
+        noise_std = PRESETS[preset]["noise_std"] if noise_std is None else noise_std
+        super().__init__(k, k * self.X.shape[1], noise="gaussian", noise_std=noise_std, feature_bound=bound,
+                         instance_seed=instance_seed)
+
+
+class ClassTargetEnv(_DatasetEnv):
+    """[S1] section 5.2's "deep bandit" on an image dataset, catalog E07.
+
+    Description:
+        Each round K examples drawn uniformly from the dataset (without replacement within the
+        round) are the arms, their pixels scaled to [0, 1] (catalog ambiguity 9). An example of the
+        target class c pays Ber(0.75), any other Ber(0.25). The paper runs 50 instances per class
+        c in 0..9: `target=None` (default) draws c uniformly per instance, an int fixes it. The
+        paper reports the average reward; the best policy's is about 0.5757 for K = 10 and ten
+        balanced classes (catalog ambiguity 8). Regret is against the best example shown.
+
+    Action Space: Discrete(K).
+    Observation Space: Box(0, 1, (K, 784), float32) (Box(-1, 1) when another scaling is asked).
+    Rewards: 0 or 1.
+    Episode End: truncation at n = 10^4 rounds.
+    Arguments: dataset="mnist" or "fashion-mnist", target=None, num_arms=10, data_path=None,
+        data_home=None, split=None, download=True, scaling="pixels", image_size=28.
+
+    Version History:
+        * v0: initial version.
+    """
+
+    def __init__(self, dataset: str = "mnist", target: int | None = None, num_arms: int = 10, data_path=None,
+                 data_home=None, split: str | None = None, download: bool = True, scaling: str = "pixels",
+                 image_size: int = 28, instance_seed: int | None = None):
+        bound = self._load(dataset, data_path, data_home, split, download, "S0", scaling, None, None, image_size, 0)
+        num_classes = len(self.classes)
+        if target is not None:
+            target = check_int("target", target, minimum=0)
+            if target >= num_classes:
+                raise ValueError(f"target must be a class index in 0..{num_classes - 1}, got {target}")
+        self.target = target
+        self._num_classes = num_classes
+        super().__init__(num_arms, self.X.shape[1], noise="bernoulli", feature_bound=bound, instance_seed=instance_seed)
+        if self.num_arms > len(self.y):
+            raise ValueError(f"num_arms ({self.num_arms}) exceeds the {len(self.y)} examples of {dataset}")
+        if self.scaling == "pixels":
+            self.observation_space = type(self.observation_space)(0.0, 1.0, self.observation_space.shape, np.float32)
+
+    def draw_instance(self, rng):
+        c = rng.integers(self._num_classes) if self.target is None else self.target
+        return {"target": np.array(c)}
+
+    def draw_round(self, rng, instance):
+        return {"rows": rng.choice(len(self.y), self.num_arms, replace=False)}
+
+    def round_arrays(self, instances, rounds):
+        rows = rounds["rows"]  # (N, K)
+        hit = self.y[rows] == instances["target"][:, None]
+        return self.X[rows], np.where(hit, 0.75, 0.25), None

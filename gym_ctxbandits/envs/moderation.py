@@ -1,0 +1,70 @@
+"""Online hate-speech moderation of [S3] section 5.2(4) and App. G, catalog E17."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gym_ctxbandits.envs.classification import ExampleStreamEnv
+from gym_ctxbandits.envs.core import check_float, check_int
+
+PUBLISH, BLOCK = 0, 1
+# payoff[c, a]: c = 0 free post, 1 hateful post; a = publish, block ([S3] App. G.5)
+PAYOFF = np.array([[1.0, 0.5], [-0.5, 0.5]])
+
+
+class HateSpeechEnv(ExampleStreamEnv):
+    """Publish or block posts that arrive one a round, [S3] App. G, catalog E17.
+
+    Description:
+        Each round one post is drawn uniformly from the corpus. Actions: 0 = publish, 1 = block.
+        Rewards (App. G.5): +1 for publishing a free post, -0.5 for publishing a hateful one,
+        +0.5 for blocking any post; a post is hateful when its hate score exceeds `threshold`
+        = 0.5. The optimal action publishes exactly the free posts. The post is embedded once by
+        a pretrained backbone (GPT-2 by default, [S3]'s main model; any Hugging Face causal or
+        encoder model by hub name or local path), mean-pooled over its tokens, scaled to unit
+        norm and extended by a constant 1, e = [z / ||z||, 1]; arm a is the disjoint block
+        encoding e^(a) (so a linear model can learn the constant payoff of blocking). The
+        embeddings are cached in `cache_dir` ($CTXBANDITS_CACHE or ~/.cache/gym-ctxbandits by
+        default; see `gym_ctxbandits.text.embed`). The raw
+        embedding e is `info["context"]`. After each step `info["blocked"]` and
+        `info["published_hate"]` say whether the post was blocked and whether a hateful post
+        was published: their running means are the share of blocked posts and of published
+        hateful posts. No reward noise (catalog ambiguity 18).
+
+    Action Space: Discrete(2).
+    Observation Space: Box(-1, 1, (2, 2 (D + 1)), float32), D the backbone's hidden size.
+    Rewards: +1, -0.5 or +0.5 as above.
+    Episode End: truncation at T = 10^4 rounds ("after 10^4 steps", App. G).
+    Arguments: corpus="measuring" (the Hugging Face `ucberkeley-dlab/measuring-hate-speech`, or
+        "davidson", the offline stand-in), model="gpt2", tokenizer_file=None (a tiktoken BPE file
+        for GPT-2's tokenizer), max_length=128, max_posts=None (the first n posts only),
+        threshold=0.5, data_path=None, data_home=None, download=True, device="cpu",
+        cache_dir="default".
+
+    Version History:
+        * v0: initial version.
+    """
+
+    def __init__(self, corpus: str = "measuring", model: str = "gpt2", tokenizer_file=None, max_length: int = 128,
+                 max_posts: int | None = None, threshold: float = 0.5, data_path=None, data_home=None,
+                 download: bool = True, device: str = "cpu", cache_dir="default", instance_seed: int | None = None):
+        from gym_ctxbandits import datasets, text
+
+        posts = datasets.load_hate_speech(corpus=corpus, path=data_path, data_home=data_home, download=download)
+        if max_posts is not None:
+            posts = posts.iloc[: check_int("max_posts", max_posts)]
+        self.threshold = check_float("threshold", threshold, minimum=-np.inf)
+        self.corpus, self.model = corpus, model
+        z = text.embed(posts["text"].astype(str).tolist(), model, tokenizer_file=tokenizer_file,
+                       max_length=check_int("max_length", max_length), device=device,
+                       cache_dir=cache_dir)
+        z = z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-12)
+        self.X = np.hstack([z, np.ones((len(z), 1), np.float32)]).astype(np.float32)
+        self.X.flags.writeable = False
+        self.y = (posts["hate_score"].to_numpy(np.float64) > self.threshold).astype(np.int64)
+        self.payoff = PAYOFF
+        super().__init__(2, 2 * self.X.shape[1], noise="none", feature_bound=1.0, instance_seed=instance_seed)
+
+    def step_info(self, instances, rounds, actions):
+        hate = self.y[rounds["row"]] == 1
+        return {"blocked": actions == BLOCK, "published_hate": hate & (actions == PUBLISH)}
