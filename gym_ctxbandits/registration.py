@@ -61,6 +61,8 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
                            "[S1] 5.2 deep bandit on Fashion-MNIST, E07"),
     # [S3] Li et al. App. G: online hate-speech moderation (embeddings computed once and cached).
     "HateSpeech": ("HateSpeech", 10_000, {}, "[S3] 5.2(4) / App. G hate-speech moderation, E17"),
+    "HateSpeechTokens": ("HateSpeech", 10_000, {"observation": "tokens"},
+                         "[S3] App. G.4 moderation with token ids, for fine-tuned backbones, E17"),
     # [S2] Bae, Lee App. J.1: the Open Bandit Dataset replay (horizon in accepted events, set by the run loop).
     "OpenBandit": ("OpenBandit", None, {}, "[S2] App. J.1 Open Bandit Dataset replay, E10"),
 }

