@@ -15,6 +15,10 @@ CLASSIFICATION = {
     "Banknote": "banknote", "Phoneme": "phoneme", "MNIST": "mnist", "FashionMNIST": "fashion-mnist",
 }
 
+# The image bandits draw from the 10,000 test images by default: the same law as the 60,000 training
+# images for a bandit that samples examples, and the MNIST file that is most often at hand.
+IMAGE_SPLIT = {"mnist": {"split": "test"}, "fashion-mnist": {"split": "test"}}
+
 # id name -> (family, horizon T, registered kwargs, paper and catalog entry)
 ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     # [S0] Sun, Wang, Xu: anytime ensemble sampling, section 7.1.
@@ -52,12 +56,13 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     "RandomTheta": ("UnitCircle", 10_000, {"theta": None}, "[S4] App. D(2) random theta, E24"),
     # Classification datasets as bandits: [S0] App. F.2, [S2] 7 / App. J, [S3] 5.2 (presets "S0", "S2", "S3").
     **{
-        name: ("Classification", 10_000, {"dataset": dataset}, f"[S0] F.2, [S2] 7, [S3] 5.2: {dataset}, E05/E09/E16")
+        name: ("Classification", 10_000, {"dataset": dataset, **IMAGE_SPLIT.get(dataset, {})},
+               f"[S0] F.2, [S2] 7, [S3] 5.2: {dataset}, E05/E09/E16")
         for name, dataset in CLASSIFICATION.items()
     },
     # [S1] Kveton et al. section 5.2: the deep bandit with a target class.
-    "MNISTTarget": ("ClassTarget", 10_000, {"dataset": "mnist"}, "[S1] 5.2 deep bandit on MNIST, E07"),
-    "FashionMNISTTarget": ("ClassTarget", 10_000, {"dataset": "fashion-mnist"},
+    "MNISTTarget": ("ClassTarget", 10_000, {"dataset": "mnist", "split": "test"}, "[S1] 5.2 deep bandit on MNIST, E07"),
+    "FashionMNISTTarget": ("ClassTarget", 10_000, {"dataset": "fashion-mnist", "split": "test"},
                            "[S1] 5.2 deep bandit on Fashion-MNIST, E07"),
     # [S3] Li et al. App. G: online hate-speech moderation (embeddings computed once and cached).
     "HateSpeech": ("HateSpeech", 10_000, {}, "[S3] 5.2(4) / App. G hate-speech moderation, E17"),

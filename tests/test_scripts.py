@@ -20,7 +20,8 @@ def test_quick_mode_runs(script, tmp_path):
                            "--out", str(tmp_path), "--figures", str(tmp_path / "figures")],
                           capture_output=True, text=True, timeout=600)
     if proc.returncode and "DatasetNotFound" in proc.stderr:
-        pytest.skip(f"real data not present: {proc.stderr.strip().splitlines()[-1][:300]}")
+        line = next(x for x in proc.stderr.splitlines() if "DatasetNotFound" in x)
+        pytest.skip(f"real data not present: {line[:300]}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     panels = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "figures"]
     assert panels

@@ -171,3 +171,19 @@ def test_open_bandit_replay_on_the_real_log():
     assert table["cum_reward"].iloc[-1] == table["reward"].sum()
     with pytest.raises(RuntimeError, match="log ran out"):
         run_job(Job(EnvSpec("CtxBandit/OpenBandit-v0"), AgentSpec("Random"), 0, 5000))
+
+
+DATA_IDS = sorted(i for i in gym.registry if i.startswith("CtxBandit/") and gym.spec(i).entry_point.endswith(
+    ("ClassificationEnv", "ClassTargetEnv", "HateSpeechEnv", "OpenBanditEnv")))
+
+
+@pytest.mark.parametrize("env_id", DATA_IDS)
+def test_absent_data_is_one_clear_error(env_id, tmp_path, monkeypatch):
+    from gym_ctxbandits.datasets import _files
+
+    monkeypatch.setattr(_files, "_packaged_dirs", lambda source: [])  # hide obp's / Debian's copies too
+    classification.prepared.cache_clear()
+    with pytest.raises(datasets.DatasetNotFound) as err:
+        gym.make(env_id, data_home=tmp_path, download=False)
+    message = str(err.value)
+    assert "Files needed" in message and str(tmp_path) in message and "CTXBANDITS_DATA" in message

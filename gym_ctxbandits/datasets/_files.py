@@ -1,0 +1,163 @@
+"""Finding a dataset's files, downloading them, and the errors a loader raises.
+
+Search order (DESIGN "Data and models"): the `path` the user gives (a file, or a folder in the
+data-home layout or holding the files directly), the data home (`data_home`, else
+$CTXBANDITS_DATA, else ~/.cache/gym-ctxbandits), files that installed packages carry, and last a
+download from the public source into the data home (temp file, checked, then renamed).
+
+Checks: every file is parsed with structural checks (IDX magic numbers and sizes, column
+counts, label sets, row counts of the canonical files). Byte checksums would reject legitimate
+re-compressed copies (the shared MNIST copy and Debian's Fashion-MNIST differ byte-wise from the
+original .gz files), so the known SHA-256s (`CONTENT_SHA256`) are of the decompressed content.
+A file with a known content checksum that does not match is corrupt, wherever it came from.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import os
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class DatasetNotFound(FileNotFoundError):
+    """No copy of a dataset was found and none could be downloaded."""
+
+
+class DatasetCorrupt(ValueError):
+    """A dataset file exists but is truncated, corrupt or not in the expected format."""
+
+
+# SHA-256 of the decompressed bytes of files whose content is fixed (IDX images and labels).
+CONTENT_SHA256 = {
+    ("mnist", "t10k-images-idx3-ubyte"): "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+    ("mnist", "t10k-labels-idx1-ubyte"): "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+    ("mnist", "train-labels-idx1-ubyte"): "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+    ("fashion-mnist", "t10k-images-idx3-ubyte"): "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    ("fashion-mnist", "t10k-labels-idx1-ubyte"): "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+    ("fashion-mnist", "train-images-idx3-ubyte"): "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    ("fashion-mnist", "train-labels-idx1-ubyte"): "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a dataset's files live: data-home folder, accepted names per file, public URLs, packaged copies."""
+
+    name: str
+    folder: str                                  # relative folder in the data home, e.g. "uci/shuttle"
+    files: dict[str, tuple[str, ...]]            # role -> accepted file names, first is the canonical one
+    urls: dict[str, str] = field(default_factory=dict)        # role -> download URL (saved under its own name)
+    page: str = ""                               # where a person gets the data
+    packaged: tuple[tuple[str, str], ...] = ()   # (package, folder inside it) or ("", absolute folder)
+
+
+def data_home(data_home: str | os.PathLike | None = None) -> Path:
+    """The data home: the argument, else $CTXBANDITS_DATA, else ~/.cache/gym-ctxbandits."""
+    if data_home is not None:
+        return Path(data_home).expanduser()
+    env = os.environ.get("CTXBANDITS_DATA")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "gym-ctxbandits"
+
+
+def _packaged_dirs(source: Source) -> list[Path]:
+    out = []
+    for package, sub in source.packaged:
+        if not package:
+            out.append(Path(sub))
+            continue
+        spec = importlib.util.find_spec(package)  # finds the package without importing it
+        if spec is not None and spec.submodule_search_locations:
+            out.extend(Path(p) / sub for p in spec.submodule_search_locations)
+    return out
+
+
+def candidates(source: Source, path, home) -> list[Path]:
+    """The folders searched, in order."""
+    dirs = []
+    if path is not None:
+        p = Path(path).expanduser()
+        dirs += [p.parent] if p.is_file() else [p / source.folder, p]
+    h = data_home(home)
+    dirs += [h / source.folder, h]
+    return dirs + _packaged_dirs(source)
+
+
+def locate(source: Source, roles: list[str], path=None, home=None, download: bool = True):
+    """(paths of the files `roles` of `source`, whether they were just downloaded): searched in order,
+    downloaded as a last resort."""
+    if path is not None and not Path(path).expanduser().exists():
+        raise DatasetNotFound(f"{source.name}: the path {str(path)!r} you gave does not exist")
+    searched = candidates(source, path, home)
+    for folder in searched:
+        found = {r: next((folder / n for n in source.files[r] if (folder / n).is_file()), None) for r in roles}
+        if all(found.values()):
+            return found, False
+    if download and all(r in source.urls for r in roles):
+        try:
+            target = data_home(home) / source.folder
+            return {r: fetch(source.urls[r], target / source.urls[r].rsplit("/", 1)[-1]) for r in roles}, True
+        except OSError as err:
+            reason = f"the download failed ({err})"
+    else:
+        reason = "downloading is off" if download is False else "it has no direct download"
+    need = ", ".join(" or ".join(source.files[r]) for r in roles)
+    where = "\n".join(f"  {d}" for d in searched)
+    urls = ", ".join(source.urls[r] for r in roles if r in source.urls) or source.page
+    raise DatasetNotFound(
+        f"{source.name}: no local copy found and {reason}.\n"
+        f"Files needed: {need}\nGet them from: {urls}\n"
+        f"Put them in {data_home(home) / source.folder} (set $CTXBANDITS_DATA or pass data_home= to choose the "
+        f"data home), or pass data_path= to a folder holding them. Searched:\n{where}"
+    )
+
+
+def fetch(url: str, target: Path) -> Path:
+    """Download `url` to `target` atomically (temp file, then rename); the caller parses it before use."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.part{os.getpid()}")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, open(tmp, "wb") as out:
+            while chunk := response.read(1 << 20):
+                out.write(chunk)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def parse_checked(paths: dict[str, Path], downloaded: bool, parse):
+    """parse(paths); a file we just downloaded that fails its checks is deleted, never left to be trusted."""
+    try:
+        return parse(paths)
+    except DatasetCorrupt:
+        if downloaded:
+            for p in paths.values():
+                p.unlink(missing_ok=True)
+        raise
+
+
+def read_bytes(path: Path) -> bytes:
+    """The content of `path`, decompressed when it is gzip; truncation is a DatasetCorrupt."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as f:
+                return f.read()
+        return path.read_bytes()
+    except (EOFError, gzip.BadGzipFile, OSError) as err:
+        raise corrupt(path, f"cannot be read ({err})") from None
+
+
+def check_content(dataset: str, path: Path, data: bytes) -> None:
+    """Compare the decompressed content with its known SHA-256, when one is known."""
+    stem = path.name.removesuffix(".gz")
+    expected = CONTENT_SHA256.get((dataset, stem))
+    if expected and hashlib.sha256(data).hexdigest() != expected:
+        raise corrupt(path, "its content does not match the known SHA-256 of this file")
+
+
+def corrupt(path: Path, what: str) -> DatasetCorrupt:
+    return DatasetCorrupt(f"{path}: {what}. Delete it and download it again (or point data_path= to a good copy).")
