@@ -1,0 +1,216 @@
+"""The neural agents of [S3] (Li, Xu, Wang, Luo, "Scalable Exploration via Ensemble++"), section 5.2.
+
+- ``Ensemble++``   shared feature extractor, base head, M stop-gradient ensemble heads and M fixed
+                   prior heads, trained on the symmetrised loss (App. B eqs. 12-17, catalog X1);
+- ``Ensemble+``    M heads on a shared extractor plus a fixed random prior network, one member
+                   acting per round (Osband et al.; [S3] App. A.5 eq. 11, A.7.1, catalog X3);
+- ``NeuralGreedy`` the same network without the ensemble factor, greedy on the mean ([S3]'s
+                   "Greedy", catalog X5; named apart from the linear ridge `Greedy`).
+
+Defaults are App. B's: M = 8, a 2 x 64 ReLU extractor, perturbation scale sigma_z = 0.01, weight
+decay 0.01, Adam with lr 1e-4, minibatch 128 from a FIFO buffer of 10,000, G = 1 gradient step per
+round; Sphere reference, Coordinate update and Sphere perturbation distributions (catalog C3).
+The authors' code differs in places (catalog X1 "CODE"): its `prior_scale`/`posterior_scale`
+multipliers are kwargs here (default 1, the paper's equations).
+
+All of them are batched: N instances are one set of stacked tensors (agents.torch_batch), and a
+single agent is the N = 1 case, with the seeding rules of agents.linear.LinearAgent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import register
+from agents.linear import LinearAgent, _nonnegative, _positive
+from agents.torch_batch import FifoBuffer, StackedMLP, device_of, sphere, tensor, torch
+
+
+def _positive_int(name: str, value) -> None:
+    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0):
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+class _NeuralAgent(LinearAgent):
+    """A network f(x) trained by G Adam steps a round on minibatches of a FIFO buffer.
+
+    Subclasses build their parameters in `_build(n, d)` (returning the trainable tensors), score
+    arms in `_forward_scores(X)` and define `_loss(x, y, z)` on a minibatch and `_perturbation(n)`,
+    the vector z stored with each observation.
+    """
+
+    z_dim = 0
+
+    def __init__(self, *, hidden=(64, 64), lr=1e-4, weight_decay=0.01, batch_size=128, updates=1,
+                 buffer_size=10_000, device="cpu", seed=None, dim=None):
+        if not (isinstance(hidden, tuple) and hidden and all(isinstance(h, int) and h > 0 for h in hidden)):
+            raise ValueError(f"hidden must be a non-empty tuple of positive ints (layer widths), got {hidden!r}")
+        _positive("lr", lr)
+        _nonnegative("weight_decay", weight_decay)
+        for name, value in (("batch_size", batch_size), ("updates", updates), ("buffer_size", buffer_size)):
+            _positive_int(name, value)
+        device_of(device)  # validates the name
+        self.hidden, self.lr, self.weight_decay = hidden, lr, weight_decay
+        self.batch_size, self.updates, self.buffer_size, self.device = batch_size, updates, buffer_size, device
+        super().__init__(seed=seed, dim=dim)
+
+    def _init_state(self, n, d):
+        t = torch()
+        self.dev_ = device_of(self.device)
+        self.net_ = StackedMLP(self.rng_, n, d, self.hidden, self.dev_)
+        params = self.net_.params + self._build(n, self.net_.out_dim)
+        self.opt_ = t.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
+        self.buffer_ = FifoBuffer(n, self.buffer_size, d, self.z_dim, self.dev_)
+
+    def _scores(self, X):
+        with torch().no_grad():
+            return self._forward_scores(tensor(X, self.dev_)).double().cpu().numpy()
+
+    def _update(self, x, y):
+        self.buffer_.add(tensor(x, self.dev_), tensor(y, self.dev_), self._perturbation(len(y)))
+        for _ in range(self.updates):
+            xb, yb, zb = self.buffer_.sample(self.rng_, self.batch_size, self.dev_)
+            self.opt_.zero_grad()
+            # Instances are independent: the sum of their losses has each instance's gradient.
+            self._loss(xb, yb, zb).sum().backward()
+            self.opt_.step()
+
+    def _build(self, n, D):
+        return []
+
+    def _perturbation(self, n):
+        return torch().zeros((n, 1), device=self.dev_)
+
+
+@register("Ensemble++")
+class EnsemblePP(_NeuralAgent):
+    """Neural Ensemble++ of [S3] section 3.3, Alg. 1, App. B (catalog X1).
+
+    f(x, zeta) = <x~, b> + posterior_scale <sg(x~), sum_m zeta_m theta_m>
+                 + prior_scale sg(<x~, sum_m zeta_m theta0_m>),    x~ = h(x; w)      (eq. 12)
+    with trainable extractor h and base head b, M trainable heads theta_m that see x~ through a
+    stop-gradient, and M fixed prior heads theta0_m (unit-norm random rows). Act: zeta from the
+    reference distribution (Sphere: sqrt(M) U(S^{M-1})), greedy arm of f(., zeta). Learn: store
+    (x, y, z) with z ~ U(S^{M-1}) (Sphere perturbation) and take `updates` Adam steps on the
+    symmetrised loss with the Coordinate update distribution, which after the cross terms cancel is
+    (eq. 14)  1/M sum_m mean_s [ 1/2 (y_s - <x~_s, b>)^2
+                 + 1/2 (sigma_z z_{s,m} - prior_scale sg<x~_s, theta0_m> - posterior_scale <sg(x~_s), theta_m>)^2 ]:
+    w and b fit the rewards, theta_m fits its own perturbations (eqs. 15-17).
+
+    Args:
+        M: ensemble size (number of index dimensions).
+        sigma_z: perturbation scale ("symmetrised slack", 0.01).
+        prior_scale, posterior_scale: multipliers of the prior and ensemble terms (the code's).
+        hidden, lr, weight_decay, batch_size, updates (G), buffer_size, device: the network and
+            its training (App. B defaults).
+    """
+
+    def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, posterior_scale=1.0, hidden=(64, 64), lr=1e-4,
+                 weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):
+        _positive_int("M", M)
+        _nonnegative("sigma_z", sigma_z)
+        _nonnegative("prior_scale", prior_scale)
+        _nonnegative("posterior_scale", posterior_scale)
+        self.M, self.sigma_z, self.prior_scale, self.posterior_scale = M, sigma_z, prior_scale, posterior_scale
+        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
+                         buffer_size=buffer_size, device=device, seed=seed, dim=dim)
+
+    @property
+    def z_dim(self):
+        return self.M
+
+    def _build(self, n, D):
+        std = np.sqrt(2.0 / (D + 1))  # Xavier-normal for the trainable (D -> 1) heads
+        self.b_ = tensor(std * self.rng_.standard_normal((n, D)), self.dev_).requires_grad_()
+        self.theta_ = tensor(std * self.rng_.standard_normal((n, self.M, D)), self.dev_).requires_grad_()
+        self.theta0_ = sphere(self.rng_, (n, self.M, D), self.dev_)
+        return [self.b_, self.theta_]
+
+    def _forward_scores(self, X):
+        t = torch()
+        feats = self.net_(X)                                                  # (N, K, D)
+        zeta = sphere(self.rng_, (self.n_, self.M), self.dev_, radius=np.sqrt(self.M))
+        direction = (self.b_ + self.posterior_scale * t.einsum("nm,nmd->nd", zeta, self.theta_)
+                     + self.prior_scale * t.einsum("nm,nmd->nd", zeta, self.theta0_))
+        return t.einsum("nkd,nd->nk", feats, direction)
+
+    def _perturbation(self, n):
+        return sphere(self.rng_, (n, self.M), self.dev_)
+
+    def _loss(self, x, y, z):
+        t = torch()
+        feats = self.net_(x)                                                  # (N, B, D)
+        base = 0.5 * (y - t.einsum("nbd,nd->nb", feats, self.b_)) ** 2
+        sg = feats.detach()
+        target = self.sigma_z * z - self.prior_scale * t.einsum("nbd,nmd->nbm", sg, self.theta0_)
+        heads = self.posterior_scale * t.einsum("nbd,nmd->nbm", sg, self.theta_)
+        return base.mean(dim=1) + 0.5 * ((target - heads) ** 2).mean(dim=(1, 2))
+
+
+@register("NeuralGreedy")
+class NeuralGreedy(_NeuralAgent):
+    """[S3]'s Greedy (catalog X5): Ensemble++'s extractor and base head, no ensemble factor.
+
+    f(x) = <h(x; w), b> fit by squared loss on the buffer; act greedily on f. The same network and
+    training as Ensemble++ (App. B), so the two differ only in exploration.
+    """
+
+    def _build(self, n, D):
+        self.b_ = tensor(np.sqrt(2.0 / (D + 1)) * self.rng_.standard_normal((n, D)), self.dev_).requires_grad_()
+        return [self.b_]
+
+    def _forward_scores(self, X):
+        return torch().einsum("nkd,nd->nk", self.net_(X), self.b_)
+
+    def _loss(self, x, y, z):
+        return (0.5 * (y - torch().einsum("nbd,nd->nb", self.net_(x), self.b_)) ** 2).mean(dim=1)
+
+
+@register("Ensemble+")
+class EnsemblePlus(_NeuralAgent):
+    """Ensemble+ (Osband et al. 2018, 2019) as described in [S3] App. A.5 eq. 11 and A.7.1 (catalog X3).
+
+    M members share a trainable extractor x~ = h(x; w) with M trainable linear heads theta_m, plus
+    a separate fixed random prior network x^ = h0(x) with M fixed prior heads theta0_m:
+        f_m(x) = <x~, theta_m> + prior_scale <x^, theta0_m>.
+    Each round one member m_t ~ Unif[M] acts greedily. Member m regresses y + Z_{s,m} with
+    Z_{s,m} ~ N(0, sigma_z^2) drawn once per data point (eq. 11); the loss averages the members.
+    Same network, optimiser, buffer and scales as Ensemble++ (App. F.2).
+    """
+
+    def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, hidden=(64, 64), lr=1e-4, weight_decay=0.01,
+                 batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):
+        _positive_int("M", M)
+        _nonnegative("sigma_z", sigma_z)
+        _nonnegative("prior_scale", prior_scale)
+        self.M, self.sigma_z, self.prior_scale = M, sigma_z, prior_scale
+        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
+                         buffer_size=buffer_size, device=device, seed=seed, dim=dim)
+
+    @property
+    def z_dim(self):
+        return self.M
+
+    def _build(self, n, D):
+        self.prior_net_ = StackedMLP(self.rng_, n, self.d_, self.hidden, self.dev_, trainable=False)
+        std = np.sqrt(2.0 / (D + 1))
+        self.theta_ = tensor(std * self.rng_.standard_normal((n, self.M, D)), self.dev_).requires_grad_()
+        self.theta0_ = tensor(std * self.rng_.standard_normal((n, self.M, D)), self.dev_)
+        return [self.theta_]
+
+    def _members(self, x):
+        """Every member's prediction, (N, B, M)."""
+        t = torch()
+        prior = t.einsum("nbd,nmd->nbm", self.prior_net_(x), self.theta0_)
+        return t.einsum("nbd,nmd->nbm", self.net_(x), self.theta_) + self.prior_scale * prior
+
+    def _forward_scores(self, X):
+        member = torch().as_tensor(self.rng_.integers(self.M, size=self.n_), device=self.dev_)
+        f = self._members(X)                                                   # (N, K, M)
+        return f[torch().arange(self.n_), :, member]
+
+    def _perturbation(self, n):
+        return tensor(self.sigma_z * self.rng_.standard_normal((n, self.M)), self.dev_)
+
+    def _loss(self, x, y, z):
+        return ((y[..., None] + z - self._members(x)) ** 2).mean(dim=(1, 2))
