@@ -46,25 +46,33 @@ class StackedMLP:
 
     PyTorch's default Linear initialisation, U(-1/sqrt(in), 1/sqrt(in)) for weights and biases,
     drawn from the per-instance streams. Output: the last hidden layer (ReLU applied), (N, B, D).
+    `groups` = G stacks G networks per instance (N G of them, instance-major), e.g. EpiNet's M
+    prior networks.
     """
 
-    def __init__(self, rng, n: int, d: int, hidden: tuple[int, ...], device, trainable: bool = True):
-        t = torch()
+    def __init__(self, rng, n: int, d: int, hidden: tuple[int, ...], device, trainable: bool = True, groups: int = 1):
         self.params = []
         sizes = (d, *hidden)
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-            bound = 1.0 / math.sqrt(fan_in)
-            w = tensor(bound * (2 * rng.random((n, fan_in, fan_out)) - 1), device)
-            b = tensor(bound * (2 * rng.random((n, 1, fan_out)) - 1), device)
-            self.params += [w.requires_grad_(trainable), b.requires_grad_(trainable)]
+            self.params += list(linear_layer(rng, n, fan_in, fan_out, device, groups, trainable))
         self.out_dim = sizes[-1]
-        self._relu = t.relu
+        self._relu = torch().relu
 
     def __call__(self, x):
         h = x
         for w, b in zip(self.params[::2], self.params[1::2]):
             h = self._relu(torch().baddbmm(b, h, w))
         return h
+
+
+def linear_layer(rng, n: int, fan_in: int, fan_out: int, device, groups: int = 1, trainable: bool = True):
+    """Stacked weights (N G, in, out) and biases (N G, 1, out), PyTorch's default initialisation."""
+    bound = 1.0 / math.sqrt(fan_in)
+    w = bound * (2 * rng.random((n, groups * fan_in * fan_out)) - 1)
+    b = bound * (2 * rng.random((n, groups * fan_out)) - 1)
+    w = tensor(w.reshape(n * groups, fan_in, fan_out), device).requires_grad_(trainable)
+    b = tensor(b.reshape(n * groups, 1, fan_out), device).requires_grad_(trainable)
+    return w, b
 
 
 class FifoBuffer:

@@ -64,9 +64,9 @@ def test_gradients_follow_eqs_15_to_17():
     assert not torch.allclose(g["b"], g_y["b"]) and not torch.allclose(g["theta"], g_z["theta"])
 
 
-@pytest.mark.parametrize("name", ["Ensemble++", "Ensemble+", "NeuralGreedy"])
+@pytest.mark.parametrize("name", ["Ensemble++", "Ensemble+", "NeuralGreedy", "EpiNet", "LMCTS"])
 def test_batched_agent_equals_single_agents(name):
-    kwargs = dict(hidden=(8,), batch_size=4, lr=1e-2)
+    kwargs = dict(hidden=(8,), lr=1e-2) | ({} if name == "LMCTS" else {"batch_size": 4})
     seeds = [11, 12, 13]
     batched = agents.make(name, seed=seeds, **kwargs)
     singles = [agents.make(name, seed=s, **kwargs) for s in seeds]
