@@ -14,6 +14,7 @@ can come from a tiktoken BPE file (`tokenizer_file=".../gpt2.tiktoken"`, the rea
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -132,13 +133,32 @@ def embed(texts: list[str], model: str = "gpt2", *, tokenizer_file: str | None =
         _model_identity(path), tok.digest if tok else "hf", max_length,
         hashlib.sha256("\0".join(texts).encode()).hexdigest(),
     ]).encode()).hexdigest()[:24]
-    cache = None
-    if cache_dir is not None:
-        cache = (cache_home() if cache_dir == "default" else Path(cache_dir)) / f"{key}.npy"
+    if cache_dir is None:
+        return _embed(texts, model, path, tok, max_length, batch_size, device, progress)
+    cache = (cache_home() if cache_dir == "default" else Path(cache_dir)) / f"{key}.npy"
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(cache.with_suffix(".lock"), "w")
+    except OSError as err:
+        warnings.warn(f"could not cache the embeddings in {cache.parent} ({err}); set $CTXBANDITS_CACHE to a "
+                      "writable folder to embed the corpus only once", stacklevel=2)
+        return _embed(texts, model, path, tok, max_length, batch_size, device, progress)
+    with lock:
+        # One process embeds, the others (e.g. the workers of a comparison) wait and read its file.
+        fcntl.flock(lock, fcntl.LOCK_EX)
         if cache.exists():
             out = np.load(cache)
             if out.shape[0] == len(texts):
                 return out
+        out = _embed(texts, model, path, tok, max_length, batch_size, device, progress)
+        tmp = cache.with_suffix(f".tmp{os.getpid()}.npy")
+        np.save(tmp, out)
+        os.replace(tmp, cache)  # atomic: a reader never sees half a file
+    return out
+
+
+def _embed(texts, model, path, tok, max_length, batch_size, device, progress) -> np.ndarray:
+    """The embedding itself (see `embed`)."""
     import torch
     from tqdm.auto import tqdm
     from transformers import AutoModel
@@ -153,14 +173,4 @@ def embed(texts: list[str], model: str = "gpt2", *, tokenizer_file: str | None =
             hidden = net(**batch).last_hidden_state
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             chunks.append(((hidden * mask).sum(1) / mask.sum(1).clamp(min=1)).float().cpu().numpy())
-    out = np.concatenate(chunks).astype(np.float32)
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".tmp{os.getpid()}.npy")
-            np.save(tmp, out)
-            os.replace(tmp, cache)  # atomic: a reader never sees half a file
-        except OSError as err:
-            warnings.warn(f"could not cache the embeddings in {cache.parent} ({err}); set $CTXBANDITS_CACHE to a "
-                          "writable folder to embed the corpus only once", stacklevel=2)
-    return out
+    return np.concatenate(chunks).astype(np.float32)
