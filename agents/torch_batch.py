@@ -37,8 +37,8 @@ def device_of(name: str):
 
 
 def tensor(x: np.ndarray, device):
-    """A float32 tensor of `x` on `device`."""
-    return torch().as_tensor(np.asarray(x, dtype=np.float32), device=device)
+    """A float32 tensor of `x` on `device` (a copy: obs arrays may be read-only views of the env's data)."""
+    return torch().tensor(np.asarray(x, dtype=np.float32), device=device)
 
 
 class StackedMLP:

@@ -36,6 +36,7 @@ class Panel:
     seeds: int
     notes: list[str] = field(default_factory=list)
     quick_envs: list[EnvSpec] | None = None  # smaller variants of `envs` for --quick (e.g. fewer posts to embed)
+    quick_agents: list[AgentSpec] | None = None  # cheaper variants of `agents` for --quick (e.g. fewer updates)
 
 
 def A(name: str, label: str = "", **kwargs) -> AgentSpec:
@@ -95,7 +96,8 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
         where = out / panel.name
         start = time.perf_counter()
         envs = panel.quick_envs if args.quick and panel.quick_envs else panel.envs
-        table = gym_ctxbandits.run(envs, panel.agents, seeds=seeds, horizon=horizon, out=where,
+        agent_specs = panel.quick_agents if args.quick and panel.quick_agents else panel.agents
+        table = gym_ctxbandits.run(envs, agent_specs, seeds=seeds, horizon=horizon, out=where,
                                    backend=args.backend, workers=args.workers, address=args.address,
                                    log_every=max(1, horizon // 500), batch=args.batch, progress=not args.quiet)
         paths = plot_regret(table, where, "se") + plot_runtime(table, where)
