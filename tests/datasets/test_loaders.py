@@ -208,3 +208,14 @@ def test_real_mnist_and_open_bandit():
     assert test.X.shape == (10_000, 784) and test.X.max() == 255
     assert np.bincount(subset.y).tolist() == [500] * 10
     assert obd.events.shape == (10_000, 89) and len(obd.items) == 80
+
+
+def test_measuring_hate_speech_local_copy_is_aggregated_per_comment(tmp_path):
+    folder = tmp_path / "hate" / "measuring"
+    folder.mkdir(parents=True)
+    pd.DataFrame({"comment_id": [7, 7, 3, 3, 3], "text": ["b", "b", "a", "a", "a"],
+                  "hate_speech_score": [1.0, 0.2, -1.0, -2.0, 0.0], "annotator_id": range(5)}).to_parquet(
+        folder / "measuring_hate_speech.parquet")
+    posts = datasets.load_hate_speech(path=tmp_path, download=False)
+    assert posts["text"].tolist() == ["a", "b"]
+    np.testing.assert_allclose(posts["hate_score"], [-1.0, 0.6])
