@@ -8,12 +8,35 @@ from agents import checks
 from agents.checks import all_checks, check_agent
 
 
+# Tiny networks and few gradient steps keep the neural agents' checks fast (the checks are about
+# the protocol, not learning); check_constructor still inspects the papers' defaults.
+NTK = dict(width=4, depth=3, steps=2, warmup=3)
+SMALL = {
+    "Neural-ES": dict(m=3, **NTK), "Neural-PHE": NTK, "NeuralUCB": NTK, "NeuralTS": NTK,
+    "Neural-ES-DT": dict(T0=10, width=4, steps=2, warmup=3),
+    **{name: dict(hidden=(8,), batch_size=8) for name in ("Ensemble++", "Ensemble+", "NeuralGreedy")},
+    "EpiNet": dict(hidden=(8,), batch_size=8, index_samples=2, epinet_hidden=(4, 4)),
+    "LMCTS": dict(hidden=(8,), steps=2),
+}
+
+
+def factory(name):
+    if name not in SMALL:
+        return checks.as_factory(name)
+
+    def small(**kwargs):
+        return checks.make(name, **SMALL[name], **kwargs)
+
+    small.__name__ = name
+    return small
+
+
 @pytest.mark.parametrize(
     "name, check, batched",
     [pytest.param(n, c, b, id=f"{n}-{c.__name__}-{'batched' if b else 'single'}") for n, c, b in all_checks()],
 )
 def test_registered_agent(name, check, batched):
-    check(checks.as_factory(name), batched)
+    check(factory(name), batched)
 
 
 class Sloppy:

@@ -1,0 +1,216 @@
+"""The NTK-parameterised ReLU network of [S0] §4.3 / App. C.1 (catalog C4) and its batched ensemble.
+
+    f(x; theta) = sqrt(N) W_L phi(W_{L-1} phi( ... phi(W_1 x))),   phi = ReLU, no biases,
+
+width N, depth L (W_1: N x d, W_l: N x N, W_L: 1 x N). `NTKEnsemble` holds m such networks as
+ONE model: layer l is a stacked weight tensor of shape (m, in, out) (the transpose of the paper's
+W_l, so that a batch of rows goes through with one batched matmul), and every forward pass,
+gradient and gradient-descent step is a handful of `torch.bmm` calls over all m members at once,
+never a Python loop over members. A single network (NeuralUCB, NeuralTS, Neural-PHE) is m = 1.
+
+Gradients are written out by hand (the backward pass of a bias-free ReLU MLP is three lines per
+layer): at the sizes of the papers (N = 20, a few dozen distinct arms) a step is dominated by the
+per-operation overhead of the framework, and the hand-written step needs about half the
+operations of autograd plus an optimiser. tests/agents/test_neural_nets.py checks it against
+autograd and against a loop over m separate networks.
+
+Symmetric initialisation ([S0] §4.3, App. C.1): W_l = diag(W, W) with W's entries N(0, 4/N)
+(W is N/2 x N/2, or N/2 x d/2 for l = 1) and W_L = (w^T, -w^T) with w's entries N(0, 2/N). With
+an input whose two halves are equal ([x]_j = [x]_{j+d/2}, the paper's x' = [x; x] / sqrt 2,
+Remark 5.9) the two halves of every hidden layer are equal and f(x; theta_0) = 0.
+
+Layout: the twin hidden units (unit i of each block) are stored next to each other (units 2i,
+2i+1), and so are the twin inputs when `paired_input` (x' = (x_1, x_1, x_2, x_2, ...) / sqrt 2).
+This re-indexing of the paper's block layout computes the same function with the same law of
+theta_0; it is what makes f(x; theta_0) = 0 hold EXACTLY in floating point, because the twins then
+meet the same summation order in a matrix product, and the read-out adds each twin pair
+(+p) + (-p) = 0 before summing over pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+Tensor = torch.Tensor
+
+
+def symmetric_init(d_in: int, width: int, depth: int, generator: torch.Generator, *, paired_input: bool = True,
+                   device=None, dtype=torch.float32) -> list[Tensor]:
+    """theta_0 of [S0] §4.3 as layer weights of shape (1, in, out): (d_in, N), (N, N)..., (N, 1).
+
+    Twin hidden units are 2i and 2i+1; twin inputs are 2j and 2j+1 when `paired_input`, else j
+    and j + d_in/2 (the paper's [x; x] order). Needs even `d_in` and `width`. Draws come from
+    `generator` only.
+    """
+    if d_in % 2 or width % 2:
+        raise ValueError(f"the symmetric initialisation needs an even input dimension and width, got d={d_in}, N={width}")
+    if depth < 2:
+        raise ValueError(f"depth L must be >= 2 (input layer and output layer), got {depth}")
+    h = width // 2
+
+    def normal(shape, var):
+        return math.sqrt(var) * torch.randn(shape, generator=generator, device=device, dtype=dtype)
+
+    def twins(block, paired_rows=True):   # (in/2, out/2) -> (in, out), diag(block, block) re-indexed
+        W = block.new_zeros((2 * block.shape[0], 2 * block.shape[1]))
+        top, bottom = (slice(0, None, 2), slice(1, None, 2)) if paired_rows else \
+            (slice(0, block.shape[0]), slice(block.shape[0], None))
+        W[top, 0::2] = block
+        W[bottom, 1::2] = block
+        return W
+
+    weights = [twins(normal((d_in // 2, h), 4.0 / width), paired_input)]        # W_1^T
+    for _ in range(depth - 2):
+        weights.append(twins(normal((h, h), 4.0 / width)))                       # W_l^T, 2 <= l <= L-1
+    w = normal((h, 1), 2.0 / width)
+    weights.append(torch.stack([w, -w], 1).reshape(width, 1))                     # W_L^T = (w, -w), paired
+    return [W[None] for W in weights]
+
+
+def readout(a: Tensor, w: Tensor) -> Tensor:
+    """sum_i a_i w_i over the last axis, twin pairs (2i, 2i+1) added first (exact 0 at theta_0)."""
+    prod = a * w
+    return (prod[..., 0::2] + prod[..., 1::2]).sum(-1)
+
+
+class NTKEnsemble:
+    """m NTK ReLU networks of width N as stacked weights `weights[l]` of shape (m, in_l, out_l).
+
+    `anchor` is the point theta_0 of the regulariser 1/2 beta ||theta_j - anchor_j||^2 (shape
+    (1, in, out) when shared by all members, as in [S0], or (m, in, out); default: member 0's
+    initial weights); `init` keeps the initial weights for `restart()`. Inputs x are (B, d),
+    shared by all members, or (m, B, d).
+    """
+
+    def __init__(self, weights: list[Tensor], anchor: list[Tensor] | None = None):
+        self.weights = weights
+        self.init = [W.clone() for W in weights]
+        self.anchor = [W[:1].clone() for W in weights] if anchor is None else anchor
+        self.width = weights[0].shape[-1]
+        self.scale = math.sqrt(self.width)           # the sqrt(N) in front of W_L
+
+    @classmethod
+    def symmetric(cls, m: int, d_in: int, width: int, depth: int, generator: torch.Generator, *,
+                  paired_input: bool = True, device=None, dtype=torch.float32) -> "NTKEnsemble":
+        """m copies of one symmetric theta_0 (shared initialisation and anchor, [S0] §4.3)."""
+        theta0 = symmetric_init(d_in, width, depth, generator, paired_input=paired_input, device=device, dtype=dtype)
+        return cls([W.repeat(m, 1, 1) for W in theta0], theta0)
+
+    @property
+    def m(self) -> int:
+        return self.weights[0].shape[0]
+
+    @property
+    def num_params(self) -> int:
+        """dim theta = N d + N^2 (L - 2) + N ([S0] §4.3), per member."""
+        return sum(W[0].numel() for W in self.weights)
+
+    def restart(self) -> None:
+        """Every member back to its initial weights (training from theta_0, no warm start)."""
+        for W, W0 in zip(self.weights, self.init):
+            W.copy_(W0)
+
+    # -- forward ----------------------------------------------------------------------------------
+    def _expand(self, x: Tensor) -> Tensor:
+        return x.expand(self.m, *x.shape) if x.dim() == 2 else x
+
+    def _hidden(self, x: Tensor) -> list[Tensor]:
+        """[x, a_1, ..., a_{L-1}], each (m, B, .)."""
+        acts = [self._expand(x)]
+        for W in self.weights[:-1]:
+            acts.append(torch.relu(torch.bmm(acts[-1], W)))
+        return acts
+
+    def activations(self, x: Tensor) -> tuple[list[Tensor], Tensor]:
+        """Hidden activations [x, a_1, ..., a_{L-1}] (each (m, B, .)) and f = (m, B)."""
+        acts = self._hidden(x)
+        return acts, readout(acts[-1], self.weights[-1][:, None, :, 0]) * self.scale
+
+    def __call__(self, x: Tensor) -> Tensor:
+        """f(x; theta_j) for every member: (m, B)."""
+        return self.activations(x)[1]
+
+    def member(self, j, x: Tensor) -> Tensor:
+        """f(x; theta_j) of one member j, a (1,) index tensor (left on the device, no sync): (B,)."""
+        h = x
+        for W in self.weights[:-1]:
+            h = torch.relu(h @ W.index_select(0, j)[0])
+        return readout(h, self.weights[-1].index_select(0, j)[0, :, 0]) * self.scale
+
+    # -- training -------------------------------------------------------------------------------
+    def gradients(self, x: Tensor, count: Tensor, target: Tensor, alpha: float, beta: float) -> list[Tensor]:
+        """Gradient of every member's loss, one (m, in, out) tensor per layer:
+
+            L_j(theta_j) = alpha sum_b [1/2 c_b f(x_b; theta_j)^2 - s_jb f(x_b; theta_j)]
+                           + 1/2 beta ||theta_j - anchor_j||^2,
+
+        with counts c (B,) and targets s (m, B). With c_b = 1 and s_jb = y_b this is
+        alpha sum_b 1/2 (f - y_b)^2 up to a constant; with c_b the number of times row x_b was
+        observed and s_jb the sum of its (perturbed) rewards it is the same loss over the full
+        history (the rows of a fixed arm set repeat, so this costs O(distinct rows), not O(t)).
+        """
+        acts, out = self.activations(x)
+        resid = (count * out - target).unsqueeze(-1)            # dL/df / alpha, (m, B, 1)
+        grads = []
+        delta = resid * self.scale                              # dL/d(pre-activation of the output)
+        for l in range(len(self.weights) - 1, -1, -1):
+            W = self.weights[l]
+            grads.append(alpha * torch.bmm(acts[l].transpose(1, 2), delta) + beta * (W - self.anchor[l]))
+            if l:
+                delta = torch.ops.aten.threshold_backward(torch.bmm(delta, W.transpose(1, 2)), acts[l], 0)
+        return grads[::-1]
+
+    def gd_steps(self, x: Tensor, count: Tensor, target: Tensor, *, steps: int, lr: float, alpha: float,
+                 beta: float) -> None:
+        """`steps` steps of gradient descent theta <- theta - lr grad L (the loss of `gradients`), in place.
+
+        The update is fused into one `baddbmm` per layer: W <- (1 - lr beta) W + lr beta A
+        - lr alpha a^T delta, with the backward pass run on the weights before the step.
+        """
+        decay, k = 1.0 - lr * beta, -lr * alpha * self.scale
+        pull = [lr * beta * A for A in self.anchor]             # lr beta anchor, fixed during the steps
+        count = count.unsqueeze(-1)
+        target = target.unsqueeze(-1)
+        n = len(self.weights)
+        for _ in range(steps):
+            acts = self._hidden(x)
+            out = torch.bmm(acts[-1], self.weights[-1])[..., 0] * self.scale   # a plain matmul read-out: speed
+            delta = torch.addcmul(target, count, out.unsqueeze(-1), value=-1.0).neg_()    # c f - s, (m, B, 1)
+            for l in range(n - 1, -1, -1):
+                W = self.weights[l]
+                back = torch.bmm(delta, W.transpose(1, 2)) if l else None
+                W.baddbmm_(acts[l].transpose(1, 2), delta, beta=decay, alpha=k)
+                if beta:
+                    W.add_(pull[l])
+                if l:
+                    delta = torch.ops.aten.threshold_backward(back, acts[l], 0)
+
+    # -- gradient features (NeuralUCB, NeuralTS) -------------------------------------------------
+    def grad_factors(self, x: Tensor, j: int = 0) -> list[tuple[Tensor, Tensor]]:
+        """Per-row gradient g(x_b; theta_j) = grad_theta f(x_b; theta_j) in factored form.
+
+        For layer l the gradient of f(x_b) with respect to the (in, out) weight is the outer
+        product a_{l-1}[b] delta_l[b]^T: returns [(a_{l-1}, delta_l)] with shapes (B, in), (B, out).
+        """
+        acts = [x]
+        for W in self.weights[:-1]:
+            acts.append(torch.relu(acts[-1] @ W[j]))
+        delta = torch.full((x.shape[0], 1), self.scale, dtype=x.dtype, device=x.device)
+        factors = []
+        for l in range(len(self.weights) - 1, -1, -1):
+            factors.append((acts[l], delta))
+            if l:
+                delta = torch.ops.aten.threshold_backward(delta @ self.weights[l][j].T, acts[l], 0)
+        return factors[::-1]
+
+    @staticmethod
+    def flat(factors: list[tuple[Tensor, Tensor]]) -> Tensor:
+        """The gradients g(x_b) as rows of a (B, p) matrix (layer by layer, (in, out) row-major)."""
+        return torch.cat([(a[:, :, None] * d[:, None, :]).flatten(1) for a, d in factors], dim=1)
+
+    @staticmethod
+    def diag_quadratic(factors: list[tuple[Tensor, Tensor]], inv_diag: list[Tensor]) -> Tensor:
+        """g(x_b)^T D g(x_b) for a diagonal D given per layer as (in, out) tensors, without forming g: (B,)."""
+        return sum(((a * a) @ D * (d * d)).sum(1) for (a, d), D in zip(factors, inv_diag))
