@@ -11,6 +11,6 @@ from agents.base import REGISTRY, Agent, make, random_argmax, register
 __gym_ctxbandits__ = True
 
 # Importing the families fills REGISTRY.
-from agents import linear, ensemble, glm, oam, ensemble_nn, epinet, neural_es  # noqa: E402,F401
+from agents import linear, ensemble, glm, oam, ensemble_nn, epinet  # noqa: E402,F401
 
 __all__ = ["Agent", "REGISTRY", "make", "random_argmax", "register"]
