@@ -43,7 +43,8 @@ class LazyAgent:
         try:
             import torch  # noqa: F401
         except ImportError:
-            raise ImportError(f'the neural agent {self.name!r} needs PyTorch: pip install "gym-ctxbandits[neural]"') from None
+            raise ImportError(f'the neural agent {self.name!r} needs PyTorch: '
+                              'pip install "gym-ctxbandits[neural]"') from None
         return getattr(importlib.import_module(f"agents.neural.{self.module}"), self.attr)
 
     def __call__(self, **kwargs):

@@ -185,6 +185,17 @@ class NeuralAgent:
             if self._schedule.due(self.t_):
                 self._train()
 
+    def __getstate__(self) -> dict:
+        """Pickle the generator as its state (torch.Generator pickles only in recent torch)."""
+        state = self.__dict__.copy()
+        state["gen_"] = self.gen_.get_state()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        gen = torch.Generator(device=state["_dev"])
+        gen.set_state(state["gen_"])
+        self.__dict__.update(state, gen_=gen)
+
     # -- helpers --------------------------------------------------------------------------------
     def _init(self, d: int) -> None:
         d_in = 2 * d if self.duplicate_input else d

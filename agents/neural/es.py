@@ -100,7 +100,8 @@ class NeuralESDT(DoublingTrick):
                  warmup=50, mean_loss=True, duplicate_input=True, device="cpu", dtype="float32", dim=None, seed=None):
         self.prior_sd, self.width, self.depth, self.lam, self.lr, self.steps = prior_sd, width, depth, lam, lr, steps
         self.update_every, self.batch_size, self.buffer_size = update_every, batch_size, buffer_size
-        self.warm_start, self.warmup, self.mean_loss, self.duplicate_input = warm_start, warmup, mean_loss, duplicate_input
+        self.warm_start, self.warmup, self.mean_loss = warm_start, warmup, mean_loss
+        self.duplicate_input = duplicate_input
         self.device, self.dtype, self.dim = device, dtype, dim
         super().__init__(NeuralES, T0=T0, b=b, m_per_log=m_per_log, sigma_per_log=sigma_per_log, seed=seed)
 

@@ -45,7 +45,8 @@ def symmetric_init(d_in: int, width: int, depth: int, generator: torch.Generator
     `generator` only.
     """
     if d_in % 2 or width % 2:
-        raise ValueError(f"the symmetric initialisation needs an even input dimension and width, got d={d_in}, N={width}")
+        raise ValueError(f"the symmetric initialisation needs an even input dimension and width, "
+                         f"got d={d_in}, N={width}")
     if depth < 2:
         raise ValueError(f"depth L must be >= 2 (input layer and output layer), got {depth}")
     h = width // 2
@@ -167,23 +168,29 @@ class NTKEnsemble:
         """`steps` steps of gradient descent theta <- theta - lr grad L (the loss of `gradients`), in place.
 
         The update is fused into one `baddbmm` per layer: W <- (1 - lr beta) W + lr beta A
-        - lr alpha a^T delta, with the backward pass run on the weights before the step.
+        - lr alpha a^T delta, with the backward pass run on the weights before the step. Everything
+        that does not change between steps (transposed views of the weights, scaled counts and
+        targets, the anchor pull) is prepared once: at the papers' sizes a step is about a dozen
+        small kernels and each saved call counts.
         """
         decay, k = 1.0 - lr * beta, -lr * alpha * self.scale
-        pull = [lr * beta * A for A in self.anchor]             # lr beta anchor, fixed during the steps
-        count = count.unsqueeze(-1)
-        target = target.unsqueeze(-1)
-        n = len(self.weights)
+        pull = [lr * beta * A for A in self.anchor] if beta else None      # lr beta anchor
+        weights = self.weights
+        back_w = [None] + [W.transpose(1, 2) for W in weights[1:]]         # views: follow the in-place updates
+        scaled_count = (count * self.scale).unsqueeze(-1)                  # (B, 1)
+        neg_target = (-target).unsqueeze(-1)                               # (m, B, 1)
+        x = self._expand(x)
+        x_t = x.transpose(1, 2)
         for _ in range(steps):
-            acts = self._hidden(x)
-            out = torch.bmm(acts[-1], self.weights[-1])[..., 0] * self.scale   # a plain matmul read-out: speed
-            delta = torch.addcmul(target, count, out.unsqueeze(-1), value=-1.0).neg_()    # c f - s, (m, B, 1)
-            for l in range(n - 1, -1, -1):
-                W = self.weights[l]
-                back = torch.bmm(delta, W.transpose(1, 2)) if l else None
-                W.baddbmm_(acts[l].transpose(1, 2), delta, beta=decay, alpha=k)
-                if beta:
-                    W.add_(pull[l])
+            acts = [x]
+            for W in weights[:-1]:
+                acts.append(torch.relu(torch.bmm(acts[-1], W)))
+            delta = torch.addcmul(neg_target, scaled_count, torch.bmm(acts[-1], weights[-1]))   # c f - s
+            for l in range(len(weights) - 1, -1, -1):
+                back = torch.bmm(delta, back_w[l]) if l else None
+                weights[l].baddbmm_(acts[l].transpose(1, 2) if l else x_t, delta, beta=decay, alpha=k)
+                if pull is not None:
+                    weights[l].add_(pull[l])
                 if l:
                     delta = torch.ops.aten.threshold_backward(back, acts[l], 0)
 

@@ -13,8 +13,8 @@ parameter, kept as one (in, out) tensor per layer, and sigma^2 is computed from 
 per-arm gradients without forming them. `diag=False` keeps the full p x p inverse Z^{-1}, updated
 by Sherman-Morrison (O(p^2) a round, O(K p^2) to score K arms; never a fresh inverse).
 
-The gradient entering Z_t is taken at theta_{t-1}, before the round's training (Zhou et al.
-Alg. 1 and the authors' code; catalog N3 writes theta_t).
+The gradient entering Z_t is taken at theta_{t-1}, the weights that scored the arms, before the
+round's training (as the authors' public code does; catalog N3 writes theta_t).
 """
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ def test_hand_written_gradients_equal_autograd(depth):
 def test_fused_gd_step_is_theta_minus_lr_gradient():
     m, d, N = 3, 4, 6
     net = perturbed(NTKEnsemble.symmetric(m, d, N, 3, gen(), dtype=torch.float64))
-    net.anchor = [A + 0.1 * torch.randn(W.shape, generator=gen(9), dtype=W.dtype) for A, W in zip(net.anchor, net.weights)]
+    net.anchor = [A + 0.1 * torch.randn(W.shape, generator=gen(9), dtype=W.dtype)
+                  for A, W in zip(net.anchor, net.weights)]
     x = torch.randn(7, d, generator=gen(1), dtype=torch.float64)
     count, target = torch.ones(7, dtype=torch.float64), torch.randn(m, 7, generator=gen(2), dtype=torch.float64)
     expected = [W - 0.05 * g for W, g in zip(net.weights, net.gradients(x, count, target, alpha=0.2, beta=0.4))]
@@ -128,7 +129,8 @@ def test_batched_ensemble_equals_a_loop_of_separate_networks():
     """One stacked model of m members = m networks trained one by one (forward, gradients, 20 GD steps)."""
     m, d, N = 5, 6, 8
     ens = perturbed(NTKEnsemble.symmetric(m, d, N, 3, gen(), dtype=torch.float64))
-    singles = [NTKEnsemble([W[j:j + 1].clone() for W in ens.weights], [A.clone() for A in ens.anchor]) for j in range(m)]
+    singles = [NTKEnsemble([W[j:j + 1].clone() for W in ens.weights], [A.clone() for A in ens.anchor])
+               for j in range(m)]
     x = torch.randn(11, d, generator=gen(2), dtype=torch.float64)
     count = torch.randint(1, 4, (11,), generator=gen(3)).double()
     target = torch.randn(m, 11, generator=gen(4), dtype=torch.float64)
