@@ -15,6 +15,11 @@ vector with its pull count N_x and reward sum S_x, so with a fixed arm set an es
 costs O(K d^2) whatever the round. Estimates are refined by damped Newton (IRLS) warm-started
 from the previous round's solution; design matrices are kept as inverses updated by
 Sherman-Morrison.
+
+The four [S1] agents (GLM-TSL, GLM-FPL, GLM-UCB, UCB-GLM) are batched (`batched = True`, see
+`agents.glm_batch`): obs (N, K, d) serves N instances in one object, with one random stream per
+instance, and a single agent is the N = 1 case of the same code, so a batched agent seeded
+[s_1..s_N] acts exactly as N single agents seeded s_i.
 """
 
 from __future__ import annotations
@@ -26,31 +31,10 @@ import numpy as np
 from scipy.special import expit
 
 from agents.anytime import GOLDEN_B, DoublingTrick
-from agents.base import random_argmax, register
+from agents.base import _child, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
+from agents.glm_batch import LINKS, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance  # noqa: F401
 from agents.linalg import rls_update_
-
-
-# ---------------------------------------------------------------------------------------------
-# Links: mean function mu = b', its derivative mu', and the log-partition b of the
-# exponential family (S0 eq. 4.1, S1 §2).
-
-def _logistic_dmu(s):
-    p = expit(s)
-    return p * (1.0 - p)
-
-
-LINKS = {
-    "logistic": (expit, _logistic_dmu, lambda s: np.logaddexp(0.0, s)),
-    "identity": (lambda s: s, np.ones_like, lambda s: 0.5 * s * s),
-}
-
-
-def _link(name: str):
-    try:
-        return LINKS[name]
-    except KeyError:
-        raise ValueError(f"unknown link {name!r}; choose one of {sorted(LINKS)}") from None
 
 
 def glm_loss(theta, X, N, S, lam, link="logistic"):
@@ -254,14 +238,16 @@ def _check_scale(value, name, horizon):
 
 
 # ---------------------------------------------------------------------------------------------
-# [S1]: GLM-TSL and GLM-FPL.
+# [S1]: GLM-TSL and GLM-FPL, and the UCB baselines of its §5.1, all batched over N instances
+# (agents.glm_batch: a single agent is the N = 1 case of the same code).
 
 @register("GLM-TSL")
-class GLMTSL(_GLMAgent):
+class GLMTSL(BatchedGLMAgent):
     """GLM-TSL ([S1] §3.1, Alg. 1): Thompson sampling from the Laplace approximation.
 
     theta~_t ~ N(theta_bar_t, a^2 H_t^{-1}) (eq. 4) with theta_bar_t the MLE and
     H_t = sum_l mu'(X_l^T theta_bar_t) X_l X_l^T its Hessian (eq. 5); pull argmax_i x_i^T theta~_t.
+    obs (K, d) for one instance or (N, K, d) for N (`seed` then a list of N ints).
 
     Args:
         a: posterior inflation; 1.0 is [S1] §5.1's informal design (the plain Laplace
@@ -272,34 +258,36 @@ class GLMTSL(_GLMAgent):
         link: "logistic" (default) or "identity".
         horizon: n, needed only for a="theory".
         dim: d, otherwise taken from the first observation.
-        seed: seed of the agent's own generator.
+        seed: seed of the agent's own streams (an int, or one int per instance).
     """
+
+    theta_ = _PerInstance()
+    root_ = _PerInstance()
 
     def __init__(self, *, a=1.0, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
         _check_scale(a, "a", horizon)
         _check_positive(lam=lam)
         self._store(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
 
-    def _setup(self):
-        d = self.d_
+    def _hyper(self, d):
         self.a_ = theory_a("GLM-TSL", d, self.horizon) if self.a == "theory" else float(self.a)
-        self.theta_ = np.zeros(d)
-        self.root_ = np.eye(d) / np.sqrt(self.lam)  # L^{-T} for H_t = L L^T, so root root^T = H_t^{-1}
 
-    def _choose(self, X):
-        theta = self.theta_ + self.a_ * (self.root_ @ self.rng_.standard_normal(self.d_))
-        return random_argmax(X @ theta, self.rng_)
+    def _init_state(self, n, d):
+        self._theta = np.zeros((n, d))
+        self._root = np.tile(np.eye(d) / np.sqrt(self.lam), (n, 1, 1))  # L^{-T}, H = L L^T: root root^T = H^{-1}
+
+    def _scores(self, X):
+        eps = self.rng_.standard_normal((self.n_, self.d_))
+        theta = self._theta + self.a_ * (self._root @ eps[..., None])[..., 0]
+        return (X @ theta[..., None])[..., 0]
 
     def _learn(self, x, y):
-        st = self.stats_
-        st.add(x, y)
-        theta, H = fit_glm(self.theta_[None], st.X, st.N, st.S, self.lam, self.link)
-        self.theta_ = theta[0]
-        self.root_ = np.linalg.inv(np.linalg.cholesky(H[0])).T
+        self._theta, H = self._fit(self._theta)
+        self._root = np.swapaxes(np.linalg.inv(np.linalg.cholesky(H)), -1, -2)
 
 
 @register("GLM-FPL")
-class GLMFPL(_GLMAgent):
+class GLMFPL(BatchedGLMAgent):
     """GLM-FPL ([S1] §3.2, eq. 6): greedy on the MLE of rewards perturbed by fresh N(0, a^2) noise.
 
     Each round every past reward gets new noise; on sufficient statistics that is one
@@ -313,44 +301,47 @@ class GLMFPL(_GLMAgent):
             finite when a perturbed reward sum leaves [0, N_x] (logistic loss unbounded below).
     """
 
+    theta_ = _PerInstance()
+
     def __init__(self, *, a=0.5, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
         _check_scale(a, "a", horizon)
         _check_positive(lam=lam)
         self._store(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
 
-    def _setup(self):
-        self.a_ = theory_a("GLM-FPL", self.d_, self.horizon) if self.a == "theory" else float(self.a)
-        self.theta_ = np.zeros(self.d_)
+    def _hyper(self, d):
+        self.a_ = theory_a("GLM-FPL", d, self.horizon) if self.a == "theory" else float(self.a)
 
-    def _choose(self, X):
-        st = self.stats_
-        S = st.S + self.a_ * np.sqrt(st.N)[:, None] * self.rng_.standard_normal((st.n, 1))
-        theta, _ = fit_glm(self.theta_[None], st.X, st.N, S, self.lam, self.link)
-        self.theta_ = theta[0]
-        return random_argmax(X @ self.theta_, self.rng_)
+    def _init_state(self, n, d):
+        self._theta = np.zeros((n, d))
+        self._noise = RaggedNormals([_child(s, 3) for s in self._seqs])  # one draw per table row
 
-    def _learn(self, x, y):
-        self.stats_.add(x, y)
+    def _scores(self, X):
+        st = self._stats
+        m = st.width()
+        S = st.S[:, :m] + self.a_ * np.sqrt(st.N[:, :m]) * self._noise.take(st.rows, m)
+        self._theta = self._fit(self._theta, S)[0]
+        return (X @ self._theta[..., None])[..., 0]
 
 
-# ---------------------------------------------------------------------------------------------
-# UCB baselines of [S1] §5.1 (definitions from the original papers, CATALOG flag NIS).
-
-class _GLMUCBBase(_GLMAgent):
+class _GLMUCBBase(BatchedGLMAgent):
     """MLE theta_hat_t plus a bonus alpha_t ||x||_{V_t^{-1}}, V_t = lam I + sum_l X_l X_l^T."""
 
-    def _setup(self):
-        self.theta_ = np.zeros(self.d_)
-        self.V_inv_ = np.eye(self.d_) / self.lam
+    theta_ = _PerInstance()
+    V_inv_ = _PerInstance()
+
+    def _init_state(self, n, d):
+        self._theta = np.zeros((n, d))
+        self._V_inv = np.tile(np.eye(d) / self.lam, (n, 1, 1))
 
     def _learn(self, x, y):
-        st = self.stats_
-        st.add(x, y)
-        rls_update_(self.V_inv_, x)
-        self.theta_ = fit_glm(self.theta_[None], st.X, st.N, st.S, self.lam, self.link)[0][0]
+        rls_update_(self._V_inv, x)
+        self._theta = self._fit(self._theta)[0]
+
+    def _means(self, X):
+        return (X @ self._theta[..., None])[..., 0]
 
     def _widths(self, X):
-        return np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.V_inv_, X), 0.0))
+        return np.sqrt(np.maximum(((X @ self._V_inv) * X).sum(axis=-1), 0.0))
 
 
 @register("GLM-UCB")
@@ -377,7 +368,7 @@ class GLMUCB(_GLMUCBBase):
         self._store(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam,
                     init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
 
-    def _choose(self, X):
+    def _scores(self, X):
         if self.alpha == "theory":
             t, d = max(self.t_, 2), self.d_
             n = max(self.horizon or t, 2)
@@ -385,7 +376,7 @@ class GLMUCB(_GLMUCBBase):
                 2 * d * np.log(t) * np.log(2 * d * n / self.delta))
         else:
             rho = self.alpha
-        return random_argmax(_link(self.link)[0](X @ self.theta_) + rho * self._widths(X), self.rng_)
+        return _link(self.link)[0](self._means(X)) + rho * self._widths(X)
 
 
 @register("UCB-GLM")
@@ -411,14 +402,14 @@ class UCBGLM(_GLMUCBBase):
         self._store(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, lam=lam,
                     init_explore=init_explore, link=link, dim=dim, seed=seed)
 
-    def _choose(self, X):
+    def _scores(self, X):
         if self.alpha == "theory":
             d = self.d_
             alpha = self.sigma / self.mu_dot_min * np.sqrt(
                 d / 2 * np.log(1 + 2 * self.t_ / d) + np.log(1 / self.delta))
         else:
             alpha = self.alpha
-        return random_argmax(X @ self.theta_ + alpha * self._widths(X), self.rng_)
+        return self._means(X) + alpha * self._widths(X)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -246,3 +246,147 @@ def test_glm_es_learns_after_its_warmup():
     play(es, X, p, rng, 100)
     after = play(es, X, p, rng, 1000)[0]
     assert after < 1000 * (p.max() - p.mean()) / 4
+
+
+# --- batched over N instances ([S1] agents) -----------------------------------------------------------
+
+S1_VARIANTS = [("GLM-TSL", {}), ("GLM-TSL", {"a": "theory", "horizon": 50_000}),
+               ("GLM-FPL", {}), ("GLM-FPL", {"a": "theory", "horizon": 50_000}),
+               ("GLM-UCB", {"horizon": 50_000}), ("GLM-UCB", {"alpha": 0.5}),
+               ("UCB-GLM", {}), ("UCB-GLM", {"alpha": 0.5})]
+
+
+def _lockstep(name, kw, seeds, rounds, obs, step):
+    """Drive one batched agent and len(seeds) single agents on the same data from obs (N, K, d);
+    assert that they act the same. `step(t, actions)` gives the next obs and the rewards (N,)."""
+    batch = agents.make(name, seed=seeds, **kw)
+    singles = [agents.make(name, seed=s, **kw) for s in seeds]
+    for t in range(rounds):
+        a = batch.act(obs)
+        assert a.shape == (len(seeds),) and a.tolist() == [s.act(obs[i]) for i, s in enumerate(singles)], t
+        nxt, r = step(t, a)
+        batch.observe(obs, a, r)
+        for i, s in enumerate(singles):
+            s.observe(obs[i], int(a[i]), float(r[i]))
+        obs = nxt
+    return batch, singles
+
+
+@pytest.mark.parametrize("name,kw", S1_VARIANTS)
+def test_batched_equals_single_agents_on_the_s1_env(name, kw):
+    """A batched agent seeded [s_1..s_N] acts exactly as N single agents seeded s_i on [S1]'s env
+    (K = 100 fixed arms, d = 5, Bernoulli rewards), and its estimates are theirs bit for bit."""
+    gym = pytest.importorskip("gymnasium")
+    import gym_ctxbandits  # noqa: F401
+
+    envs = gym.make_vec("CtxBandit/BernoulliLogistic-v0", num_envs=3, vectorization_mode="vector_entry_point", dim=5)
+    obs, _ = envs.reset(seed=[0, 1, 2])
+    batch, singles = _lockstep(name, kw, [4, 11, 4], 300, obs, lambda t, a: envs.step(a)[:2])
+    np.testing.assert_array_equal(batch.theta_, np.stack([s.theta_ for s in singles]))
+    assert batch.rank_.tolist() == [5, 5, 5] and batch.t_ == 300
+
+
+@pytest.mark.parametrize("name", ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"])
+def test_batched_equals_single_agents_when_arm_sets_change(name):
+    """The general path: each round shows 5 arms of a per-instance pool of 150, so the tables grow
+    past one block (64 rows), by different amounts in different instances."""
+    rng = np.random.default_rng(9)
+    T, rows = 150, np.arange(3)
+    pools = rng.normal(size=(3, 150, 3)) / np.sqrt(3)
+    obs = pools[rows[None, :, None], rng.integers(150, size=(T + 1, 3, 5))]      # (T + 1, 3, 5, 3)
+    p = expit(obs @ rng.normal(size=(3, 3, 1))[None])[..., 0]                    # (T + 1, 3, 5)
+    u = rng.random((T, 3))
+    batch, singles = _lockstep(name, {}, [1, 2, 3], T, obs[0],
+                               lambda t, a: (obs[t + 1], (u[t] < p[t, rows, a]).astype(float)))
+    assert batch._stats.rows.max() > 64 and len(set(batch._stats.rows.tolist())) > 1
+    for i, s in enumerate(singles):
+        mine, theirs = batch.stats_[i], s.stats_
+        np.testing.assert_array_equal(mine.X, theirs.X)
+        np.testing.assert_array_equal(mine.N, theirs.N)
+        np.testing.assert_array_equal(mine.S, theirs.S)
+        assert mine.N.sum() == T and len({x.tobytes() for x in mine.X}) == mine.n   # one row per distinct arm
+    np.testing.assert_array_equal(batch.theta_, np.stack([s.theta_ for s in singles]))
+
+
+def test_batched_run_loop_equals_plain_loop_for_s1_agents():
+    """gym_ctxbandits.run with batch > 1 takes the batched path (vector env + one agent) for the
+    [S1] agents and gives the plain loop's numbers."""
+    pytest.importorskip("gymnasium")
+    pd = pytest.importorskip("pandas")
+    import gym_ctxbandits
+    from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, batchable
+
+    env = EnvSpec("CtxBandit/BernoulliLogistic-v0", {"dim": 5})
+    specs = [AgentSpec("GLM-TSL"), AgentSpec("GLM-FPL", {"a": "theory", "horizon": 1000}, "FPL-theory"),
+             AgentSpec("GLM-UCB", {"alpha": 0.5}), AgentSpec("UCB-GLM")]
+    assert all(batchable(Job(env, a, 0, 10)) for a in specs)
+    kwargs = dict(seeds=[0, 5, 9], horizon=80, log_every=9)
+    plain = gym_ctxbandits.run(env, specs, batch=1, **kwargs)
+    batched = gym_ctxbandits.run(env, specs, batch=2, **kwargs)
+    cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_reward", "cum_regret"]
+    pd.testing.assert_frame_equal(plain[cols], batched[cols])
+
+
+def test_batched_statistics_match_closed_form_per_instance():
+    X, p, rng = logistic_problem(K=30, d=4, seed=3)
+    obs = np.stack([X, X[::-1]])
+    ucb = agents.make("UCB-GLM", seed=[0, 1])
+    pulls = [[], []]
+    for _ in range(200):
+        a = ucb.act(obs)
+        y = (rng.random(2) < np.array([p[a[0]], p[::-1][a[1]]])).astype(float)
+        ucb.observe(obs, a, y)
+        for i in range(2):
+            pulls[i].append((obs[i, a[i]], y[i]))
+    for i in range(2):
+        A = np.array([x for x, _ in pulls[i]])
+        y = np.array([r for _, r in pulls[i]])
+        np.testing.assert_allclose(ucb.V_inv_[i], np.linalg.inv(ucb.lam * np.eye(4) + A.T @ A), rtol=1e-7, atol=1e-12)
+        ref = minimize(raw_loss, np.zeros(4), args=(A, y, ucb.lam), method="BFGS", options={"gtol": 1e-10}).x
+        np.testing.assert_allclose(ucb.theta_[i], ref, atol=1e-5)
+
+
+def test_batched_newton_reaches_the_perturbed_optimum_of_theory_glm_fpl():
+    """[S1]'s theory GLM-FPL perturbation (a = 6.67 at d = 20) pushes the reward sums far outside
+    [0, N_x]; only the ridge bounds the loss and the minimiser is huge. The Newton solver with its
+    line search converges there (gradient certificate: L - L* <= ||grad||^2 / (2 lam) by
+    lam-strong convexity), where Armijo backtracking stopped at 100 steps far from the optimum."""
+    from agents.glm_batch import fit_glm_batched
+
+    rng = np.random.default_rng(5)
+    lam, n, K, d = 1e-3, 4, 100, 20
+    X = rng.uniform(-1, 1, (n, 1, K, d))
+    N = rng.integers(1, 40, (n, 1, K)).astype(float)
+    S = rng.binomial(N.astype(int), 0.4) + theory_a("GLM-FPL", d, 50_000) * np.sqrt(N) * rng.standard_normal((n, 1, K))
+    theta, H = fit_glm_batched(np.zeros((n, d)), X, N, S, lam, "logistic")
+    for i in range(n):
+        Xi, Ni, Si = X[i, 0], N[i, 0], S[i, 0][:, None]
+        s = Xi @ theta[i]
+        grad = lam * theta[i] + (Ni * expit(s) - Si[:, 0]) @ Xi
+        certified_gap = grad @ grad / (2 * lam)
+        assert np.abs(theta[i]).max() > 1e3 and certified_gap < 1e-3
+        w = Ni * expit(s) * (1 - expit(s))
+        np.testing.assert_allclose(H[i], (Xi * w[:, None]).T @ Xi + lam * np.eye(d), rtol=1e-10, atol=1e-12)
+        old, _ = fit_glm(np.zeros((1, d)), Xi, Ni, Si, lam)
+        assert glm_loss(theta[i][None], Xi, Ni, Si, lam)[0] <= glm_loss(old, Xi, Ni, Si, lam)[0] + 1e-6
+    # Each instance's solution is the one it gets alone, bit for bit.
+    for i in range(n):
+        alone, _ = fit_glm_batched(np.zeros((1, d)), X[i:i + 1], N[i:i + 1], S[i:i + 1], lam, "logistic")
+        np.testing.assert_array_equal(alone[0], theta[i])
+
+
+def test_batched_agent_validates_seeds_and_shapes():
+    agent = agents.make("GLM-TSL", seed=[1, 2])
+    with pytest.raises(ValueError, match="2 seeds"):
+        agent.act(np.zeros((3, 4, 2)))
+    agent = agents.make("GLM-UCB", seed=0)
+    X = np.random.default_rng(0).normal(size=(2, 4, 3))
+    a = agent.act(X)
+    with pytest.raises(ValueError, match="shape"):
+        agent.act(X[0])                           # mode fixed by the first obs
+    with pytest.raises(ValueError, match="actions"):
+        agent.observe(X, a.astype(float), np.zeros(2))
+    with pytest.raises(ValueError, match="finite"):
+        agent.observe(X, a, np.array([0.0, np.nan]))
+    with pytest.raises(ValueError, match="seed"):
+        agents.make("GLM-FPL", seed=[1.5])
