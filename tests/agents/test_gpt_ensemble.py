@@ -1,0 +1,208 @@
+"""GPT-Ensemble++ and GPT-Greedy ([S3] App. G.4): features, loss, gradient routing, fine-tuning
+modes, errors, and a run on the token-level moderation env, with a tiny GPT-2 (offline)."""
+
+import copy
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+import agents  # noqa: E402
+from agents.gpt_ensemble import trainable_parameters  # noqa: E402
+
+VOCAB = 100
+GPT2_BPE = Path(os.environ.get("CTXBANDITS_DATA", "../shared/data")) / "models" / "gpt2.tiktoken"
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    """A randomly initialised 2-block GPT-2 (GPT-2's weights are not obtainable offline)."""
+    path = tmp_path_factory.mktemp("gpt2")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=16, n_head=2, n_positions=32, vocab_size=VOCAB,
+                                     bos_token_id=0, eos_token_id=0)
+    transformers.GPT2Model(config).save_pretrained(path)
+    return str(path)
+
+
+def posts(rng, n, width=10):
+    """n token rows, right-padded with -1, each with 1..width tokens."""
+    out = np.full((n, width), -1)
+    for row in out:
+        k = rng.integers(1, width + 1)
+        row[:k] = rng.integers(0, VOCAB, k)
+    return out
+
+
+def run(agent, rounds, seed=0):
+    rng, actions = np.random.default_rng(seed), []
+    for row in posts(rng, rounds):
+        obs = np.stack([row, row])
+        a = agent.act(obs)
+        agent.observe(obs, a, 1.0 if a == 0 else 0.5)
+        actions.append(a)
+    return actions
+
+
+def test_features_are_the_masked_mean_of_the_last_hidden_states(tiny_gpt2):
+    agent = agents.make("GPT-Ensemble++", model=tiny_gpt2, seed=0)
+    rows = np.array([[5, 7, 9, -1, -1], [3, -1, -1, -1, -1]])
+    agent.act(np.stack([rows[0], rows[0]]))
+    with torch.no_grad():
+        phi = agent._features(rows).numpy()
+        net = transformers.AutoModel.from_pretrained(tiny_gpt2).eval()
+        for row, f in zip(rows, phi):
+            h = net(input_ids=torch.tensor([row[row >= 0]])).last_hidden_state[0].mean(0).numpy()
+            np.testing.assert_allclose(f, np.r_[h / np.linalg.norm(h), 1.0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_frozen_backbone_buffers_the_features(tiny_gpt2):
+    """finetune="none": the buffer holds phi of the played row (computed once), and the loss reads it."""
+    agent = agents.make("GPT-Ensemble++", model=tiny_gpt2, finetune="none", seed=0)
+    row = np.array([4, 8, 15, 16, -1])
+    a = agent.act(np.stack([row, row]))
+    agent.observe(np.stack([row, row]), a, 1.0)
+    with torch.no_grad():
+        phi = agent._features(row[None])[0].numpy()
+    np.testing.assert_allclose(agent.buf_x_[0], phi, rtol=1e-6)
+    assert agent.buf_x_.shape == (10_000, 17) and not any(p.requires_grad for p in agent.net_.parameters())
+
+
+def test_loss_is_eq14_on_each_samples_own_action():
+    """model=None: phi = the obs row; the loss by hand on a 2-sample minibatch."""
+    agent = agents.make("GPT-Ensemble++", model=None, M=3, sigma_z=0.5, prior_scale=2.0, seed=1)
+    rng = np.random.default_rng(0)
+    agent.act(rng.normal(size=(2, 4)))
+    x, a, y, z = rng.normal(size=(2, 4)).astype(np.float32), np.array([1, 0]), np.array([1.0, -0.5], np.float32), \
+        rng.normal(size=(2, 3)).astype(np.float32)
+    b, A, A0 = (v.detach().numpy() for v in (agent.b_, agent.A_, agent.A0_))
+    expected = 0.0
+    for s in range(2):
+        base = 0.5 * (y[s] - x[s] @ b[a[s]]) ** 2
+        heads = 0.5 * np.mean((0.5 * z[s] - 2.0 * A0[a[s]] @ x[s] - A[a[s]] @ x[s]) ** 2)
+        expected += (base + heads) / 2
+    assert agent.loss(x, a, y, z).item() == pytest.approx(expected, rel=1e-5)
+
+
+def test_gradients_are_routed_as_in_eqs_15_to_17(tiny_gpt2):
+    """b and the backbone get only the base regression's gradient, A only the heads'."""
+    agent = agents.make("GPT-Ensemble++", model=tiny_gpt2, finetune="full", seed=0)
+    rng = np.random.default_rng(1)
+    x = posts(rng, 4)
+    agent.act(np.stack([x[0], x[0]]))
+    a, y, z = np.array([0, 1, 1, 0]), np.array([1.0, 0.5, 0.5, -0.5], np.float32), rng.normal(size=(4, 8)).astype(np.float32)
+
+    def grads(loss):
+        params = [agent.b_, agent.A_, *agent.net_.parameters()]
+        return [g if g is not None else torch.zeros_like(p)
+                for g, p in zip(torch.autograd.grad(loss, params, allow_unused=True), params)]
+
+    full = grads(agent.loss(x, a, y, z))
+    phi = agent._features(x)
+    base = grads((0.5 * (torch.tensor(y) - (phi * agent.b_[torch.tensor(a)]).sum(1)) ** 2).mean())
+    assert full[1].abs().sum() > 0 and base[1].abs().sum() == 0            # A: heads only
+    for g_full, g_base in zip([full[0], *full[2:]], [base[0], *base[2:]]):  # b and backbone: base only
+        torch.testing.assert_close(g_full, g_base)
+
+
+@pytest.mark.parametrize("finetune, blocks", [("none", set()), (1, {"h.1", "ln_f"}), ("full", {"h.0", "h.1", "ln_f", "wte", "wpe"})])
+def test_finetune_trains_only_the_chosen_part(tiny_gpt2, finetune, blocks):
+    agent = agents.make("GPT-Ensemble++", model=tiny_gpt2, finetune=finetune, lr=1e-2, batch_size=4, seed=0)
+    run(agent, 5)
+    before = dict(transformers.AutoModel.from_pretrained(tiny_gpt2).named_parameters())
+    changed = {name.rsplit(".", 2)[0] if name.startswith("h.") else name.split(".")[0]
+               for name, p in agent.net_.named_parameters() if not torch.equal(p.detach(), before[name].detach())}
+    changed = {c.split(".attn")[0].split(".mlp")[0].split(".ln")[0] for c in changed}
+    assert changed == blocks
+    assert {id(p) for p in trainable_parameters(agent.net_, finetune)} == {
+        id(p) for p in agent.net_.parameters() if p.requires_grad}
+
+
+def test_greedy_has_no_ensemble_factor(tiny_gpt2):
+    greedy = agents.make("GPT-Greedy", model=tiny_gpt2, batch_size=4, seed=0)
+    run(greedy, 6)
+    assert greedy.A_.abs().sum() == 0 and greedy.A0_.abs().sum() == 0
+    x = posts(np.random.default_rng(2), 3)
+    with torch.no_grad():
+        phi = greedy._features(x)
+        expected = 0.5 * ((torch.tensor([1.0, 0.5, 0.5]) - (phi * greedy.b_[[0, 1, 1]]).sum(1)) ** 2).mean()
+    assert greedy.loss(x, np.array([0, 1, 1]), np.array([1.0, 0.5, 0.5], np.float32),
+                       np.zeros((3, 8), np.float32)).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_seeded_reset_copy_and_pickle_with_a_backbone(tiny_gpt2):
+    agent = agents.make("GPT-Ensemble++", model=tiny_gpt2, batch_size=4, lr=1e-2, seed=3)
+    first = run(agent, 12)
+    agent.reset()
+    assert run(agent, 12) == first                       # reset restores the pretrained backbone too
+    assert run(agents.make("GPT-Ensemble++", model=tiny_gpt2, batch_size=4, lr=1e-2, seed=3), 12) == first
+    clones = [copy.deepcopy(agent), pickle.loads(pickle.dumps(agent))]
+    expected = run(agent, 8, seed=5)
+    for clone in clones:
+        assert run(clone, 8, seed=5) == expected
+
+
+def test_bad_inputs_name_the_problem(tiny_gpt2):
+    agent = agents.make("GPT-Ensemble++", model=tiny_gpt2, seed=0)
+    row = np.array([1, 2, -1])
+    with pytest.raises(ValueError, match="token ids"):
+        agent.act(np.ones((2, 3)))                        # float features with a backbone
+    agent.act(np.stack([row, row]))
+    with pytest.raises(ValueError, match=r"\[-1, 100\)"):
+        agent.act(np.array([[1, VOCAB, -1], [1, 2, -1]]))
+    with pytest.raises(ValueError, match="at least one token"):
+        agent.act(np.array([[-1, -1, -1], [1, 2, -1]]))
+    with pytest.raises(ValueError, match="finetune"):
+        agents.make("GPT-Ensemble++", finetune="half")
+    with pytest.raises(ValueError, match="exceeds the backbone's 2 blocks"):
+        agents.make("GPT-Ensemble++", model=tiny_gpt2, finetune=3).act(np.stack([row, row]))
+    with pytest.raises(OSError, match="local folder"):
+        agents.make("GPT-Ensemble++", model="/nonexistent/model").act(np.stack([row, row]))
+
+
+@pytest.mark.parametrize("name", ["GPT-Ensemble++", "GPT-Greedy"])
+def test_learns_a_linear_moderation_problem(name):
+    """Known answer (model=None, disjoint-block features [x, 1]): publishing pays 0.5 + <x, w> plus
+    N(0, 0.1^2) noise, blocking pays 0.5. Over 1,000 rounds the regret is a small fraction of
+    either fixed policy's, and the last 300 rounds are nearly free of regret."""
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=5)
+    w /= np.linalg.norm(w)
+    agent = agents.make(name, model=None, lr=1e-2, batch_size=32, seed=0)
+    regret, publish, block = [], 0.0, 0.0
+    for t in range(1000):
+        x = np.r_[rng.normal(size=5) / np.sqrt(5), 1.0]
+        mean = 0.5 + x[:5] @ w
+        obs = np.stack([np.r_[x, 0 * x], np.r_[0 * x, x]])
+        a = agent.act(obs)
+        agent.observe(obs, a, 0.5 if a == 1 else mean + 0.1 * rng.normal())
+        regret.append(max(mean, 0.5) - (0.5 if a == 1 else mean))
+        publish, block = publish + max(0.5 - mean, 0.0), block + max(mean - 0.5, 0.0)
+    assert sum(regret) < 0.25 * min(publish, block), (sum(regret), publish, block)
+    assert np.mean(regret[700:]) < 0.01
+
+
+@pytest.mark.skipif(not GPT2_BPE.exists(), reason=f"GPT-2's BPE file not at {GPT2_BPE} (set CTXBANDITS_DATA)")
+def test_runs_on_the_token_moderation_env(tiny_gpt2, monkeypatch, tmp_path):
+    """The run loop with CtxBandit/HateSpeechTokens-v0 (GPT-2's real tokenizer) and the tiny backbone."""
+    import pandas as pd
+
+    import gym_ctxbandits
+    from gym_ctxbandits import datasets
+
+    texts = ["you are great", "I hate all of them", "nice day", "go away you idiots"] * 5
+    frame = pd.DataFrame({"text": texts, "hate_score": [0.0, 2.0, -1.0, 1.0] * 5})
+    monkeypatch.setattr(datasets, "load_hate_speech", lambda **kw: frame)
+    big = transformers.GPT2Config(n_layer=1, n_embd=16, n_head=2, n_positions=32)
+    transformers.GPT2Model(big).save_pretrained(tmp_path / "gpt2")
+    env = dict(model=str(tmp_path / "gpt2"), tokenizer_file=str(GPT2_BPE), max_length=8, corpus="davidson")
+    from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+
+    table = gym_ctxbandits.run(EnvSpec("CtxBandit/HateSpeechTokens-v0", env),
+                               AgentSpec("GPT-Ensemble++", dict(model=str(tmp_path / "gpt2"), batch_size=4)),
+                               horizon=15, seeds=[0])
+    assert len(table) == 15 and table["reward"].isin([1.0, -0.5, 0.5]).all()
