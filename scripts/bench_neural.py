@@ -1,9 +1,11 @@
-"""Time the neural agents of [S0] on its quadratic bandit, and the stacked ensemble against loops.
+"""Time the neural agents on [S0]'s quadratic bandit, and the stacked ensemble against loops.
 
-Part 1: seconds per 1,000 rounds (act + observe) of Neural-ES, Neural-ES-DT, NeuralUCB, NeuralTS
-and Neural-PHE with [S0] §7.2's settings (L = 3, N = 20, 100 full-batch gradient steps of 0.01
-every round, m = 10) on [S0] §7.1's quadratic bandit h(x) = 0.01 x^T A A^T x (K = 50 fixed
-unit-norm arms, d = 20, noise sd 0.5). Only the agent's calls are timed. The machine may be
+Part 1: seconds per 1,000 rounds (act + observe) of every neural agent on [S0] §7.1's quadratic
+bandit h(x) = 0.01 x^T A A^T x (K = 50 fixed unit-norm arms, d = 20, noise sd 0.5): Neural-ES,
+Neural-ES-DT, NeuralUCB, NeuralTS and Neural-PHE with [S0] §7.2's settings (L = 3, N = 20, 100
+full-batch gradient steps of 0.01 every round, m = 10); the [S1], [S2] and [S3] agents with their
+own papers' defaults (their networks and update schedules differ, so their rows time each
+paper's algorithm, not one common network). Only the agent's calls are timed. The machine may be
 shared, so the figure is the median over 100-round blocks of the mean cost per round, times
 1,000, and the best of `--repeat` runs (robust to bursts of foreign load, as bench_agents.py).
 
@@ -28,10 +30,15 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from agents.neural import LAZY
+import agents
 from agents.neural.nets import NTKEnsemble
 
 BLOCK = 100
+# The agents of the other papers, timed with their own defaults.
+OTHERS = ["DeepFPL", "DeepFL", "repGLM-FPL",                                                   # [S1]
+          "NeuralLog-UCB-1", "NeuralLog-UCB-2", "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB",  # [S2]
+          "Ensemble++", "Ensemble+", "EpiNet", "NeuralGreedy", "LMCTS"]                        # [S3]
+QUICK = {"LMCTS": dict(steps=2)}   # --quick: cheaper settings where the defaults are slow
 
 
 @dataclass
@@ -63,7 +70,7 @@ def time_agent(name: str, args: Args, kwargs: dict) -> tuple[float, float, float
     """(seconds per 1,000 rounds, share of it in act, regret per round) of one run."""
     X, mean, rng = quadratic_problem(args.K, args.d, args.seed)
     noise = 0.5 * rng.standard_normal(args.T)
-    agent = LAZY[name](seed=args.seed, device=args.device, **kwargs)
+    agent = agents.make(name, seed=args.seed, device=args.device, **kwargs)
     act_s, obs_s, regret = np.empty(args.T), np.empty(args.T), 0.0
     for t in range(args.T):
         t0 = time.perf_counter()
@@ -168,15 +175,18 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     common = dict(width=args.width, depth=args.depth, steps=args.steps)
-    runs = [("Neural-ES", dict(m=args.m)), ("Neural-ES-DT", {}), ("NeuralUCB", {}), ("NeuralTS", {}),
-            ("Neural-PHE", {}), ("NeuralUCB", dict(diag=False))]
+    s0 = [("Neural-ES", dict(m=args.m)), ("Neural-ES-DT", {}), ("NeuralUCB", {}), ("NeuralTS", {}),
+          ("Neural-PHE", {}), ("NeuralUCB", dict(diag=False))]
+    runs = [(name, {**common, **extra}) for name, extra in s0] + [(name, {}) for name in OTHERS]
     print(f"[S0] quadratic bandit, K={args.K} d={args.d}; L={args.depth} N={args.width}, {args.steps} GD steps per "
           f"round; device={args.device}, torch threads={args.threads}, T={args.T}")
     print("| agent | s / 1,000 rounds | act share | regret / round (seed 0) |")
     print("|---|---:|---:|---:|")
-    for name, extra in runs:
-        s, share, reg = min(time_agent(name, args, {**common, **extra}) for _ in range(args.repeat))
-        label = name + "".join(f" {k}={v}" for k, v in extra.items() if k != "m")
+    for name, kwargs in runs:
+        if args.quick and name in QUICK:
+            kwargs = {**kwargs, **QUICK[name]}
+        s, share, reg = min(time_agent(name, args, kwargs) for _ in range(args.repeat))
+        label = name + "".join(f" {k}={v}" for k, v in kwargs.items() if k == "diag")
         print(f"| {label} | {s:.2f} | {share:.0%} | {reg:.4f} |", flush=True)
 
     net, x, count, target = ensemble_problem(args)

@@ -1,9 +1,12 @@
-"""The neural agents of [S0] (Sun, Wang, Xu, anytime ensemble sampling), §4.3, §6 and §7.
+"""The neural agents of [S0] (Sun, Wang, Xu, anytime ensemble sampling), [S1] (Kveton et al., §5.2)
+and [S2] (Bae, Lee, neural logistic bandits); the [S3] family is agents.ensemble_nn / agents.epinet.
 
 - ``Neural-ES``     neural ensemble sampling (eq. 4.4, Alg. 1), m networks trained as one stacked model;
 - ``Neural-ES-DT``  its anytime version by the doubling trick (§6, agents.anytime);
 - ``NeuralUCB``, ``NeuralTS``  Zhou et al. (2020), Zhang et al. (2021), diagonal design matrix by default;
-- ``Neural-PHE``    perturbed-reward neural bandit of Jia et al. (2022).
+- ``Neural-PHE``    perturbed-reward neural bandit of Jia et al. (2022);
+- ``DeepFPL``, ``DeepFL``, ``repGLM-FPL``  [S1] §5.2's deep bandit agents (agents.neural.fpl);
+- ``NeuralLog-UCB-1/2``, ``NeuralLog-TS-1/2``, ``NCBF-UCB``  [S2] (agents.neural.neurallog).
 
 The modules need PyTorch; this package does not. `LAZY` holds one small factory per name
 (`LazyAgent`) that imports torch and the implementing module on first use; importing
@@ -23,6 +26,16 @@ NAMES = {
     "NeuralUCB": ("ucb_ts", "NeuralUCB"),
     "NeuralTS": ("ucb_ts", "NeuralTS"),
     "Neural-PHE": ("phe", "NeuralPHE"),
+    # [S1] section 5.2 (agents.neural.fpl)
+    "DeepFPL": ("fpl", "DeepFPL"),
+    "DeepFL": ("fpl", "DeepFL"),
+    "repGLM-FPL": ("fpl", "RepGLMFPL"),
+    # [S2] sections 4-5, App. I (agents.neural.neurallog)
+    "NeuralLog-UCB-1": ("neurallog", "NeuralLogUCB1"),
+    "NeuralLog-UCB-2": ("neurallog", "NeuralLogUCB2"),
+    "NeuralLog-TS-1": ("neurallog", "NeuralLogTS1"),
+    "NeuralLog-TS-2": ("neurallog", "NeuralLogTS2"),
+    "NCBF-UCB": ("neurallog", "NCBFUCB"),
 }
 
 

@@ -17,6 +17,9 @@ SMALL = {
     **{name: dict(hidden=(8,), batch_size=8) for name in ("Ensemble++", "Ensemble+", "NeuralGreedy")},
     "EpiNet": dict(hidden=(8,), batch_size=8, index_samples=2, epinet_hidden=(4, 4)),
     "LMCTS": dict(hidden=(8,), steps=2),
+    "DeepFPL": dict(hidden=8), "DeepFL": dict(hidden=8), "repGLM-FPL": dict(hidden=8, explore_rounds=6),
+    **{name: dict(width=4, steps=2, update_every=5)
+       for name in ("NeuralLog-UCB-1", "NeuralLog-UCB-2", "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB")},
     # model=None: the float check problems are the features (the backbone path: test_gpt_ensemble.py)
     **{name: dict(model=None, batch_size=8) for name in ("GPT-Ensemble++", "GPT-Greedy")},
 }

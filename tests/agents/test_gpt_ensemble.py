@@ -56,7 +56,7 @@ def test_features_are_the_masked_mean_of_the_last_hidden_states(tiny_gpt2):
         phi = agent._features(rows).numpy()
         net = transformers.AutoModel.from_pretrained(tiny_gpt2).eval()
         for row, f in zip(rows, phi):
-            h = net(input_ids=torch.tensor([row[row >= 0]])).last_hidden_state[0].mean(0).numpy()
+            h = net(input_ids=torch.as_tensor(row[row >= 0])[None]).last_hidden_state[0].mean(0).numpy()
             np.testing.assert_allclose(f, np.r_[h / np.linalg.norm(h), 1.0], rtol=1e-5, atol=1e-6)
 
 

@@ -1,0 +1,377 @@
+"""The deep-bandit agents of [S1] §5.2 (Kveton et al., "Randomized Exploration in Generalized Linear
+Bandits"): DeepFPL, DeepFL and repGLM-FPL (catalog N6, N7, N8).
+
+All three use one network shared by the arms (its input is an arm's feature vector, a 784-pixel
+image in [S1]): one fully connected hidden layer of 50 units (ReLU or tanh) and a sigmoid output,
+Keras' default initialisation (Glorot-uniform weights, zero biases), trained after every round by
+one Adam step (Keras defaults: lr 1e-3, beta 0.9 / 0.999, epsilon 1e-7) on a minibatch of the 32
+most recent examples.
+
+- DeepFPL: GLM-FPL ([S1] eq. 6) with the network as the model. The rewards of the minibatch are
+  perturbed by i.i.d. N(0, a^2), a = 1, drawn afresh each round; act greedily on the network.
+- DeepFL: DeepFPL with a = 0 (follow the leader, no exploration).
+- repGLM-FPL: a "Neural Linear" variant (Riquelme et al. 2018). For the first m% of rounds pull
+  arms uniformly at random and train the network as DeepFPL does; then freeze it, drop its head
+  and run GLM-FPL (logistic, agents.glm.GLMFPL) on the 50 hidden units as arm features.
+
+Choices where [S1] is silent (catalog ambiguity D.9), each a keyword:
+- loss="bce": binary cross-entropy of the sigmoid output against the perturbed targets
+  y + z, soft and unclipped (the logit form of the cross-entropy accepts any target). Its gradient in
+  the output logit is mu(s) - y - z, exactly GLM-FPL's logistic-loss gradient with perturbed
+  rewards, so this is the neural generalisation of eq. 6. loss="mse" is the other reading.
+- perturbation="fresh": each round every example of the minibatch gets a new N(0, a^2) draw (FPL
+  redraws all perturbations every round); "fixed" draws one per example when it is stored.
+- steps=1 Adam step per round; no initial exploration; the first minibatches hold fewer than 32
+  examples (all there are).
+- repGLM-FPL: the phase-1 training is DeepFPL's (same a); the phase-1 examples, embedded by the
+  frozen network, are GLM-FPL's first observations (all data are used, as in Neural Linear);
+  GLM-FPL keeps its defaults (informal a = 0.5, ridge 1e-3, its [S1] §5.1 initial exploration,
+  which pulls an arm only while one would enlarge the span of the pulled embeddings).
+
+One agent serves one run (no batched mode). The agent owns a torch.Generator (initial weights,
+perturbations) and a numpy Generator (random tie-breaking, phase-1 exploration), both derived
+from `seed` and restarted by `reset()`. float32 throughout; `device="cpu" | "cuda" | "auto"`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.base import _child, random_argmax
+from agents.glm import GLMFPL
+from agents.neural.core import check_int, check_real
+from agents.torch_batch import device_of
+
+ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
+LOSSES = ("bce", "mse")
+PERTURBATIONS = ("fresh", "fixed")
+
+
+class KerasAdam:
+    """Adam as Keras implements it (Kingma & Ba's "epsilon hat" form), on a list of tensors in place:
+
+        m <- b1 m + (1 - b1) g,   v <- b2 v + (1 - b2) g^2,
+        theta <- theta - lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps).
+
+    torch.optim.Adam adds eps to sqrt(v / (1 - b2^t)) instead; the two agree for eps = 0.
+    """
+
+    def __init__(self, params: list[torch.Tensor], lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-7):
+        self.lr, self.beta1, self.beta2, self.eps = lr, beta1, beta2, eps
+        self.m = [torch.zeros_like(p) for p in params]
+        self.v = [torch.zeros_like(p) for p in params]
+        self.t = 0
+
+    @torch.no_grad()
+    def step(self, params: list[torch.Tensor], grads: list[torch.Tensor]) -> None:
+        self.t += 1
+        alpha = self.lr * math.sqrt(1 - self.beta2**self.t) / (1 - self.beta1**self.t)
+        for p, g, m, v in zip(params, grads, self.m, self.v):
+            m.lerp_(g, 1 - self.beta1)
+            v.mul_(self.beta2).addcmul_(g, g, value=1 - self.beta2)
+            p.addcdiv_(m, v.sqrt().add_(self.eps), value=-alpha)
+
+
+class DeepFPL:
+    """DeepFPL ([S1] §5.2, catalog N6): follow the perturbed leader with a neural network.
+
+    Each round pull argmax_i f(x_i) (ties at random), f the network; then take one Adam step on
+    the mean loss of the 32 most recent examples (x_l, y_l + z_l), z_l ~ N(0, a^2) i.i.d., drawn
+    afresh for every example each round.
+
+    Args:
+        a: perturbation std ([S1]: 1; 0 is DeepFL).
+        hidden: hidden units ([S1]: 50).
+        activation: "relu" or "tanh" ([S1] runs both).
+        lr: Adam step size (Keras default 1e-3).
+        batch_size: the minibatch is the `batch_size` most recent examples (Keras default 32).
+        steps: Adam steps per round (1), all on the same perturbed minibatch.
+        loss: "bce" (sigmoid cross-entropy with soft targets, default) or "mse" (squared error
+            of the sigmoid output); see the module docstring.
+        perturbation: "fresh" (redrawn every round, default) or "fixed" (one draw per example).
+        device: "cpu", "cuda" or "auto" (cuda when available).
+        dim: feature dimension d, if known before the first observation.
+        seed: int or None (fresh entropy, replayed by reset()).
+    """
+
+    batched = False
+
+    def __init__(self, *, a=1.0, hidden=50, activation="relu", lr=1e-3, batch_size=32, steps=1, loss="bce",
+                 perturbation="fresh", device="cpu", dim=None, seed=None):
+        self._validate(a=a, hidden=hidden, activation=activation, lr=lr, batch_size=batch_size, steps=steps,
+                       loss=loss, perturbation=perturbation, dim=dim)
+        self.a, self.hidden, self.activation, self.lr, self.batch_size, self.steps = (
+            a, hidden, activation, lr, batch_size, steps)
+        self.loss, self.perturbation, self.device, self.dim, self.seed = loss, perturbation, device, dim, seed
+        self._dev = device_of(device)
+        if self._dev.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device={device!r} but torch.cuda.is_available() is False; use device='cpu' or 'auto'")
+        self._seed_seq = np.random.SeedSequence(seed)   # seed=None: fresh entropy, replayed by reset()
+        self.reset()
+
+    @staticmethod
+    def _validate(*, a, hidden, activation, lr, batch_size, steps, loss, perturbation, dim):
+        check_real("a", a)
+        check_int("hidden", hidden)
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        check_real("lr", lr, positive=True)
+        check_int("batch_size", batch_size)
+        check_int("steps", steps, 0)
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be 'bce' (cross-entropy, [S1] default here) or 'mse', got {loss!r}")
+        if perturbation not in PERTURBATIONS:
+            raise ValueError(f"perturbation must be 'fresh' (redrawn each round) or 'fixed' (one per example), "
+                             f"got {perturbation!r}")
+        if dim is not None:
+            check_int("dim", dim)
+
+    # -- the protocol ---------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget all data and restart the random streams: the agent behaves as when constructed."""
+        torch_seed, numpy_seed = _child(self._seed_seq, 0), _child(self._seed_seq, 1)
+        self.rng_ = np.random.default_rng(numpy_seed)
+        self.gen_ = torch.Generator(device=self._dev)
+        self.gen_.manual_seed(int(torch_seed.generate_state(1, np.uint64)[0]))
+        self.t_ = 0
+        self.d_ = None
+        self.params_ = None     # [W1 (d, H), b1 (H,), w2 (H,), b2 (1,)]
+        if self.dim is not None:
+            self._init(self.dim)
+
+    def act(self, obs: np.ndarray) -> int:
+        """Index of the arm to pull among the rows of obs (K, d): argmax of the network's output."""
+        X = self._check_obs(obs)
+        return self._greedy(X)
+
+    def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
+        """Store (x_action, reward) and take `steps` Adam steps on the perturbed recent minibatch."""
+        X = self._check_obs(obs)
+        a, y = self._check_feedback(X, action, reward)
+        self._store(X[a], y)
+        self.t_ += 1
+        self._train()
+
+    # -- the network ----------------------------------------------------------------------------
+    def _init(self, d: int) -> None:
+        """Keras' defaults: Glorot-uniform W1, w2 (U(+-sqrt(6 / (fan_in + fan_out)))), zero biases."""
+        self.d_ = d
+        H, dev = self.hidden, self._dev
+
+        def glorot(fan_in, fan_out, shape):
+            bound = math.sqrt(6.0 / (fan_in + fan_out))
+            return (2 * torch.rand(shape, generator=self.gen_, device=dev) - 1) * bound
+
+        self.params_ = [glorot(d, H, (d, H)), torch.zeros(H, device=dev), glorot(H, 1, (H,)),
+                        torch.zeros(1, device=dev)]
+        self.adam_ = KerasAdam(self.params_, lr=self.lr)
+        B = self.batch_size
+        self.buf_x_ = torch.zeros((B, d), device=dev)    # ring of the B most recent examples
+        self.buf_y_ = torch.zeros(B, device=dev)
+        self.buf_z_ = torch.zeros(B, device=dev)         # perturbation="fixed": z_l ~ N(0, 1), scaled by a
+        self.held_ = 0
+
+    def embed(self, X: torch.Tensor, params=None) -> torch.Tensor:
+        """Hidden layer phi(x) = act(x W1 + b1) of the rows of X: (B, H)."""
+        W1, b1 = (params or self.params_)[:2]
+        return ACTIVATIONS[self.activation](torch.addmm(b1, X, W1))
+
+    def logits(self, X: torch.Tensor, params=None) -> torch.Tensor:
+        """The output's logit s(x) = phi(x)^T w2 + b2 (the prediction is sigmoid(s)): (B,)."""
+        params = params or self.params_
+        return self.embed(X, params) @ params[2] + params[3]
+
+    def _greedy(self, X: np.ndarray) -> int:
+        with torch.no_grad():
+            scores = self.logits(self._tensor(X)).double().cpu().numpy()
+        if not np.isfinite(scores).all():
+            raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
+                                     f"diverged; lower lr, currently {self.lr})")
+        return int(random_argmax(scores, self.rng_))   # sigmoid is increasing: argmax of the logits
+
+    def _store(self, x: np.ndarray, y: float) -> None:
+        p = self.t_ % self.batch_size
+        self.buf_x_[p] = self._tensor(x)
+        self.buf_y_[p] = y
+        if self.perturbation == "fixed" and self.a:
+            self.buf_z_[p] = torch.randn((), generator=self.gen_, device=self._dev)
+        self.held_ = min(self.held_ + 1, self.batch_size)
+
+    def minibatch(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The `batch_size` most recent examples (x (B, d), y (B,)), B = min(batch_size, t), any order."""
+        n = self.held_
+        return self.buf_x_[:n], self.buf_y_[:n]
+
+    def perturbed_targets(self, y: torch.Tensor) -> torch.Tensor:
+        """y + z with z ~ N(0, a^2): a fresh draw per example, or its stored one ("fixed"); y when a = 0."""
+        if not self.a:
+            return y
+        if self.perturbation == "fixed":
+            return y + self.a * self.buf_z_[: len(y)]
+        return y + self.a * torch.randn(y.shape, generator=self.gen_, device=self._dev)
+
+    def batch_loss(self, params, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Mean loss of the minibatch (Keras' reduction): cross-entropy or squared error of sigmoid(s)."""
+        s = self.logits(x, params)
+        if self.loss == "bce":
+            return F.binary_cross_entropy_with_logits(s, target)
+        return ((torch.sigmoid(s) - target) ** 2).mean()
+
+    def _train(self) -> None:
+        x, y = self.minibatch()
+        target = self.perturbed_targets(y)     # one perturbed problem per round, `steps` steps on it
+        for _ in range(self.steps):
+            params = [p.detach().requires_grad_() for p in self.params_]
+            with torch.enable_grad():
+                grads = torch.autograd.grad(self.batch_loss(params, x, target), params)
+            self.adam_.step(self.params_, grads)
+
+    # -- validation and helpers ---------------------------------------------------------------------
+    def _tensor(self, x: np.ndarray) -> torch.Tensor:
+        """A float32 copy on the device (obs may be a read-only view of the env's data)."""
+        return torch.tensor(np.asarray(x, dtype=np.float32), device=self._dev)
+
+    def _check_obs(self, obs) -> np.ndarray:
+        X = np.asarray(obs)
+        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"obs must be the (K, d) arm-feature matrix with K, d >= 1, got shape {X.shape}")
+        if self.d_ is not None and X.shape[1] != self.d_:
+            raise ValueError(f"obs has d={X.shape[1]} features per arm but this agent was set up for d={self.d_}")
+        if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
+            raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+        if self.d_ is None:
+            self._init(X.shape[1])
+        return X
+
+    @staticmethod
+    def _check_feedback(X: np.ndarray, action, reward) -> tuple[int, float]:
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise ValueError(f"action must be an integer arm index, got {action!r}") from None
+        if not 0 <= a < X.shape[0]:
+            raise ValueError(f"action {a} is out of range for {X.shape[0]} arms")
+        try:
+            y = float(reward)
+        except (TypeError, ValueError):
+            raise ValueError(f"reward must be a real number, got {reward!r}") from None
+        if not math.isfinite(y):
+            raise ValueError(f"reward must be finite, got {y}")
+        return a, y
+
+    def __getstate__(self) -> dict:
+        """Pickle the generator as its state (torch.Generator pickles only in recent torch)."""
+        state = self.__dict__.copy()
+        state["gen_"] = self.gen_.get_state()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        gen = torch.Generator(device=state["_dev"])
+        gen.set_state(state["gen_"])
+        self.__dict__.update(state, gen_=gen)
+
+
+class DeepFL(DeepFPL):
+    """DeepFL ([S1] §5.2, catalog N7): DeepFPL with a = 0, i.e. follow the (unperturbed) leader.
+
+    The same network, minibatch and Adam step as DeepFPL; it draws no perturbation at all.
+
+    Args:
+        hidden, activation, lr, batch_size, steps, loss, device, dim, seed: as DeepFPL.
+    """
+
+    def __init__(self, *, hidden=50, activation="relu", lr=1e-3, batch_size=32, steps=1, loss="bce", device="cpu",
+                 dim=None, seed=None):
+        super().__init__(a=0.0, hidden=hidden, activation=activation, lr=lr, batch_size=batch_size, steps=steps,
+                         loss=loss, device=device, dim=dim, seed=seed)
+
+
+class RepGLMFPL(DeepFPL):
+    """repGLM-FPL ([S1] §5.2, catalog N8): learn a representation, then GLM-FPL on it.
+
+    Phase 1 (the first `explore_rounds` rounds, m% of the horizon): pull an arm uniformly at
+    random and train DeepFPL's network on what is observed (DeepFPL's loss, perturbation and
+    Adam step). Phase 2: freeze the network, "chop its head off" and embed every arm as its
+    hidden layer phi(x) (`hidden` features); GLM-FPL (agents.glm.GLMFPL, logistic link) acts
+    and learns on the embedded arms. Its first observations are the phase-1 examples embedded by
+    the frozen network.
+
+    Args:
+        explore_fraction, horizon: phase 1 lasts round(explore_fraction * horizon) rounds
+            ([S1]: m from 1% to 20% of n = 10,000; default 5%).
+        explore_rounds: phase-1 length in rounds; when given it replaces explore_fraction * horizon.
+        glm_a: GLM-FPL's perturbation scale in phase 2 ([S1] §5.1's informal 0.5).
+        glm_lam: GLM-FPL's ridge (its default 1e-3).
+        a, hidden, activation, lr, batch_size, steps, loss, perturbation, device, dim, seed: the
+            phase-1 network and its training, as DeepFPL.
+    """
+
+    def __init__(self, *, explore_fraction=0.05, horizon=10_000, explore_rounds=None, glm_a=0.5, glm_lam=1e-3,
+                 a=1.0, hidden=50, activation="relu", lr=1e-3, batch_size=32, steps=1, loss="bce",
+                 perturbation="fresh", device="cpu", dim=None, seed=None):
+        if not (isinstance(explore_fraction, numbers.Real) and not isinstance(explore_fraction, bool)
+                and 0 <= explore_fraction <= 1):
+            raise ValueError(f"explore_fraction must be a number in [0, 1] (m% / 100), got {explore_fraction!r}")
+        check_int("horizon", horizon)
+        if explore_rounds is not None:
+            check_int("explore_rounds", explore_rounds, 0)
+        check_real("glm_a", glm_a)
+        check_real("glm_lam", glm_lam, positive=True)
+        self.explore_fraction, self.horizon, self.explore_rounds = explore_fraction, horizon, explore_rounds
+        self.glm_a, self.glm_lam = glm_a, glm_lam
+        self.explore_rounds_ = (explore_rounds if explore_rounds is not None
+                                else int(round(explore_fraction * horizon)))
+        super().__init__(a=a, hidden=hidden, activation=activation, lr=lr, batch_size=batch_size, steps=steps,
+                         loss=loss, perturbation=perturbation, device=device, dim=dim, seed=seed)
+
+    def reset(self) -> None:
+        super().reset()
+        self.history_x_, self.history_y_ = [], []     # phase-1 examples, replayed into GLM-FPL
+        self.glm_ = None
+        self.frozen_ = None
+
+    @property
+    def exploring(self) -> bool:
+        """True in phase 1 (uniform exploration while the representation is trained)."""
+        return self.t_ < self.explore_rounds_
+
+    def act(self, obs: np.ndarray) -> int:
+        X = self._check_obs(obs)
+        if self.exploring:
+            return int(self.rng_.integers(X.shape[0]))
+        return self._phase2().act(self._embedded(X))
+
+    def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
+        X = self._check_obs(obs)
+        a, y = self._check_feedback(X, action, reward)
+        if self.exploring:
+            self.history_x_.append(np.asarray(X[a], dtype=np.float32).copy())
+            self.history_y_.append(y)
+            super().observe(X, a, y)
+        else:
+            self._phase2().observe(self._embedded(X), a, y)
+            self.t_ += 1
+
+    def _embedded(self, X: np.ndarray) -> np.ndarray:
+        """phi(x) of the rows of X by the frozen network, as float64 for GLM-FPL: (K, hidden)."""
+        with torch.no_grad():
+            return self.embed(self._tensor(X), self.frozen_).double().cpu().numpy()
+
+    def _phase2(self) -> GLMFPL:
+        """GLM-FPL on the frozen embedding, built at the first round of phase 2 from the phase-1 data."""
+        if self.glm_ is None:
+            self.frozen_ = [p.clone() for p in self.params_]
+            self.glm_ = GLMFPL(a=self.glm_a, lam=self.glm_lam, dim=self.hidden,
+                               seed=int(_child(self._seed_seq, 2).generate_state(1)[0]))
+            if self.history_x_:
+                E = self._embedded(np.stack(self.history_x_))
+                for e, y in zip(E, self.history_y_):
+                    self.glm_.observe(e[None], 0, y)
+            self.history_x_, self.history_y_ = [], []
+        return self.glm_
