@@ -7,6 +7,7 @@ batched agent serving N independent instances). They never hold an environment n
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
@@ -134,6 +135,23 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
         candidates = np.flatnonzero(ties[row])
         out[row] = candidates[gen.integers(len(candidates))]
     return int(out[0]) if values.ndim == 1 else out
+
+
+def check_feedback(action, reward, num_arms: int) -> tuple[int, float]:
+    """(action, reward) of a single-instance `observe` as (int, float), or a ValueError naming the problem."""
+    try:
+        a = operator.index(action)
+    except TypeError:
+        raise ValueError(f"action must be an integer arm index, got {action!r}") from None
+    if not 0 <= a < num_arms:
+        raise ValueError(f"action {a} is out of range for {num_arms} arms")
+    try:
+        y = float(reward)
+    except (TypeError, ValueError):
+        raise ValueError(f"reward must be a real number, got {reward!r}") from None
+    if not math.isfinite(y):
+        raise ValueError(f"reward must be finite, got {y}")
+    return a, y
 
 
 REGISTRY: dict[str, Callable[..., Any]] = {}

@@ -25,13 +25,12 @@ instance, and a single agent is the N = 1 case of the same code, so a batched ag
 from __future__ import annotations
 
 import numbers
-import operator
 
 import numpy as np
 from scipy.special import expit
 
 from agents.anytime import GOLDEN_B, DoublingTrick
-from agents.base import _child, random_argmax, register
+from agents.base import _child, check_feedback, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
 from agents.glm_batch import LINKS, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance  # noqa: F401
 from agents.linalg import rls_update_
@@ -200,18 +199,7 @@ class _GLMAgent:
     def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
         """Record that arm `action` of obs gave `reward`, and update the estimates."""
         X = self._check_obs(obs)
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise ValueError(f"action must be an integer arm index, got {action!r}") from None
-        if not 0 <= a < X.shape[0]:
-            raise ValueError(f"action {a} is out of range for {X.shape[0]} arms")
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            raise ValueError(f"reward must be a real number, got {reward!r}") from None
-        if not np.isfinite(y):
-            raise ValueError(f"reward must be finite, got {y}")
+        a, y = check_feedback(action, reward, X.shape[0])
         x = X[a]
         if self.rank_ < self.d_:                        # Gram-Schmidt: track span of pulled arms
             v = x - self.basis_ @ (self.basis_.T @ x)

@@ -22,12 +22,11 @@ A single agent is the N = 1 case of the same code, so instance i of a batched ag
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 from scipy.special import expit
 
-from agents.base import Streams, _child
+from agents.base import Streams, _child, check_feedback
 
 __all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm_batched", "seed_sequences"]
 
@@ -439,18 +438,7 @@ class BatchedGLMAgent:
         K = X.shape[1]
         single = np.asarray(obs).ndim == 2
         if single:
-            try:
-                a = operator.index(action)
-            except TypeError:
-                raise ValueError(f"action must be an integer arm index, got {action!r}") from None
-            if not 0 <= a < K:
-                raise ValueError(f"action {a} is out of range for {K} arms")
-            try:
-                y = float(reward)
-            except (TypeError, ValueError):
-                raise ValueError(f"reward must be a real number, got {reward!r}") from None
-            if not math.isfinite(y):
-                raise ValueError(f"reward must be finite, got {y}")
+            a, y = check_feedback(action, reward, K)
             a, y = np.array([a]), np.array([y])
         else:
             n = X.shape[0]

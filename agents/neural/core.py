@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import math
 import numbers
-import operator
 
 import numpy as np
 import torch
 
-from agents.base import random_argmax
+from agents.base import check_feedback, random_argmax
 from agents.neural.buffer import ReplayBuffer, Schedule
 from agents.neural.nets import NTKEnsemble
 from agents.torch_batch import device_of
@@ -165,18 +164,7 @@ class NeuralAgent:
     def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
         """Record that arm `action` of obs gave `reward`, then train if the schedule says so."""
         X = self._check_obs(obs)
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise ValueError(f"action must be an integer arm index, got {action!r}") from None
-        if not 0 <= a < X.shape[0]:
-            raise ValueError(f"action {a} is out of range for {X.shape[0]} arms")
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            raise ValueError(f"reward must be a real number, got {reward!r}") from None
-        if not math.isfinite(y):
-            raise ValueError(f"reward must be finite, got {y}")
+        a, y = check_feedback(action, reward, X.shape[0])
         x = self._input(X[a][None])[0]
         with torch.no_grad():
             self._before_store(self._to_device(x))

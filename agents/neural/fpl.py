@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import operator
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.base import _child, random_argmax
+from agents.base import _child, check_feedback, random_argmax
 from agents.glm import GLMFPL
 from agents.neural.core import check_int, check_real
 from agents.torch_batch import device_of
@@ -153,7 +152,7 @@ class DeepFPL:
     def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
         """Store (x_action, reward) and take `steps` Adam steps on the perturbed recent minibatch."""
         X = self._check_obs(obs)
-        a, y = self._check_feedback(X, action, reward)
+        a, y = check_feedback(action, reward, X.shape[0])
         self._store(X[a], y)
         self.t_ += 1
         self._train()
@@ -249,22 +248,6 @@ class DeepFPL:
             self._init(X.shape[1])
         return X
 
-    @staticmethod
-    def _check_feedback(X: np.ndarray, action, reward) -> tuple[int, float]:
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise ValueError(f"action must be an integer arm index, got {action!r}") from None
-        if not 0 <= a < X.shape[0]:
-            raise ValueError(f"action {a} is out of range for {X.shape[0]} arms")
-        try:
-            y = float(reward)
-        except (TypeError, ValueError):
-            raise ValueError(f"reward must be a real number, got {reward!r}") from None
-        if not math.isfinite(y):
-            raise ValueError(f"reward must be finite, got {y}")
-        return a, y
-
     def __getstate__(self) -> dict:
         """Pickle the generator as its state (torch.Generator pickles only in recent torch)."""
         state = self.__dict__.copy()
@@ -349,7 +332,7 @@ class RepGLMFPL(DeepFPL):
 
     def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
         X = self._check_obs(obs)
-        a, y = self._check_feedback(X, action, reward)
+        a, y = check_feedback(action, reward, X.shape[0])
         if self.exploring:
             self.history_x_.append(np.asarray(X[a], dtype=np.float32).copy())
             self.history_y_.append(y)
