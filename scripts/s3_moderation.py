@@ -14,7 +14,7 @@ cut to 64 tokens. The claims (CATALOG C.4): Ensemble++ beats Greedy in cumulativ
 lower variance, and fine-tuning the backbone beats freezing it.
 
     python scripts/s3_moderation.py                          # T = 10,000, 10 seeds (a GPU's job)
-    python scripts/s3_moderation.py --horizon 1000 --seeds 3 # what docs/s3_neural_agents.md reports
+    python scripts/s3_moderation.py --horizon 300 --seeds 2  # what docs/s3_neural_agents.md reports (20 min)
     python scripts/s3_moderation.py --quick
 """
 
