@@ -137,6 +137,18 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
     return int(out[0]) if values.ndim == 1 else out
 
 
+def check_obs(obs, d: int | None) -> np.ndarray:
+    """A single-instance obs as a finite (K, d) array (d None: any), or a ValueError naming the problem."""
+    X = np.asarray(obs)
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"obs must be the (K, d) arm-feature matrix with K, d >= 1, got shape {X.shape}")
+    if d is not None and X.shape[1] != d:
+        raise ValueError(f"obs has d={X.shape[1]} features per arm but this agent was set up for d={d}")
+    if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
+        raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+    return X
+
+
 def check_feedback(action, reward, num_arms: int) -> tuple[int, float]:
     """(action, reward) of a single-instance `observe` as (int, float), or a ValueError naming the problem."""
     try:

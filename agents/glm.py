@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import expit
 
 from agents.anytime import GOLDEN_B, DoublingTrick
-from agents.base import _child, check_feedback, random_argmax, register
+from agents.base import _child, check_feedback, check_obs, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
 from agents.glm_batch import LINKS, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance  # noqa: F401
 from agents.linalg import rls_update_
@@ -175,13 +175,7 @@ class _GLMAgent:
         self._setup()
 
     def _check_obs(self, obs) -> np.ndarray:
-        X = np.asarray(obs)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"obs must be the (K, d) arm-feature matrix with K, d >= 1, got shape {X.shape}")
-        if self.d_ is not None and X.shape[1] != self.d_:
-            raise ValueError(f"obs has d={X.shape[1]} features per arm but this agent was set up for d={self.d_}")
-        if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
-            raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+        X = check_obs(obs, self.d_)
         X = X.astype(float, copy=False)
         if self.d_ is None:
             self._init(X.shape[1])

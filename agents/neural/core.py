@@ -20,7 +20,7 @@ import numbers
 import numpy as np
 import torch
 
-from agents.base import check_feedback, random_argmax
+from agents.base import check_feedback, check_obs, random_argmax
 from agents.neural.buffer import ReplayBuffer, Schedule
 from agents.neural.nets import NTKEnsemble
 from agents.torch_batch import device_of
@@ -197,13 +197,7 @@ class NeuralAgent:
         self._setup()
 
     def _check_obs(self, obs) -> np.ndarray:
-        X = np.asarray(obs)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"obs must be the (K, d) arm-feature matrix with K, d >= 1, got shape {X.shape}")
-        if self.d_ is not None and X.shape[1] != self.d_:
-            raise ValueError(f"obs has d={X.shape[1]} features per arm but this agent was set up for d={self.d_}")
-        if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
-            raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+        X = check_obs(obs, self.d_)
         if self.d_ is None:
             self._init(X.shape[1])
         return X

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.base import _child, check_feedback, random_argmax
+from agents.base import _child, check_feedback, check_obs, random_argmax
 from agents.glm import GLMFPL
 from agents.neural.core import check_int, check_real
 from agents.torch_batch import device_of
@@ -237,13 +237,7 @@ class DeepFPL:
         return torch.tensor(np.asarray(x, dtype=np.float32), device=self._dev)
 
     def _check_obs(self, obs) -> np.ndarray:
-        X = np.asarray(obs)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"obs must be the (K, d) arm-feature matrix with K, d >= 1, got shape {X.shape}")
-        if self.d_ is not None and X.shape[1] != self.d_:
-            raise ValueError(f"obs has d={X.shape[1]} features per arm but this agent was set up for d={self.d_}")
-        if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
-            raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+        X = check_obs(obs, self.d_)
         if self.d_ is None:
             self._init(X.shape[1])
         return X
