@@ -78,6 +78,8 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
     parser.add_argument("--horizon", type=int, help="rounds per run (default: the paper's)")
     parser.add_argument("--panels", help="comma-separated panel names to run (default: all): "
                         + ", ".join(p.name for p in panels))
+    parser.add_argument("--envs", help="comma-separated patterns: run only the envs whose title contains one "
+                        "(e.g. 'dim=20'; titles look like CtxBandit/Logistic-v0(dim=20))")
     parser.add_argument("--backend", default="processes", choices=["inprocess", "processes", "ray"])
     parser.add_argument("--workers", type=int, help="local processes (default: all cores)")
     parser.add_argument("--address", help="Ray cluster address (default: a local one)")
@@ -96,6 +98,12 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
         where = out / panel.name
         start = time.perf_counter()
         envs = panel.quick_envs if args.quick and panel.quick_envs else panel.envs
+        if args.envs:
+            chosen_envs = [e for e in envs if any(p in e.title for p in args.envs.split(","))]
+            if not chosen_envs:
+                parser.error(f"--envs {args.envs!r} matches none of panel {panel.name}'s envs: "
+                             + ", ".join(e.title for e in envs))
+            envs = chosen_envs
         agent_specs = panel.quick_agents if args.quick and panel.quick_agents else panel.agents
         table = gym_ctxbandits.run(envs, agent_specs, seeds=seeds, horizon=horizon, out=where,
                                    backend=args.backend, workers=args.workers, address=args.address,

@@ -31,3 +31,21 @@ def test_quick_mode_runs(script, tmp_path):
         assert table.count("\n") >= 3 and "nan ±" not in table
         assert (tmp_path / "figures" / f"{script.stem}_{panel.name}.png").exists()
     assert "final regret" in proc.stdout
+
+
+def test_envs_option_runs_only_the_matching_envs(tmp_path):
+    script = ROOT / "s1_fig1.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--quiet", "--backend", "inprocess",
+                           "--envs", "dim=20", "--seeds", "1", "--horizon", "30", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(list((tmp_path / "fig1").glob("*.parquet"))) == 8  # 8 agents x 1 env x 1 seed
+    table = (tmp_path / "fig1" / "summary.md").read_text()
+    assert "'dim': 20" in table and "'dim': 5" not in table and "'dim': 10" not in table
+
+
+def test_envs_option_that_matches_nothing_names_the_envs(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "s1_fig1.py"), "--quick", "--envs", "dim=7",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2
+    assert "matches none" in proc.stderr and "dim=20" in proc.stderr
