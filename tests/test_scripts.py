@@ -41,7 +41,7 @@ def test_envs_option_runs_only_the_matching_envs(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(list((tmp_path / "fig1").glob("*.parquet"))) == 8  # 8 agents x 1 env x 1 seed
     table = (tmp_path / "fig1" / "summary.md").read_text()
-    assert "'dim': 20" in table and "'dim': 5" not in table and "'dim': 10" not in table
+    assert '{"dim": 20}' in table and '{"dim": 5}' not in table and '{"dim": 10}' not in table
 
 
 def test_envs_option_that_matches_nothing_names_the_envs(tmp_path):
