@@ -10,6 +10,10 @@
 Defaults are App. B's: M = 8, a 2 x 64 ReLU extractor, perturbation scale sigma_z = 0.01, weight
 decay 0.01, Adam with lr 1e-4, minibatch 128 from a FIFO buffer of 10,000, G = 1 gradient step per
 round; Sphere reference, Coordinate update and Sphere perturbation distributions (catalog C3).
+Weight decay is the authors' code's: lambda / n on the mean loss of the n points held, the
+penalty of ridge regression on their sum, so it fades as data arrives. (Adam's own coupled
+weight_decay = lambda would be ridge with n lambda: it keeps the ensemble heads from cancelling the
+prior heads, and the ensemble's spread, the exploration, never shrinks.)
 The authors' code differs in places (catalog X1 "CODE"): its `prior_scale`/`posterior_scale`
 multipliers are kwargs here (default 1, the paper's equations).
 
@@ -33,6 +37,9 @@ def _positive_int(name: str, value) -> None:
 
 class _NeuralAgent(LinearAgent):
     """A network f(x) trained by G Adam steps a round on minibatches of a FIFO buffer.
+
+    Each step minimises the minibatch's mean loss plus weight_decay / (2 n) ||params||^2, n the
+    number of points held (see the module docstring).
 
     Subclasses build their parameters in `_build(n, d)` (returning the trainable tensors), score
     arms in `_forward_scores(X)` and define `_loss(x, y, z)` on a minibatch and `_perturbation(n)`,
@@ -58,8 +65,8 @@ class _NeuralAgent(LinearAgent):
         t = torch()
         self.dev_ = device_of(self.device)
         self.net_ = StackedMLP(self.rng_, n, d, self.hidden, self.dev_)
-        params = self.net_.params + self._build(n, self.net_.out_dim)
-        self.opt_ = t.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
+        self.params_ = self.net_.params + self._build(n, self.net_.out_dim)
+        self.opt_ = t.optim.Adam(self.params_, lr=self.lr)
         self.buffer_ = FifoBuffer(n, self.buffer_size, d, self.z_dim, self.dev_)
 
     def _scores(self, X):
@@ -72,8 +79,12 @@ class _NeuralAgent(LinearAgent):
             xb, yb, zb = self.buffer_.sample(self.rng_, self.batch_size, self.dev_)
             self.opt_.zero_grad()
             # Instances are independent: the sum of their losses has each instance's gradient.
-            self._loss(xb, yb, zb).sum().backward()
+            (self._loss(xb, yb, zb) + self._penalty()).sum().backward()
             self.opt_.step()
+
+    def _penalty(self):
+        """weight_decay / (2 n) ||params||^2 per instance (N,), n = points held: ridge's penalty on a mean loss."""
+        return sum((p ** 2).flatten(1).sum(1) for p in self.params_) * (self.weight_decay / (2 * self.buffer_.size))
 
     def _build(self, n, D):
         return []

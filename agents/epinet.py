@@ -106,7 +106,6 @@ class LMCTS(_NeuralAgent):
 
     def _build(self, n, D):
         self.b_ = tensor(np.sqrt(2.0 / (D + 1)) * self.rng_.standard_normal((n, D)), self.dev_).requires_grad_()
-        self.params_ = [*self.net_.params, self.b_]
         return [self.b_]
 
     def _forward_scores(self, X):
@@ -122,8 +121,7 @@ class LMCTS(_NeuralAgent):
             for p in self.params_:
                 p.grad = None
             fit = (0.5 * (yb - t.einsum("nbd,nd->nb", self.net_(xb), self.b_)) ** 2).mean(dim=1)
-            reg = sum((p ** 2).flatten(1).sum(1) for p in self.params_) * (self.weight_decay / (2 * m))
-            (fit + reg).sum().backward()
+            (fit + self._penalty()).sum().backward()
             with t.no_grad():
                 for p in self.params_:
                     p -= self.lr * p.grad

@@ -1,5 +1,7 @@
 """[S3]'s neural agents: the Ensemble++ loss against its equations, gradient routing, batching."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -64,6 +66,52 @@ def test_gradients_follow_eqs_15_to_17():
     assert not torch.allclose(g["b"], g_y["b"]) and not torch.allclose(g["theta"], g_z["theta"])
 
 
+@pytest.mark.parametrize("name", ["Ensemble++", "Ensemble+", "NeuralGreedy", "EpiNet"])
+def test_an_update_is_adam_on_the_mean_loss_plus_ridge_penalty_over_n(name):
+    """Weight decay as in the authors' code: lambda / n on the mean loss of the n points held."""
+    agent = started(agents.make(name, hidden=(6,), weight_decay=0.3, batch_size=4, seed=7), rounds=5)
+    assert agent.buffer_.size == 5
+    rng = np.random.default_rng(8)
+    obs, r = rng.normal(size=(K, D)), 0.4
+    a = agent.act(obs)
+    before = [p.detach().clone() for p in agent.params_]
+    # Replay the update by hand on a copy: Adam's step on the stated objective, same random draws.
+    twin = copy.deepcopy(agent)
+    twin.buffer_.add(torch.tensor(obs[a][None], dtype=torch.float32), torch.tensor([r], dtype=torch.float32),
+                     twin._perturbation(1))
+    xb, yb, zb = twin.buffer_.sample(twin.rng_, twin.batch_size, twin.dev_)
+    twin.opt_.zero_grad()
+    penalty = 0.3 / (2 * 6) * sum((p ** 2).sum() for p in twin.params_)
+    (twin._loss(xb, yb, zb).sum() + penalty).backward()
+    twin.opt_.step()
+    agent.observe(obs, a, r)
+    for p, q in zip(agent.params_, twin.params_):
+        torch.testing.assert_close(p, q)
+    assert any(not torch.equal(p, q) for p, q in zip(agent.params_, before))
+
+
+def test_ensemble_spread_shrinks_with_data():
+    """Posterior contraction: with data the ensemble heads cancel the prior heads where the data
+    lies, so the spread of f(x, zeta) over zeta keeps falling. (With Adam's coupled weight decay 0.01
+    it stalled: the decay held the heads near zero.)"""
+    rng = np.random.default_rng(0)
+    agent = EnsemblePP(hidden=(16,), lr=1e-2, batch_size=32, seed=0)
+    X = rng.normal(size=(K, D))
+
+    def spread():
+        with torch.no_grad():
+            return float(torch.stack([agent._forward_scores(torch.tensor(X[None], dtype=torch.float32))
+                                      for _ in range(64)]).std(0).mean())
+
+    agent.act(X)
+    start = spread()
+    for _ in range(3000):
+        obs = rng.normal(size=(K, D))
+        a = agent.act(obs)
+        agent.observe(obs, a, float(obs[a, 0]) + 0.1 * rng.normal())
+    assert spread() < 0.05 * start  # measured 0.015 x start; 0.09 x with Adam's coupled weight decay
+
+
 @pytest.mark.parametrize("name", ["Ensemble++", "Ensemble+", "NeuralGreedy", "EpiNet", "LMCTS"])
 def test_batched_agent_equals_single_agents(name):
     kwargs = dict(hidden=(8,), lr=1e-2) | ({} if name == "LMCTS" else {"batch_size": 4})
@@ -90,26 +138,25 @@ def test_prior_heads_are_fixed_and_unit_norm():
 
 
 def test_ensemble_pp_explores_where_greedy_locks_in():
-    """Known answer, wide margin: on [S2]'s quadratic logistic bandit h4(x) = 10 (x^T theta)^2
-    (d = 5, K = 5, 600 rounds, 4 seeds) Ensemble++ has about half the regret of the greedy network
-    (measured 31 vs 58)."""
-    import gymnasium as gym
+    """Known answer, wide margin: 10 fixed unit arms in R^5, linear mean rewards, noise sd 1, 600
+    rounds, 8 instances. With sigma_z at the noise scale (the theory's choice) Ensemble++ has about
+    a third of the regret of the greedy network, which locks onto poor arms on some instances
+    (measured 78 vs 223)."""
+    rng = np.random.default_rng(100)
+    X = rng.normal(size=(8, 10, 5))                                   # 8 instances as one batched agent
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    theta = rng.normal(size=(8, 5))
+    mu = np.einsum("nkd,nd->nk", X, theta / np.linalg.norm(theta, axis=1, keepdims=True))
 
-    import gym_ctxbandits  # noqa: F401
-
-    def regret(name, seed):
-        env = gym.make("CtxBandit/NeuralLogisticH4-v0", dim=5, max_episode_steps=600)
-        agent = agents.make(name, seed=seed, hidden=(32, 32), lr=1e-2, batch_size=32, M=8, prior_scale=3.0) \
-            if name != "NeuralGreedy" else agents.make(name, seed=seed, hidden=(32, 32), lr=1e-2, batch_size=32)
-        obs, _ = env.reset(seed=seed)
-        total = 0.0
-        for _ in range(600):
-            a = agent.act(obs)
-            nxt, r, _, _, info = env.step(a)
-            agent.observe(obs, a, r)
-            obs, total = nxt, total + info["regret"]
+    def regret(name, **kwargs):
+        agent = agents.make(name, seed=list(range(8)), hidden=(32, 32), lr=1e-2, batch_size=32, **kwargs)
+        noise = np.random.default_rng(1).normal(size=(600, 8))
+        total = np.zeros(8)
+        for t in range(600):
+            a = agent.act(X)
+            agent.observe(X, a, mu[np.arange(8), a] + noise[t])
+            total += mu.max(axis=1) - mu[np.arange(8), a]
         return total
 
-    ens = np.mean([regret("Ensemble++", s) for s in range(4)])
-    greedy = np.mean([regret("NeuralGreedy", s) for s in range(4)])
-    assert ens < 0.8 * greedy, (ens, greedy)
+    ens, greedy = regret("Ensemble++", sigma_z=1.0).mean(), regret("NeuralGreedy").mean()
+    assert ens < 0.7 * greedy, (ens, greedy)
