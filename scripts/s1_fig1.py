@@ -9,7 +9,8 @@ designs: GLM-TSL a=1, GLM-FPL a=0.5, and both UCBs with width 0.5 ||x||_{G^-1}.
 The claims: theory GLM-TSL/FPL beat theory GLM-UCB but not theory UCB-GLM; the informal UCBs have
 linear regret; informal GLM-TSL and GLM-FPL have low, sublinear regret.
 
-    python scripts/s1_fig1.py --batch 50                       # the paper's setting (about 1.5 h on 2 cores)
+    python scripts/s1_fig1.py --batch 50                       # the paper's setting (about 3 h on 2 busy cores)
+    python scripts/s1_fig1.py --batch 50 --envs dim=20         # one dimension of it
     python scripts/s1_fig1.py --horizon 10000 --seeds 10      # what docs/reproductions.md reports
     python scripts/s1_fig1.py --quick                          # smoke run
 """
