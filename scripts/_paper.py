@@ -99,7 +99,8 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
         start = time.perf_counter()
         envs = panel.quick_envs if args.quick and panel.quick_envs else panel.envs
         if args.envs:
-            chosen_envs = [e for e in envs if any(p in e.title for p in args.envs.split(","))]
+            patterns = args.envs.split(",")
+            chosen_envs = [e for e in envs if any(p in e.title for p in patterns)]
             if not chosen_envs:
                 parser.error(f"--envs {args.envs!r} matches none of panel {panel.name}'s envs: "
                              + ", ".join(e.title for e in envs))
