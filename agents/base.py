@@ -120,7 +120,8 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
 
     Works on (K,) -> int and on (N, K) -> (N,) int array. Values within `atol` of the maximum
     count as ties. A random number is drawn only for a row that has a tie, from `rng` (a
-    Generator), or from that row's own stream when `rng` is a `Streams`, so instance i of a
+    Generator), or from that row's own stream when `rng` is a `Streams` or a list of one
+    Generator per row, so instance i of a
     batched agent breaks its ties exactly as a single agent with instance i's seed would.
     NaN in `values` is an error: it means the agent's statistics are corrupt.
     """
@@ -131,7 +132,7 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
     ties = (values >= best - atol).reshape(-1, values.shape[-1])
     out = ties.argmax(axis=-1)
     for row in np.flatnonzero(ties.sum(axis=-1) > 1):
-        gen = rng.gens[row] if isinstance(rng, Streams) else rng
+        gen = rng.gens[row] if isinstance(rng, Streams) else rng[row] if isinstance(rng, list) else rng
         candidates = np.flatnonzero(ties[row])
         out[row] = candidates[gen.integers(len(candidates))]
     return int(out[0]) if values.ndim == 1 else out
@@ -164,6 +165,32 @@ def check_feedback(action, reward, num_arms: int) -> tuple[int, float]:
     if not math.isfinite(y):
         raise ValueError(f"reward must be finite, got {y}")
     return a, y
+
+
+def check_batch_feedback(action, reward, n: int, num_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    """(actions, rewards) of a batched `observe` as (n,) int and float arrays, or a ValueError naming the problem."""
+    a = np.asarray(action)
+    if a.shape != (n,) or a.dtype.kind not in "iu":
+        raise ValueError(f"actions must be an int array of shape ({n},), got {a.dtype} {a.shape}")
+    if a.min() < 0 or a.max() >= num_arms:
+        raise ValueError(f"actions out of range for {num_arms} arms: min {a.min()}, max {a.max()}")
+    y = np.asarray(reward, dtype=float)
+    if y.shape != (n,):
+        raise ValueError(f"rewards must have shape ({n},), got {y.shape}")
+    if not np.isfinite(y).all():
+        bad = np.flatnonzero(~np.isfinite(y))
+        raise ValueError(f"rewards must be finite, got NaN or inf at instances {bad}")
+    return a.astype(np.int64, copy=False), y
+
+
+def seed_sequences(seed, n: int) -> list[np.random.SeedSequence]:
+    """One SeedSequence per instance, as `Streams` derives them (its streams are children 0-2):
+    `seed` a list of n ints, or one SeedSequence (n = 1: itself; n > 1: its children)."""
+    if isinstance(seed, list):
+        if len(seed) != n:
+            raise ValueError(f"obs holds {n} instances but the agent was given {len(seed)} seeds")
+        return [np.random.SeedSequence(int(s)) for s in seed]
+    return [seed] if n == 1 else [_child(seed, i) for i in range(n)]
 
 
 REGISTRY: dict[str, Callable[..., Any]] = {}

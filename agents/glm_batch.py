@@ -26,9 +26,9 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from agents.base import Streams, _child, check_feedback
+from agents.base import Streams, check_batch_feedback, check_feedback, seed_sequences
 
-__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm_batched", "seed_sequences"]
+__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm_batched"]
 
 
 # Links: mean function mu = b', its derivative mu', and the log-partition b of the exponential
@@ -59,15 +59,6 @@ def _link(name: str):
         return LINKS[name]
     except KeyError:
         raise ValueError(f"unknown link {name!r}; choose one of {sorted(LINKS)}") from None
-
-
-def seed_sequences(seed, n: int) -> list[np.random.SeedSequence]:
-    """One SeedSequence per instance, as `Streams` derives them (its streams are children 0-2)."""
-    if isinstance(seed, list):
-        if len(seed) != n:
-            raise ValueError(f"obs holds {n} instances but the agent was given {len(seed)} seeds")
-        return [np.random.SeedSequence(int(s)) for s in seed]
-    return [seed] if n == 1 else [_child(seed, i) for i in range(n)]
 
 
 class RaggedNormals:
@@ -441,19 +432,7 @@ class BatchedGLMAgent:
             a, y = check_feedback(action, reward, K)
             a, y = np.array([a]), np.array([y])
         else:
-            n = X.shape[0]
-            a = np.asarray(action)
-            if a.shape != (n,) or a.dtype.kind not in "iu":
-                raise ValueError(f"actions must be an int array of shape ({n},), got {a.dtype} {a.shape}")
-            if a.min() < 0 or a.max() >= K:
-                raise ValueError(f"actions out of range for {K} arms: min {a.min()}, max {a.max()}")
-            y = np.asarray(reward, dtype=float)
-            if y.shape != (n,):
-                raise ValueError(f"rewards must have shape ({n},), got {y.shape}")
-            if not np.isfinite(y).all():
-                bad = np.flatnonzero(~np.isfinite(y))
-                raise ValueError(f"rewards must be finite, got NaN or inf at instances {bad}")
-            a = a.astype(np.int64)
+            a, y = check_batch_feedback(action, reward, X.shape[0], K)
         x = X[np.arange(X.shape[0]), a].astype(np.float64)
         if not np.isfinite(x).all():
             raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")

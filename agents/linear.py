@@ -23,7 +23,7 @@ import operator
 
 import numpy as np
 
-from agents.base import Streams, random_argmax, register
+from agents.base import Streams, check_batch_feedback, random_argmax, register
 from agents.linalg import potter_update_, rls_update_
 
 __all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES", "RRLS"]
@@ -107,17 +107,7 @@ class LinearAgent:
                 raise ValueError(f"reward must be finite, got {r}")
             x, y = X[0, a][None], np.array([r])
         else:
-            a = np.asarray(action)
-            if a.shape != (self.n_,) or a.dtype.kind not in "iu":
-                raise ValueError(f"actions must be an int array of shape ({self.n_},), got {a.dtype} {a.shape}")
-            if a.min() < 0 or a.max() >= K:
-                raise ValueError(f"actions out of range for {K} arms: min {a.min()}, max {a.max()}")
-            y = np.asarray(reward, dtype=float)
-            if y.shape != (self.n_,):
-                raise ValueError(f"rewards must have shape ({self.n_},), got {y.shape}")
-            if not np.isfinite(y).all():
-                bad = np.flatnonzero(~np.isfinite(y))
-                raise ValueError(f"rewards must be finite, got NaN or inf at instances {bad}")
+            a, y = check_batch_feedback(action, reward, self.n_, K)
             x = X[self._rows, a]
         if not math.isfinite(x.sum()):
             raise ValueError("obs: the chosen arm's features contain NaN or inf")

@@ -190,7 +190,7 @@ def main() -> None:
         print(f"| {label} | {s:.2f} | {share:.0%} | {reg:.4f} |", flush=True)
 
     net, x, count, target = ensemble_problem(args)
-    singles = [NTKEnsemble([W[j:j + 1].clone() for W in net.weights], [A.clone() for A in net.anchor])
+    singles = [NTKEnsemble([W[j:j + 1].clone() for W in net.weights], [A[j:j + 1].clone() for A in net.anchor])
                for j in range(args.m)]
     mods = make_modules(net, args)
     stacked, loop, auto = best_times([lambda: update_stacked(net, x, count, target, args),

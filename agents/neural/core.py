@@ -1,15 +1,23 @@
-"""What the neural agents of [S0] share: validation, seeding, device, the network input, training.
+"""What the neural agents of [S0] and [S2] share: validation, seeding, device, the network input, training.
 
-Each agent is a plain class with `act(obs (K, d)) -> int`, `observe(obs, action, reward)` and
+Each agent is a plain class with `act(obs) -> action`, `observe(obs, action, reward)` and
 `reset()`; subclasses say how many networks they train, what perturbations they store, how they
-score arms and what targets they fit (`NeuralAgent` below). One instance serves one bandit run
-(no `batched` mode: the N seeds of a comparison run as N agents).
+score arms and what targets they fit (`NeuralAgent` below).
 
-Randomness: the agent owns a torch.Generator on its device (initial weights, perturbations,
+One agent serves one bandit run (obs (K, d), int actions) or N independent runs at once (obs
+(N, K, d), (N,) actions; the N seeds of a comparison): the N instances' m networks are one
+stacked model of N m networks (agents.neural.nets.NTKEnsemble, instance-major), their histories
+one buffer, and every forward pass and gradient step is one batched matmul per layer for all of
+them. A single agent is the N = 1 case of the same code. The shape of the first obs fixes the mode
+until `reset()`.
+
+Randomness: instance i owns a torch.Generator on the device (initial weights, perturbations,
 member choice, minibatches, Thompson samples) and a numpy Generator for random tie-breaking
-(agents.base.random_argmax), both derived from `seed` and restarted by `reset()`. In the round
-loop the only host-device traffic is the observation and reward going in and the K arm scores
-coming back to pick the action.
+(agents.base.random_argmax), both derived from its seed and restarted by `reset()`: `seed` is an
+int (or None) for one instance, or a list of N ints, and then instance i makes exactly the draws
+of a single agent seeded seed[i] (an int seed with N > 1 instances is spawned into N children).
+In the round loop the only host-device traffic is the observation and reward going in and the
+arm scores coming back to pick the actions.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import numbers
 import numpy as np
 import torch
 
-from agents.base import check_feedback, check_obs, random_argmax
+from agents.base import _child, check_batch_feedback, check_feedback, random_argmax, seed_sequences
 from agents.neural.buffer import ReplayBuffer, Schedule
 from agents.neural.nets import NTKEnsemble
 from agents.torch_batch import device_of
@@ -60,8 +68,9 @@ class NeuralAgent:
             f(x; theta_0) = 0 only when [x]_j = [x]_{j+d/2}).
         device: "cpu", "cuda" or "auto" (cuda when available).
         dtype: "float32" (default) or "float64".
-        dim: feature dimension d, if known before the first observation.
-        seed: int or None (fresh entropy, replayed by reset()).
+        dim: feature dimension d, if known before the first observation (checked against it).
+        seed: int or None (fresh entropy, replayed by reset()) for one instance, or a list of N
+            ints for N instances (module docstring).
 
     Why `mean_loss=True` by default: eq. 4.4 sums the squared errors over the history, whose
     curvature grows like t N, so gradient descent with the paper's step 0.01 diverges once an arm
@@ -70,7 +79,7 @@ class NeuralAgent:
     say how its code scales the loss (catalog G1/N1 ambiguity "sum vs mean").
     """
 
-    batched = False
+    batched = True
 
     def __init__(self, *, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1, batch_size=None,
                  buffer_size=None, warm_start=True, warmup=0, mean_loss=True, duplicate_input=True, device="cpu",
@@ -102,70 +111,80 @@ class NeuralAgent:
         self._dev = dev
         self._dtype = DTYPES[dtype]
         self._schedule = Schedule(update_every, steps, batch_size, bool(warm_start), warmup)
-        self._seed_seq = np.random.SeedSequence(seed)   # seed=None: fresh entropy, replayed by reset()
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) == 0 or not all(isinstance(v, (int, np.integer)) for v in seed):
+                raise ValueError(f"seed must be an int, None, or a non-empty list of ints (one per instance); "
+                                 f"got {seed!r}")
+            self._seed_spec = [int(v) for v in seed]
+        else:   # seed=None: fresh entropy, replayed by reset()
+            self._seed_spec = np.random.SeedSequence(seed)
         self.reset()
 
-    # -- what subclasses provide ----------------------------------------------------------------
-    members = 1      # networks trained (m)
+    # -- what subclasses provide (tensors carry the instance axis N first) ------------------------
+    members = 1      # networks trained per instance (m)
     z_dim = 0        # perturbations stored per observation
 
     def _setup(self) -> None:
-        """Extra state once the input dimension is known (self.net_ exists)."""
+        """Extra state once N and the input dimension are known (self.net_ exists)."""
 
     def _scores(self, X: torch.Tensor) -> torch.Tensor:
-        """Arm scores (K,) on the device for the network inputs X (K, d')."""
+        """Arm scores (N, K) on the device for the network inputs X (N, K, d')."""
         raise NotImplementedError
 
     def _perturbation(self) -> torch.Tensor | None:
-        """The z (z_dim,) stored with a new observation."""
+        """The z (N, z_dim) stored with the new observations."""
         return None
 
     def _before_store(self, x: torch.Tensor) -> None:
-        """Called with the chosen arm's network input (d',) before it is stored (design-matrix updates)."""
+        """Called with the chosen arms' network inputs (N, d') before they are stored (design-matrix updates)."""
 
     def _targets(self, y_sum: torch.Tensor, z_sum: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
-        """Full-batch targets s (members, U) from the per-row sums of the rewards and perturbations."""
-        return y_sum.expand(self.members, -1)
+        """Full-batch targets s (N, members, U) from the per-row sums of the rewards (N, U) and perturbations."""
+        return y_sum[:, None].expand(-1, self.members, -1)
 
     def _update_noise(self) -> torch.Tensor | None:
         """Drawn once per minibatch update and passed to `_batch_targets` (Neural-PHE's fresh perturbations)."""
         return None
 
     def _batch_targets(self, noise, idx: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-        """Minibatch targets (members, B) of the observations in slots idx."""
-        return y.expand(self.members, -1)
+        """Minibatch targets (N, members, B) of the observations in slots idx (N, B)."""
+        return y[:, None].expand(-1, self.members, -1)
 
     # -- the protocol ---------------------------------------------------------------------------
     def reset(self) -> None:
         """Forget all data and restart the random streams: the agent behaves as when constructed."""
-        torch_seed, numpy_seed = _children(self._seed_seq)
-        self.rng_ = np.random.default_rng(numpy_seed)
-        self.gen_ = torch.Generator(device=self._dev)
-        self.gen_.manual_seed(int(torch_seed.generate_state(1, np.uint64)[0]))
+        self.gens_ = None       # per instance: torch.Generator on the device
+        self.rngs_ = None       # per instance: numpy Generator (ties)
+        self.n_ = None          # number of instances, fixed by the first obs
+        self.single_ = None     # True when the first obs was (K, d)
         self.t_ = 0
         self.d_ = None
         self.net_ = None
         self.buffer_ = None
-        if self.dim is not None:
-            self._init(self.dim)
 
-    def act(self, obs: np.ndarray) -> int:
-        """Index of the arm to pull among the rows of obs (K, d)."""
+    def act(self, obs: np.ndarray) -> int | np.ndarray:
+        """Index of the arm to pull among the rows of obs (K, d), or one per instance of obs (N, K, d)."""
         X = self._check_obs(obs)
         if self.t_ < self.warmup:
-            return self.t_ % X.shape[0]
-        with torch.no_grad():
-            scores = self._scores(self._to_device(self._input(X))).double().cpu().numpy()
-        if not np.isfinite(scores).all():
-            raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
-                                     f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")
-        return int(random_argmax(scores, self.rng_))
+            actions = np.full(self.n_, self.t_ % X.shape[1])
+        else:
+            with torch.no_grad():
+                scores = self._scores(self._to_device(self._input(X))).double().cpu().numpy()
+            if not np.isfinite(scores).all():
+                raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
+                                         f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")
+            actions = random_argmax(scores, self.rngs_)
+        return int(actions[0]) if self.single_ else actions
 
-    def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
-        """Record that arm `action` of obs gave `reward`, then train if the schedule says so."""
+    def observe(self, obs: np.ndarray, action, reward) -> None:
+        """Record that arm `action` of obs gave `reward` (per instance when batched), then train if the schedule says so."""
         X = self._check_obs(obs)
-        a, y = check_feedback(action, reward, X.shape[0])
-        x = self._input(X[a][None])[0]
+        if self.single_:
+            a, y = check_feedback(action, reward, X.shape[1])
+            a, y = np.array([a]), np.array([y])
+        else:
+            a, y = check_batch_feedback(action, reward, self.n_, X.shape[1])
+        x = self._input(X[np.arange(self.n_), a])
         with torch.no_grad():
             self._before_store(self._to_device(x))
             self.buffer_.add(x, y, self._perturbation())
@@ -174,43 +193,82 @@ class NeuralAgent:
                 self._train()
 
     def __getstate__(self) -> dict:
-        """Pickle the generator as its state (torch.Generator pickles only in recent torch)."""
+        """Pickle the generators as their states (torch.Generator pickles only in recent torch)."""
         state = self.__dict__.copy()
-        state["gen_"] = self.gen_.get_state()
+        if self.gens_ is not None:
+            state["gens_"] = [g.get_state() for g in self.gens_]
         return state
 
     def __setstate__(self, state: dict) -> None:
-        gen = torch.Generator(device=state["_dev"])
-        gen.set_state(state["gen_"])
-        self.__dict__.update(state, gen_=gen)
+        if state["gens_"] is not None:
+            gens = []
+            for g_state in state["gens_"]:
+                gens.append(torch.Generator(device=state["_dev"]))
+                gens[-1].set_state(g_state)
+            state = dict(state, gens_=gens)
+        self.__dict__.update(state)
 
     # -- helpers --------------------------------------------------------------------------------
-    def _init(self, d: int) -> None:
+    def _start(self, n: int, d: int, single: bool) -> None:
+        """Seed the N instances' streams and build their networks and buffer once the first obs fixes N and d."""
         d_in = 2 * d if self.duplicate_input else d
         if d_in % 2:
             raise ValueError(f"obs has an odd feature dimension d={d}: the symmetric initialisation needs an even "
                              "input, so use duplicate_input=True")
-        self.d_ = d
-        self.net_ = NTKEnsemble.symmetric(self.members, d_in, self.width, self.depth, self.gen_,
+        self.gens_, self.rngs_ = [], []
+        for seq in seed_sequences(self._seed_spec, n):
+            torch_seed, numpy_seed = _child(seq, 0), _child(seq, 1)   # not advancing seq: reset() replays
+            self.gens_.append(torch.Generator(device=self._dev))
+            self.gens_[-1].manual_seed(int(torch_seed.generate_state(1, np.uint64)[0]))
+            self.rngs_.append(np.random.default_rng(numpy_seed))
+        self.n_, self.single_, self.d_ = n, single, d
+        self.net_ = NTKEnsemble.symmetric(self.members, d_in, self.width, self.depth, self.gens_,
                                           paired_input=self.duplicate_input, device=self._dev, dtype=self._dtype)
-        self.buffer_ = ReplayBuffer(d_in, self.z_dim, self.buffer_size, self._dev, self._dtype)
+        self.buffer_ = ReplayBuffer(n, d_in, self.z_dim, self.buffer_size, self._dev, self._dtype)
         self._setup()
 
     def _check_obs(self, obs) -> np.ndarray:
-        X = check_obs(obs, self.d_)
-        if self.d_ is None:
-            self._init(X.shape[1])
+        """obs as a finite (N, K, d) array (a view), after checking it against the agent's mode."""
+        X = np.asarray(obs)
+        if X.ndim not in (2, 3) or 0 in X.shape:
+            raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
+                             f"K, d >= 1; got shape {X.shape}")
+        if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
+            raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+        single, X = X.ndim == 2, (X[None] if X.ndim == 2 else X)
+        d = self.d_ if self.d_ is not None else self.dim
+        if d is not None and X.shape[2] != d:
+            raise ValueError(f"obs has d={X.shape[2]} features per arm but this agent was set up for d={d}")
+        if self.n_ is None:
+            self._start(X.shape[0], X.shape[2], single)
+        elif single != self.single_ or X.shape[0] != self.n_:
+            want = f"(K, {self.d_})" if self.single_ else f"({self.n_}, K, {self.d_})"
+            raise ValueError(f"obs has shape {np.shape(obs)} but this agent started with obs of shape {want}; "
+                             "call reset() to change")
         return X
 
     def _input(self, X: np.ndarray) -> np.ndarray:
-        """The network input of the rows of X (a fresh host array): [x; x] / sqrt 2 or x."""
+        """The network input of the rows of X (..., d) (a fresh host array): [x; x] / sqrt 2 or x."""
         dt = np.float32 if self._dtype == torch.float32 else np.float64
         if self.duplicate_input:     # [x; x] / sqrt 2 with the twin coordinates side by side (see nets)
-            return np.repeat(X.astype(dt), 2, axis=1) / dt(math.sqrt(2.0))
+            return np.repeat(X.astype(dt), 2, axis=-1) / dt(math.sqrt(2.0))
         return np.array(X, dtype=dt)
 
     def _to_device(self, x: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(x).to(self._dev)
+
+    def _randn(self, *shape: int) -> torch.Tensor:
+        """Standard normals (N, *shape), row i from instance i's generator."""
+        return torch.stack([torch.randn(shape, generator=g, device=self._dev, dtype=self._dtype) for g in self.gens_])
+
+    def _randint(self, high: int, *shape: int) -> torch.Tensor:
+        """Integers uniform in [0, high), (N, *shape), row i from instance i's generator."""
+        return torch.stack([torch.randint(high, shape, generator=g, device=self._dev) for g in self.gens_])
+
+    def _per_network(self, t: torch.Tensor) -> torch.Tensor:
+        """An (N, ...) tensor repeated for each instance's `members` networks: (N members, ...)."""
+        m = self.members
+        return t if m == 1 else t[:, None].expand(t.shape[0], m, *t.shape[1:]).flatten(0, 1)
 
     def _loss_scales(self, batch: int) -> tuple[float, float]:
         """(alpha, beta) of NTKEnsemble.gradients for a step on `batch` of the n observations held."""
@@ -228,18 +286,16 @@ class NeuralAgent:
         if self.batch_size is None:
             rows, count, y_sum, z_sum = buf.full()
             alpha, beta = self._loss_scales(buf.size)
-            net.gd_steps(rows, count, self._targets(y_sum, z_sum, count), steps=self.steps, lr=self.lr,
+            net.gd_steps(self._per_network(rows), self._per_network(count),
+                         self._targets(y_sum, z_sum, count).flatten(0, 1), steps=self.steps, lr=self.lr,
                          alpha=alpha, beta=beta)
             return
         ones = torch.ones(self.batch_size, device=self._dev, dtype=self._dtype)
         alpha, beta = self._loss_scales(self.batch_size)
         noise = self._update_noise()
         for _ in range(self.steps):
-            idx, x, y, z = buf.sample(self.batch_size, self.gen_)
-            net.gd_steps(x, ones, self._batch_targets(noise, idx, y, z), steps=1, lr=self.lr, alpha=alpha, beta=beta)
+            idx = self._randint(buf.size, self.batch_size)
+            x, y, z = buf.sample(idx)
+            net.gd_steps(self._per_network(x), ones, self._batch_targets(noise, idx, y, z).flatten(0, 1),
+                         steps=1, lr=self.lr, alpha=alpha, beta=beta)
 
-
-def _children(seq: np.random.SeedSequence) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
-    """Two child sequences of seq (torch, numpy) that do not advance seq, so reset() replays them."""
-    return tuple(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,), pool_size=seq.pool_size)
-                 for i in range(2))

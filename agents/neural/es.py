@@ -60,24 +60,24 @@ class NeuralES(NeuralAgent):
         return self.m
 
     def _setup(self):
-        if self.prior_sd > 0:
+        if self.prior_sd > 0:      # per layer, each instance's m anchors from its own generator
             net = self.net_
-            net.anchor = [A + self.prior_sd * torch.randn(W.shape, generator=self.gen_, device=W.device, dtype=W.dtype)
+            net.anchor = [A + self.prior_sd * self._randn(self.m, *W.shape[1:]).flatten(0, 1)
                           for A, W in zip(net.anchor, net.weights)]
 
     def _perturbation(self):
         # Z^j_t ~ N(0, sigma_R^2), one per member, kept for good (Alg. 1 line 7)
-        return self.sigma_R * torch.randn(self.m, generator=self.gen_, device=self._dev, dtype=self._dtype)
+        return self.sigma_R * self._randn(self.m)
 
     def _scores(self, X):
-        j = torch.randint(self.m, (1,), generator=self.gen_, device=self._dev)      # j_t ~ Unif[m]
-        return self.net_.member(j, X)
+        j = self._randint(self.m)                                  # j_t ~ Unif[m], per instance
+        return self.net_.member(j + self.m * torch.arange(self.n_, device=j.device), X)
 
     def _targets(self, y_sum, z_sum, count):
-        return y_sum + z_sum             # sum over the row's observations of Y_l + Z^j_l, (m, U)
+        return y_sum[:, None] + z_sum    # sum over the row's observations of Y_l + Z^j_l, (N, m, U)
 
     def _batch_targets(self, noise, idx, y, z):
-        return y + z                     # Y_l + Z^j_l, (m, B)
+        return y[:, None] + z            # Y_l + Z^j_l, (N, m, B)
 
 
 class NeuralESDT(DoublingTrick):

@@ -80,9 +80,11 @@ class NTKEnsemble:
     """m NTK ReLU networks of width N as stacked weights `weights[l]` of shape (m, in_l, out_l).
 
     `anchor` is the point theta_0 of the regulariser 1/2 beta ||theta_j - anchor_j||^2 (shape
-    (1, in, out) when shared by all members, as in [S0], or (m, in, out); default: member 0's
-    initial weights); `init` keeps the initial weights for `restart()`. Inputs x are (B, d),
-    shared by all members, or (m, B, d).
+    (1, in, out) when shared by all members, or (m, in, out); default: member 0's initial
+    weights); `init` keeps the initial weights for `restart()`. Inputs x are (B, d), shared by
+    all members, or (m, B, d). The stack may hold the members of several bandit instances
+    (`symmetric` with one generator per instance): every operation is per network, so the
+    instances stay independent.
     """
 
     def __init__(self, weights: list[Tensor], anchor: list[Tensor] | None = None):
@@ -93,11 +95,19 @@ class NTKEnsemble:
         self.scale = math.sqrt(self.width)           # the sqrt(N) in front of W_L
 
     @classmethod
-    def symmetric(cls, m: int, d_in: int, width: int, depth: int, generator: torch.Generator, *,
-                  paired_input: bool = True, device=None, dtype=torch.float32) -> "NTKEnsemble":
-        """m copies of one symmetric theta_0 (shared initialisation and anchor, [S0] §4.3)."""
-        theta0 = symmetric_init(d_in, width, depth, generator, paired_input=paired_input, device=device, dtype=dtype)
-        return cls([W.repeat(m, 1, 1) for W in theta0], theta0)
+    def symmetric(cls, m: int, d_in: int, width: int, depth: int, generators, *, paired_input: bool = True,
+                  device=None, dtype=torch.float32) -> "NTKEnsemble":
+        """n blocks of m copies of one symmetric theta_0 each ([S0] §4.3), one block per generator.
+
+        `generators` is one torch.Generator (n = 1) or a list of them, one per bandit instance:
+        the stack holds n m networks, instance-major (networks i m .. i m + m - 1 are instance
+        i's m members, all starting from, and anchored at, instance i's theta_0).
+        """
+        gens = [generators] if isinstance(generators, torch.Generator) else list(generators)
+        theta0 = [symmetric_init(d_in, width, depth, g, paired_input=paired_input, device=device, dtype=dtype)
+                  for g in gens]
+        weights = [torch.cat([layers[l].repeat(m, 1, 1) for layers in theta0]) for l in range(depth)]
+        return cls(weights, [W.clone() for W in weights])
 
     @property
     def m(self) -> int:
@@ -133,12 +143,13 @@ class NTKEnsemble:
         """f(x; theta_j) for every member: (m, B)."""
         return self.activations(x)[1]
 
-    def member(self, j, x: Tensor) -> Tensor:
-        """f(x; theta_j) of one member j, a (1,) index tensor (left on the device, no sync): (B,)."""
-        h = x
+    def member(self, j: Tensor, x: Tensor) -> Tensor:
+        """f(x_i; theta_{j_i}) of one network j_i per row of x: j (n,) stack indices (left on the
+        device, no sync), x (n, B, d), or (B, d) shared by all; returns (n, B)."""
+        h = x if x.dim() == 3 else x.expand(len(j), *x.shape)
         for W in self.weights[:-1]:
-            h = torch.relu(h @ W.index_select(0, j)[0])
-        return readout(h, self.weights[-1].index_select(0, j)[0, :, 0]) * self.scale
+            h = torch.relu(torch.bmm(h, W.index_select(0, j)))
+        return readout(h, self.weights[-1].index_select(0, j)[:, None, :, 0]) * self.scale
 
     # -- training -------------------------------------------------------------------------------
     def gradients(self, x: Tensor, count: Tensor, target: Tensor, alpha: float, beta: float) -> list[Tensor]:
@@ -195,29 +206,30 @@ class NTKEnsemble:
                     delta = torch.ops.aten.threshold_backward(back, acts[l], 0)
 
     # -- gradient features (NeuralUCB, NeuralTS) -------------------------------------------------
-    def grad_factors(self, x: Tensor, j: int = 0) -> list[tuple[Tensor, Tensor]]:
-        """Per-row gradient g(x_b; theta_j) = grad_theta f(x_b; theta_j) in factored form.
+    def grad_factors(self, x: Tensor) -> list[tuple[Tensor, Tensor]]:
+        """Per-row gradients g(x_b; theta_j) = grad_theta f(x_b; theta_j) of every network, factored.
 
-        For layer l the gradient of f(x_b) with respect to the (in, out) weight is the outer
-        product a_{l-1}[b] delta_l[b]^T: returns [(a_{l-1}, delta_l)] with shapes (B, in), (B, out).
+        x is (m, B, d) (row block j through network j) or (B, d) (through every network). For
+        layer l the gradient of f(x_b) with respect to the (in, out) weight is the outer product
+        a_{l-1}[b] delta_l[b]^T: returns [(a_{l-1}, delta_l)] with shapes (m, B, in), (m, B, out).
         """
-        acts = [x]
-        for W in self.weights[:-1]:
-            acts.append(torch.relu(acts[-1] @ W[j]))
-        delta = torch.full((x.shape[0], 1), self.scale, dtype=x.dtype, device=x.device)
+        acts = self._hidden(x)
+        delta = torch.full((*acts[0].shape[:2], 1), self.scale, dtype=x.dtype, device=x.device)
         factors = []
         for l in range(len(self.weights) - 1, -1, -1):
             factors.append((acts[l], delta))
             if l:
-                delta = torch.ops.aten.threshold_backward(delta @ self.weights[l][j].T, acts[l], 0)
+                delta = torch.ops.aten.threshold_backward(torch.bmm(delta, self.weights[l].transpose(1, 2)),
+                                                          acts[l], 0)
         return factors[::-1]
 
     @staticmethod
     def flat(factors: list[tuple[Tensor, Tensor]]) -> Tensor:
-        """The gradients g(x_b) as rows of a (B, p) matrix (layer by layer, (in, out) row-major)."""
-        return torch.cat([(a[:, :, None] * d[:, None, :]).flatten(1) for a, d in factors], dim=1)
+        """The gradients g(x_b) as rows of an (m, B, p) tensor (layer by layer, (in, out) row-major)."""
+        return torch.cat([(a[..., :, None] * d[..., None, :]).flatten(-2) for a, d in factors], dim=-1)
 
     @staticmethod
     def diag_quadratic(factors: list[tuple[Tensor, Tensor]], inv_diag: list[Tensor]) -> Tensor:
-        """g(x_b)^T D g(x_b) for a diagonal D given per layer as (in, out) tensors, without forming g: (B,)."""
-        return sum(((a * a) @ D * (d * d)).sum(1) for (a, d), D in zip(factors, inv_diag))
+        """g(x_b)^T D_j g(x_b) for diagonals D_j given per layer as (m, in, out) tensors (or (in, out),
+        shared), without forming g: (m, B)."""
+        return sum((torch.matmul(a * a, D) * (d * d)).sum(-1) for (a, d), D in zip(factors, inv_diag))

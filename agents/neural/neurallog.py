@@ -60,6 +60,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import torch
 
 from agents.neural.buffer import Schedule
@@ -76,19 +77,21 @@ def bce_gradient_descent(net: NTKEnsemble, x: torch.Tensor, count: torch.Tensor,
 
         L(theta) = alpha sum_u [c_u softplus(f(x_u)) - s_u f(x_u)] + beta/2 ||theta - anchor||^2
 
-    (rows x (U, d), counts c (U,), reward sums s (U,); anchor None means 0), the binary
+    for every network of `net` (one per instance) on its own rows x (n, U, d), counts c (n, U) and
+    reward sums s (n, U) (anchor None means 0; beta a float or one value per network), the binary
     cross-entropy of the c_u observations of row u, whose derivative in f is c_u mu(f) - s_u.
     The backward pass is NTKEnsemble.gradients' with the sigmoid residual.
     """
     weights = net.weights
     back_w = [None] + [W.transpose(1, 2) for W in weights[1:]]
+    beta = torch.as_tensor(beta, dtype=weights[0].dtype, device=weights[0].device).reshape(-1, 1, 1)
     for _ in range(steps):
         acts, f = net.activations(x)
-        delta = (alpha * net.scale) * (count * torch.sigmoid(f) - reward_sum).unsqueeze(-1)    # (1, U, 1)
+        delta = (alpha * net.scale) * (count * torch.sigmoid(f) - reward_sum).unsqueeze(-1)    # (n, U, 1)
         for l in range(len(weights) - 1, -1, -1):
             back = torch.bmm(delta, back_w[l]) if l else None            # with the weights before the step
             grad = torch.bmm(acts[l].transpose(1, 2), delta)
-            grad.add_(weights[l] if anchor is None else weights[l] - anchor[l], alpha=beta)
+            grad.add_((weights[l] if anchor is None else weights[l] - anchor[l]) * beta)
             weights[l].sub_(grad, alpha=lr)
             if l:
                 delta = torch.ops.aten.threshold_backward(back, acts[l], 0)
@@ -173,85 +176,87 @@ class NeuralLogistic(NeuralAgent):
         """log(4 t^2 / delta) of eqs. 2-3 at the current t (t >= 1)."""
         return math.log(4 * max(self.t_, 1) ** 2 / self.delta)
 
-    def lam_t(self) -> float:
-        """lam_t: the fixed `lam`, or eq. 3 with the data of the rounds so far."""
+    def lam_t(self) -> torch.Tensor:
+        """lam_t per instance (N,): the fixed `lam`, or eq. 3 with the data of the rounds so far."""
         if self.schedule == "fixed":
-            return float(self.lam)
+            return torch.full((self.n_,), float(self.lam), device=self._dev, dtype=self._dtype)
         log_term = self._log_term()
         d0 = self.logdet(1.0 / (4 * self._lam0))
         return (64 / self.S**2 * d0 * log_term
                 + 16 * self.C1**2 * self.depth / (self.S**2 * self._lam0) * log_term**2)
 
-    def radius(self) -> float:
-        """beta_{t-1}: the multiplier of ||phi(x)||_{M^{-1}} in the index (UCB) or the draw's std (TS)."""
+    def radius(self) -> torch.Tensor:
+        """beta_{t-1} per instance (N,): the multiplier of ||phi(x)||_{M^{-1}} in the index (UCB) or the draw's std (TS)."""
         if self.schedule == "fixed":
             dim = self.logdet(self._logdet_scale())
-            return self.nu * self._kappa_factor() * self.S**self.S_power * math.sqrt(max(dim, 0.0))
+            return self.nu * self._kappa_factor() * self.S**self.S_power * dim.clamp_min(0).sqrt()
         log_term = self._log_term()
         d0 = self.logdet(1.0 / (4 * self._lam0))                # eq. 2
-        iota = (16 * math.sqrt(max(d0, 0.0) * log_term)
+        iota = (16 * (d0.clamp_min(0) * log_term).sqrt()
                 + 8 * self.C1 * math.sqrt(self.depth / self._lam0) * log_term)
         L, S = self.depth, self.S
         nu_t = self.C_nu * (1 + math.sqrt(L) * S + L * S**2) * iota + 1     # eq. 1 / Lemma 5.1
         return self.nu * self._kappa_factor() * nu_t
 
-    def ridge(self) -> float:
-        """The ridge of the design matrix: kappa lam_t (V) or lam_t (W)."""
+    def ridge(self) -> torch.Tensor:
+        """The ridge of the design matrix per instance (N,): kappa lam_t (V) or lam_t (W)."""
         return self.lam_t() * (1.0 if self.weighted else self.kappa)
 
-    # -- design matrices --------------------------------------------------------------------------
+    # -- design matrices (one per instance: (N, in, out) diagonals per layer, or (N, p, p)) -------------
     def _setup(self):
         W = self.net_.weights
         self._phi_scale = 1.0 if self.gradient == "current" else 1.0 / self.width   # phi phi^T = g g^T / m
         self.net0_ = NTKEnsemble([W0.clone() for W0 in self.net_.init]) if self.gradient == "initial" else None
-        zeros = (lambda w: torch.zeros(w.shape[1:], device=w.device, dtype=w.dtype)) if self.diag else \
-            (lambda w: torch.zeros((self.net_.num_params,) * 2, device=w.device, dtype=w.dtype))
+        zeros = (lambda w: torch.zeros(w.shape, device=w.device, dtype=w.dtype)) if self.diag else \
+            (lambda w: torch.zeros((self.n_, *(self.net_.num_params,) * 2), device=w.device, dtype=w.dtype))
         self.G_ = [zeros(w) for w in W] if self.diag else zeros(W[0])          # sum phi phi^T
         self.Gw_ = ([zeros(w) for w in W] if self.diag else zeros(W[0])) if self.weighted else None
         self._pending = None
 
     def _factors(self, X: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """g(x; theta_{t-1}) or g(x; theta_0) of the rows of X in factored form (unscaled)."""
+        """g(x; theta_{t-1}) or g(x; theta_0) of the rows of X (N, B, d') in factored form (unscaled)."""
         return (self.net_ if self.net0_ is None else self.net0_).grad_factors(X)
 
-    def _add(self, M, factors, weight: float = 1.0) -> None:
-        """M += weight phi phi^T (its diagonal when diag) for the single row of `factors`."""
-        w = weight * self._phi_scale
+    def _add(self, M, factors, weight: torch.Tensor | float = 1.0) -> None:
+        """M += weight phi phi^T (its diagonal when diag) for each instance's single row of `factors`
+        (weight: a float or one value per instance)."""
+        w = torch.as_tensor(weight * self._phi_scale, device=self._dev, dtype=self._dtype).reshape(-1, 1, 1)
         if self.diag:
             for (a, d), Ml in zip(factors, M):
-                Ml.addcmul_((a[0] * a[0])[:, None], (d[0] * d[0])[None, :], value=w)
+                Ml.add_((a * a).transpose(1, 2) * (d * d) * w)
         else:
-            g = NTKEnsemble.flat(factors)[0]
-            M.add_(torch.outer(g, g), alpha=w)
+            g = NTKEnsemble.flat(factors)[:, 0]
+            M.add_(g[:, :, None] * g[:, None, :] * w)
 
     def design_sum(self) -> torch.Tensor:
-        """sum phi phi^T (weighted by mu' for UCB-2/TS-2) as a flat diagonal (p,) or a (p, p) matrix."""
+        """sum phi phi^T (weighted by mu' for UCB-2/TS-2) as flat diagonals (N, p) or (N, p, p) matrices."""
         M = self.Gw_ if self.weighted else self.G_
-        return torch.cat([Ml.flatten() for Ml in M]) if self.diag else M
+        return torch.cat([Ml.flatten(1) for Ml in M], 1) if self.diag else M
 
-    def logdet(self, c: float) -> float:
-        """log det(c sum phi phi^T + I) of the unweighted sum (diagonal: sum of log(1 + c G_jj))."""
+    def logdet(self, c: float) -> torch.Tensor:
+        """log det(c sum phi phi^T + I) of the unweighted sum per instance (N,) (diagonal: sum of log(1 + c G_jj))."""
         if self.diag:
-            return float(sum(torch.log1p(c * G).sum() for G in self.G_))
-        eye = torch.eye(self.G_.shape[0], device=self.G_.device, dtype=self.G_.dtype)
-        return 2.0 * float(torch.log(torch.diagonal(torch.linalg.cholesky(c * self.G_ + eye))).sum())
+            return sum(torch.log1p(c * G).sum((1, 2)) for G in self.G_)
+        eye = torch.eye(self.G_.shape[-1], device=self.G_.device, dtype=self.G_.dtype)
+        chol = torch.linalg.cholesky(c * self.G_ + eye)
+        return 2.0 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)).sum(-1)
 
     def _quadratic(self, factors) -> torch.Tensor:
-        """||phi(x)||^2_{(M + ridge I)^{-1}} for every row of `factors` (K,)."""
-        ridge = self.ridge()
+        """||phi(x)||^2_{(M + ridge I)^{-1}} for every row of `factors` (N, K)."""
+        ridge = self.ridge()[:, None, None]
         M = self.Gw_ if self.weighted else self.G_
         if self.diag:
             q = NTKEnsemble.diag_quadratic(factors, [1.0 / (Ml + ridge) for Ml in M])
         else:
-            eye = torch.eye(M.shape[0], device=M.device, dtype=M.dtype)
+            eye = torch.eye(M.shape[-1], device=M.device, dtype=M.dtype)
             chol = torch.linalg.cholesky(M + ridge * eye)           # once per round, not per arm
-            Z = torch.linalg.solve_triangular(chol, NTKEnsemble.flat(factors).T, upper=False)
-            q = (Z * Z).sum(0)
+            Z = torch.linalg.solve_triangular(chol, NTKEnsemble.flat(factors).transpose(1, 2), upper=False)
+            q = (Z * Z).sum(1)
         return q.clamp_min(0) * self._phi_scale
 
     def _before_store(self, x):
         """V's (unweighted) sum gets phi(x_t) phi(x_t)^T with phi at theta_{t-1}; W's waits for theta_t."""
-        factors = self._factors(x[None])
+        factors = self._factors(x[:, None])
         self._add(self.G_, factors)
         if self.weighted:
             self._pending = (x, factors)
@@ -264,30 +269,36 @@ class NeuralLogistic(NeuralAgent):
             x, factors = self._pending
             self._pending = None
             with torch.no_grad():
-                p = torch.sigmoid(self.net_(x[None])[0, 0])
-                self._add(self.Gw_, factors, float(p * (1 - p)))
+                p = torch.sigmoid(self.net_(x[:, None])[:, 0])
+                self._add(self.Gw_, factors, p * (1 - p))
 
     # -- acting and training ----------------------------------------------------------------------
     def _mean(self, factors_now, factors0) -> torch.Tensor:
-        """The point estimate of the index: mu(f), f, or g(x; theta_0)^T (theta_{t-1} - theta_0),
+        """The point estimate of the index (N, K): mu(f), f, or g(x; theta_0)^T (theta_{t-1} - theta_0),
         from the factored gradients at theta_{t-1} and (gradient="initial") at theta_0."""
         net = self.net_
-        f = readout(factors_now[-1][0], net.weights[-1][0, :, 0]) * net.scale
+        f = readout(factors_now[-1][0], net.weights[-1][:, None, :, 0]) * net.scale
         if self.sigmoid_mean:
             return torch.sigmoid(f)
         if self.net0_ is None:
             return f
-        return sum(((a @ (W[0] - W0[0])) * d).sum(1)
+        return sum((torch.bmm(a, W - W0) * d).sum(-1)
                    for (a, d), W, W0 in zip(factors0, net.weights, self.net0_.weights))
 
     def _scores(self, X):
         factors_now = self.net_.grad_factors(X)
         factors = factors_now if self.net0_ is None else self.net0_.grad_factors(X)
-        width = self.radius() * self._quadratic(factors).sqrt()
+        width = self.radius()[:, None] * self._quadratic(factors).sqrt()
         mean = self._mean(factors_now, factors)
         if self.thompson:
-            return mean + width * torch.randn(mean.shape, generator=self.gen_, device=mean.device, dtype=mean.dtype)
+            return mean + width * self._randn(mean.shape[1])
         return mean + width
+
+    def _penalty(self, lam: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor] | None]:
+        """(beta, anchor) of the regulariser beta/2 ||theta - anchor||^2 per instance."""
+        if self.gradient == "current":
+            return 2 * lam, None                             # lam ||theta||^2 ([S2] §7)
+        return self.width * lam, self.net_.anchor           # 1/2 m lam_t ||theta - theta_0||^2 (TrainNN)
 
     def _train(self) -> None:
         """TrainNN: `steps` GD steps on the regularised BCE of the whole history (module docstring)."""
@@ -295,27 +306,23 @@ class NeuralLogistic(NeuralAgent):
         if not self._schedule.warm_start:
             net.restart()
         rows, count, y_sum, _ = buf.full()
-        lam = self.lam_t()
-        if self.gradient == "current":
-            beta, anchor = 2 * lam, None                       # lam ||theta||^2 ([S2] §7)
-        else:
-            beta, anchor = self.width * lam, net.anchor       # 1/2 m lam_t ||theta - theta_0||^2 (TrainNN)
+        beta, anchor = self._penalty(self.lam_t())
         alpha = 1.0 / buf.size if self.mean_loss else 1.0
         bce_gradient_descent(net, rows, count, y_sum, steps=self.steps, lr=self.lr, alpha=alpha, beta=alpha * beta,
                              anchor=anchor)
 
-    def loss(self) -> float:
-        """The training objective L(theta) at the current weights (the sum, not divided by n)."""
+    def loss(self) -> float | np.ndarray:
+        """The training objective L(theta) at the current weights (the sum, not divided by n): a float,
+        or one per instance (N,) when batched."""
         rows, count, y_sum, _ = self.buffer_.full()
         with torch.no_grad():
-            f = self.net_(rows)[0]
-            data = (count * torch.nn.functional.softplus(f) - y_sum * f).sum()
-            if self.gradient == "current":
-                reg = self.lam_t() * sum((W * W).sum() for W in self.net_.weights)
-            else:
-                reg = 0.5 * self.width * self.lam_t() * sum(((W - A) ** 2).sum()
-                                                            for W, A in zip(self.net_.weights, self.net_.anchor))
-        return float(data + reg)
+            f = self.net_(rows)
+            data = (count * torch.nn.functional.softplus(f) - y_sum * f).sum(1)
+            beta, anchor = self._penalty(self.lam_t())
+            anchor = anchor or [0.0] * len(self.net_.weights)
+            reg = 0.5 * beta * sum(((W - A) ** 2).sum((1, 2)) for W, A in zip(self.net_.weights, anchor))
+            out = (data + reg).double().cpu().numpy()
+        return float(out[0]) if self.single_ else out
 
 
 class NCBFUCB(NeuralLogistic):

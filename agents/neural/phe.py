@@ -41,17 +41,18 @@ class NeuralPHE(NeuralAgent):
                          seed=seed)
 
     def _scores(self, X):
-        return self.net_.member(torch.zeros(1, dtype=torch.long, device=self._dev), X)
-
-    def _randn(self, n):
-        return torch.randn(n, generator=self.gen_, device=self._dev, dtype=self._dtype)
+        return self.net_(X)
 
     def _targets(self, y_sum, z_sum, count):
-        # sum over the row's observations of r_l + gamma_l, gamma_l fresh: N(y_sum, n_u nu^2)
-        return (y_sum + self.nu * count.sqrt() * self._randn(count.shape[0]))[None]
+        # sum over the row's observations of r_l + gamma_l, gamma_l fresh: N(y_sum, n_u nu^2); instance i
+        # draws one normal per row of its own table (padding rows have count 0)
+        U = count.shape[1]
+        xi = torch.stack([torch.cat([torch.randn(u, generator=g, device=self._dev, dtype=self._dtype),
+                                     count.new_zeros(U - u)]) for g, u in zip(self.gens_, self.buffer_.n_rows)])
+        return (y_sum + self.nu * count.sqrt() * xi)[:, None]
 
     def _update_noise(self):
-        return self.nu * self._randn(self.buffer_.obs_y.shape[0])     # gamma per observation slot
+        return self.nu * self._randn(self.buffer_.obs_y.shape[1])     # gamma per observation slot
 
     def _batch_targets(self, noise, idx, y, z):
-        return (y + noise[idx])[None]
+        return (y + noise.gather(1, idx))[:, None]

@@ -42,35 +42,37 @@ class _NeuralConfidence(NeuralAgent):
                          seed=seed)
 
     def _setup(self):
-        W = self.net_.weights
+        W = self.net_.weights      # (N, in, out) per layer: one network per instance
         if self.diag:
-            self.Z_ = [torch.full(w.shape[1:], float(self.lam), device=w.device, dtype=w.dtype) for w in W]
+            self.Z_ = [torch.full(w.shape, float(self.lam), device=w.device, dtype=w.dtype) for w in W]
         else:
             p = self.net_.num_params
-            self.Zinv_ = torch.eye(p, device=W[0].device, dtype=W[0].dtype) / self.lam
+            eye = torch.eye(p, device=W[0].device, dtype=W[0].dtype) / self.lam
+            self.Zinv_ = eye.repeat(self.n_, 1, 1)
 
     def _before_store(self, x):
-        """Z_t = Z_{t-1} + g g^T / N with g = g(x_t; theta_{t-1})."""
-        factors = self.net_.grad_factors(x[None])
+        """Z_t = Z_{t-1} + g g^T / N with g = g(x_t; theta_{t-1}), for every instance."""
+        factors = self.net_.grad_factors(x[:, None])
         N = self.width
         if self.diag:
             for (a, d), Z in zip(factors, self.Z_):
-                Z.addcmul_((a[0] * a[0])[:, None], (d[0] * d[0])[None, :], value=1.0 / N)
+                Z.addcmul_((a * a).transpose(1, 2), d * d, value=1.0 / N)
         else:
-            g = NTKEnsemble.flat(factors)[0]
-            v = self.Zinv_ @ g
-            self.Zinv_.sub_(torch.outer(v, v) / (N + g @ v))     # Sherman-Morrison for Z + g g^T / N
+            g = NTKEnsemble.flat(factors)[:, 0]                                  # (N, p)
+            v = torch.bmm(self.Zinv_, g[:, :, None])[:, :, 0]
+            denom = N + (g * v).sum(1)
+            self.Zinv_.sub_(v[:, :, None] * v[:, None, :] / denom[:, None, None])   # Sherman-Morrison for Z + g g^T / N
 
     def _mean_and_variance(self, X):
-        """f(x; theta) and sigma^2(x) = g^T Z^{-1} g / N for every arm: two (K,) tensors."""
+        """f(x; theta) and sigma^2(x) = g^T Z^{-1} g / N for every arm: two (N, K) tensors."""
         net = self.net_
         factors = net.grad_factors(X)
-        f = readout(factors[-1][0], net.weights[-1][0, :, 0]) * net.scale
+        f = readout(factors[-1][0], net.weights[-1][:, None, :, 0]) * net.scale
         if self.diag:
             q = NTKEnsemble.diag_quadratic(factors, [1.0 / Z for Z in self.Z_])
         else:
             G = NTKEnsemble.flat(factors)
-            q = ((G @ self.Zinv_) * G).sum(1)
+            q = (torch.bmm(G, self.Zinv_) * G).sum(-1)
         return f, q.clamp_min(0) / self.width
 
 
@@ -110,5 +112,5 @@ class NeuralTS(_NeuralConfidence):
 
     def _scores(self, X):
         f, var = self._mean_and_variance(X)
-        xi = torch.randn(f.shape, generator=self.gen_, device=f.device, dtype=f.dtype)
+        xi = self._randn(f.shape[1])
         return f + self.nu * (self.lam * var).sqrt() * xi

@@ -113,22 +113,22 @@ def test_neural_ucb_and_ts_widths_equal_the_explicit_formula(diag):
         torch.testing.assert_close(stored, torch.diagonal(Z))
         var = (G * G / torch.diagonal(Z)).sum(1) / N       # diagonal approximation of Z
     else:
-        torch.testing.assert_close(agent.Zinv_, torch.linalg.inv(Z))     # Sherman-Morrison == explicit inverse
+        torch.testing.assert_close(agent.Zinv_[0], torch.linalg.inv(Z))     # Sherman-Morrison == explicit inverse
         var = torch.einsum("kp,pq,kq->k", G, torch.linalg.inv(Z), G) / N
     with torch.no_grad():
-        torch.testing.assert_close(agent._scores(net_input(agent, X)), f + nu * var.sqrt())
-        mean, variance = agent._mean_and_variance(net_input(agent, X))
-    torch.testing.assert_close(mean, f)
-    torch.testing.assert_close(variance, var)
+        torch.testing.assert_close(agent._scores(net_input(agent, X)[None])[0], f + nu * var.sqrt())
+        mean, variance = agent._mean_and_variance(net_input(agent, X)[None])
+    torch.testing.assert_close(mean[0], f)
+    torch.testing.assert_close(variance[0], var)
     assert p == agent.net_.num_params
 
 
 def test_neural_ts_samples_around_f_with_variance_nu2_lam_sigma2():
     agent = feed(NeuralTS(nu=0.8, lam=0.5, width=6, steps=2, dtype="float64", seed=0), history(8))
-    X = net_input(agent, np.random.default_rng(1).normal(size=(K, D)))
+    X = net_input(agent, np.random.default_rng(1).normal(size=(K, D)))[None]
     with torch.no_grad():
-        f, var = agent._mean_and_variance(X)
-        draws = torch.stack([agent._scores(X) for _ in range(4000)])
+        f, var = (v[0] for v in agent._mean_and_variance(X))
+        draws = torch.stack([agent._scores(X)[0] for _ in range(4000)])
     torch.testing.assert_close(draws.mean(0), f, atol=0.05 * (0.8**2 * 0.5 * var).sqrt().max().item(), rtol=0)
     torch.testing.assert_close(draws.var(0), 0.8**2 * 0.5 * var, rtol=0.1, atol=0)
 
@@ -154,7 +154,7 @@ def test_each_member_is_a_network_trained_on_its_own_perturbed_targets():
     rounds = history(14, seed=6)
     kwargs = dict(width=6, steps=5, lr=0.05, warmup=3, dtype="float64", seed=7)
     ens = feed(NeuralES(m=3, sigma_R=0.4, **kwargs), rounds)
-    Z = ens.buffer_.obs_z[:, : len(rounds)]                  # Z^j_l, drawn once, kept
+    Z = ens.buffer_.obs_z[0, :, : len(rounds)]               # Z^j_l, drawn once, kept
     assert Z.std().item() == pytest.approx(0.4, rel=0.5)
     for j in range(3):
         single = NeuralES(m=1, sigma_R=0.0, **kwargs)
@@ -179,7 +179,7 @@ def test_neural_es_update_is_gradient_descent_on_eq_4_4(mean_loss):
     n = len(rounds)
     x = torch.stack([net_input(agent, obs)[a] for obs, a, _ in rounds])
     y = torch.tensor([r for *_, r in rounds], dtype=torch.float64)
-    Z = agent.buffer_.obs_z[:, :n]
+    Z = agent.buffer_.obs_z[0, :, :n]
     for j in range(m):
         ws = [W[j].clone().requires_grad_() for W in before]
         loss = 0.5 * ((reference_f(ws, x) - y - Z[j]) ** 2).sum()
@@ -197,7 +197,7 @@ def test_warmup_is_round_robin_then_one_member_acts():
         actions.append(agent.act(obs))
         agent.observe(obs, actions[-1], 0.0)
     assert actions == [0, 1, 2, 3, 0, 1]
-    assert agent.buffer_.size == 6 and agent.buffer_.n_rows == K      # the warm-up data are kept
+    assert agent.buffer_.size == 6 and agent.buffer_.n_rows == [K]      # the warm-up data are kept
 
 
 def test_prior_sd_perturbs_the_anchors_not_the_start():
@@ -216,9 +216,9 @@ def test_neural_phe_redraws_the_whole_history_perturbation_each_update():
     for t in range(40):
         agent.observe(obs, t % 3, 1.0)
     _, count, y_sum, z_sum = agent.buffer_.full()
-    draws = torch.stack([agent._targets(y_sum, z_sum, count)[0] for _ in range(3000)])
-    torch.testing.assert_close(draws.mean(0), y_sum, atol=0.3, rtol=0)
-    torch.testing.assert_close(draws.var(0), count * 0.25, rtol=0.1, atol=0)
+    draws = torch.stack([agent._targets(y_sum, z_sum, count)[0, 0] for _ in range(3000)])
+    torch.testing.assert_close(draws.mean(0), y_sum[0], atol=0.3, rtol=0)
+    torch.testing.assert_close(draws.var(0), count[0] * 0.25, rtol=0.1, atol=0)
 
 
 # -- the doubling wrapper -----------------------------------------------------------------------------
@@ -278,7 +278,7 @@ def test_lazy_registry_entries_build_the_agents(monkeypatch):
                 "Neural-PHE": NeuralPHE}
     for name, cls in expected.items():
         assert type(agents.base.make(name, seed=0)) is cls and LAZY[name].cls() is cls
-        assert agents.base.REGISTRY[name].batched is False
+        assert agents.base.REGISTRY[name].batched is getattr(cls, "batched", False) is (name != "Neural-ES-DT")
 
 
 def test_without_torch_import_agents_works_and_make_says_what_to_install():

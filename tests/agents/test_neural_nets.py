@@ -76,7 +76,7 @@ def test_output_at_the_symmetric_init_is_exactly_zero(m, d, N, L, B, dtype):
         net = NTKEnsemble.symmetric(m, 2 * d, N, L, gen(seed), dtype=dtype)
         x2 = torch.randn(B, d, generator=gen(100 + seed), dtype=dtype).repeat_interleave(2, 1) / math.sqrt(2)
         assert torch.equal(net(x2), torch.zeros(m, B, dtype=dtype))
-        assert torch.equal(net.member(torch.tensor([m - 1]), x2), torch.zeros(B, dtype=dtype))
+        assert torch.equal(net.member(torch.tensor([m - 1]), x2), torch.zeros(1, B, dtype=dtype))
 
 
 def test_symmetric_init_needs_even_sizes():
@@ -129,14 +129,14 @@ def test_batched_ensemble_equals_a_loop_of_separate_networks():
     """One stacked model of m members = m networks trained one by one (forward, gradients, 20 GD steps)."""
     m, d, N = 5, 6, 8
     ens = perturbed(NTKEnsemble.symmetric(m, d, N, 3, gen(), dtype=torch.float64))
-    singles = [NTKEnsemble([W[j:j + 1].clone() for W in ens.weights], [A.clone() for A in ens.anchor])
+    singles = [NTKEnsemble([W[j:j + 1].clone() for W in ens.weights], [A[j:j + 1].clone() for A in ens.anchor])
                for j in range(m)]
     x = torch.randn(11, d, generator=gen(2), dtype=torch.float64)
     count = torch.randint(1, 4, (11,), generator=gen(3)).double()
     target = torch.randn(m, 11, generator=gen(4), dtype=torch.float64)
     torch.testing.assert_close(ens(x), torch.cat([s(x) for s in singles]))
     for j, s in enumerate(singles):
-        torch.testing.assert_close(ens.member(torch.tensor([j]), x), reference_f([W[j] for W in ens.weights], x))
+        torch.testing.assert_close(ens.member(torch.tensor([j]), x)[0], reference_f([W[j] for W in ens.weights], x))
         for g, gs in zip(ens.gradients(x, count, target, 0.1, 0.5), s.gradients(x, count, target[j:j + 1], 0.1, 0.5)):
             torch.testing.assert_close(g[j:j + 1], gs)
     ens.gd_steps(x, count, target, steps=20, lr=0.05, alpha=0.1, beta=0.5)
@@ -151,14 +151,14 @@ def test_gradient_features_equal_autograd_per_row():
     net = perturbed(NTKEnsemble.symmetric(1, d, N, 3, gen(), dtype=torch.float64))
     x = torch.randn(5, d, generator=gen(7), dtype=torch.float64)
     factors = net.grad_factors(x)
-    G = NTKEnsemble.flat(factors)
+    G = NTKEnsemble.flat(factors)[0]
     assert G.shape == (5, net.num_params)
     for b in range(5):
         ws = [W[0].clone().requires_grad_() for W in net.weights]
         reference_f(ws, x[b:b + 1])[0].backward()
         torch.testing.assert_close(G[b], torch.cat([W.grad.flatten() for W in ws]))
     D = [torch.rand(W.shape[1:], generator=gen(8), dtype=torch.float64) for W in net.weights]
-    quad = NTKEnsemble.diag_quadratic(factors, D)
+    quad = NTKEnsemble.diag_quadratic(factors, D)[0]
     torch.testing.assert_close(quad, (G * G * torch.cat([v.flatten() for v in D])).sum(1))
 
 
@@ -171,48 +171,57 @@ def test_restart_returns_to_theta0():
         assert torch.equal(W, W0)
 
 
-def test_buffer_rows_counts_and_sums_match_the_history():
-    buf = ReplayBuffer(3, 2, None, "cpu", torch.float64)
+def test_buffer_rows_counts_and_sums_match_each_instances_history():
+    """Two instances with their own arm sets: each table holds its own distinct rows, counts and sums."""
+    buf = ReplayBuffer(2, 3, 2, None, "cpu", torch.float64)
     rng = np.random.default_rng(0)
-    arms = rng.normal(size=(4, 3))
+    arms = rng.normal(size=(2, 5, 3))
     hist = []
-    for _ in range(200):                                         # grows past the initial 64 slots
-        k = int(rng.integers(4))
-        y, z = float(rng.normal()), torch.tensor(rng.normal(size=2))
-        buf.add(arms[k], y, z)
+    for t in range(200):                                         # grows past the initial 64 slots
+        k = np.array([rng.integers(4), rng.integers(5)])         # instance 0 never pulls arm 4
+        y, z = rng.normal(size=2), torch.tensor(rng.normal(size=(2, 2)))
+        buf.add(arms[[0, 1], k], y, z)
         hist.append((k, y, z))
     rows, count, ysum, zsum = buf.full()
-    assert buf.size == 200 and buf.n_rows == 4
-    for k in range(4):
-        u = [i for i in range(4) if np.allclose(rows[i].numpy(), arms[k])][0]
-        mine = [h for h in hist if h[0] == k]
-        assert count[u].item() == len(mine)
-        assert ysum[u].item() == pytest.approx(sum(h[1] for h in mine))
-        torch.testing.assert_close(zsum[:, u], sum(h[2] for h in mine))
+    assert buf.size == 200 and buf.n_rows == [4, 5] and rows.shape == (2, 5, 3)
+    assert count[0, 4] == 0 and ysum[0, 4] == 0 and not rows[0, 4].any()    # padding adds nothing
+    for i in range(2):
+        for k in range(buf.n_rows[i]):
+            u = [v for v in range(buf.n_rows[i]) if np.allclose(rows[i, v].numpy(), arms[i, k])][0]
+            mine = [(h[1][i], h[2][i]) for h in hist if h[0][i] == k]
+            assert count[i, u].item() == len(mine)
+            assert ysum[i, u].item() == pytest.approx(sum(y for y, _ in mine))
+            torch.testing.assert_close(zsum[i, :, u], sum(z for _, z in mine))
 
 
 def test_fifo_buffer_keeps_the_last_capacity_observations():
-    buf = ReplayBuffer(2, 1, 10, "cpu", torch.float64)
+    buf = ReplayBuffer(2, 2, 1, 10, "cpu", torch.float64)
     rng = np.random.default_rng(1)
     hist = []
     for t in range(57):
-        x = rng.normal(size=2) if t % 3 else np.array([1.0, 2.0])   # a repeated row and fresh rows
-        y, z = float(rng.normal()), torch.tensor([rng.normal()])
+        x = rng.normal(size=(2, 2))
+        if t % 3 == 0:
+            x[0] = [1.0, 2.0]                                    # instance 0: a repeated row and fresh rows
+        y, z = rng.normal(size=2), torch.tensor(rng.normal(size=(2, 1)))
         buf.add(x, y, z)
         hist.append((x, y, z))
-    assert buf.size == 10 and buf.n_rows <= 20                   # rows without data are compacted away
+    assert buf.size == 10 and max(buf.n_rows) <= 20              # rows without data are compacted away
     rows, count, ysum, zsum = buf.full()
     last = hist[-10:]
-    assert count.sum().item() == 10
-    assert ysum.sum().item() == pytest.approx(sum(h[1] for h in last))
-    assert zsum.sum().item() == pytest.approx(sum(h[2].item() for h in last))
-    rep = [i for i in range(buf.n_rows) if np.allclose(rows[i].numpy(), [1.0, 2.0])][0]
-    assert count[rep].item() == sum(np.allclose(h[0], [1.0, 2.0]) for h in last)
-    idx, x, y, z = buf.sample(500, gen())
-    held = {round(h[1], 12) for h in last}
-    assert {round(v, 12) for v in y.tolist()} <= held
-    for xi, yi in zip(x, y):                                     # a minibatch row keeps its own x
-        assert any(np.allclose(xi.numpy(), h[0]) and round(h[1], 12) == round(yi.item(), 12) for h in last)
+    for i in range(2):
+        assert count[i].sum().item() == 10
+        assert ysum[i].sum().item() == pytest.approx(sum(h[1][i] for h in last))
+        assert zsum[i].sum().item() == pytest.approx(sum(h[2][i].item() for h in last))
+    rep = [u for u in range(buf.n_rows[0]) if np.allclose(rows[0, u].numpy(), [1.0, 2.0])][0]
+    assert count[0, rep].item() == sum(np.allclose(h[0][0], [1.0, 2.0]) for h in last)
+    idx = torch.randint(buf.size, (2, 500), generator=gen())
+    x, y, z = buf.sample(idx)
+    for i in range(2):
+        held = {round(h[1][i], 12) for h in last}
+        assert {round(v, 12) for v in y[i].tolist()} <= held
+        for xb, yb, zb in zip(x[i], y[i], z[i, 0]):             # a minibatch row keeps its own x and z
+            assert any(np.allclose(xb.numpy(), h[0][i]) and round(h[1][i], 12) == round(yb.item(), 12)
+                       and h[2][i, 0].item() == zb.item() for h in last)
 
 
 def test_schedule():

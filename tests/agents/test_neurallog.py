@@ -113,7 +113,7 @@ def expected_index(agent, G, Gw, theta0, X, diag):
     if diag:
         G, M = torch.diag(torch.diagonal(G)), torch.diag(torch.diagonal(M))
     p = G.shape[0]
-    ridge = agent.lam_t() * (1 if agent.weighted else agent.kappa)
+    ridge = agent.lam_t().item() * (1 if agent.weighted else agent.kappa)
     Minv = torch.linalg.inv(M + ridge * torch.eye(p, dtype=G.dtype))
     c = 1 / agent.kappa if isinstance(agent, NCBFUCB) else agent.R
     dim = torch.linalg.slogdet(c * G + torch.eye(p, dtype=G.dtype))[1].item()
@@ -143,7 +143,7 @@ def test_ucb_index_equals_the_explicit_formula(name, diag):
     X = np.random.default_rng(3).normal(size=(K, D))
     mean, width = expected_index(agent, G, Gw, theta0, X, diag)
     with torch.no_grad():
-        torch.testing.assert_close(agent._scores(net_input(agent, X)), mean + width)
+        torch.testing.assert_close(agent._scores(net_input(agent, X)[None])[0], mean + width)
     assert width.max() > 0 and not torch.allclose(mean, mean[:1].expand(K))
 
 
@@ -152,7 +152,7 @@ def test_neurallog_ucb2_weights_are_mu_dot_at_the_trained_parameters():
     agent = NeuralLogUCB2(width=6, steps=5, lr=0.2, update_every=1, dtype="float64", seed=4)
     rounds = history(8, seed=5)
     G, Gw, _ = replay(agent, rounds)
-    torch.testing.assert_close(agent.design_sum(), torch.diagonal(Gw))
+    torch.testing.assert_close(agent.design_sum()[0], torch.diagonal(Gw))
     torch.testing.assert_close(torch.cat([M.flatten() for M in agent.G_]), torch.diagonal(G))
     # the weights at theta_{t-1} (before the update) would differ: the update moved f
     before = NeuralLogUCB2(width=6, steps=5, lr=0.2, update_every=1, dtype="float64", seed=4)
@@ -163,7 +163,7 @@ def test_neurallog_ucb2_weights_are_mu_dot_at_the_trained_parameters():
         g, f = autograd_g(before.net_.weights, x)
         stale += sigmoid(f) * (1 - sigmoid(f)) * g * g
         before.observe(obs, a, r)
-    assert not torch.allclose(stale, agent.design_sum())
+    assert not torch.allclose(stale, agent.design_sum()[0])
 
 
 @pytest.mark.parametrize("name", ["NeuralLog-UCB-1", "NeuralLog-UCB-2"])
@@ -181,20 +181,20 @@ def test_theory_schedule_and_initial_gradient(name):
     d0 = torch.log1p(torch.diagonal(G) / (4 * lam0)).sum().item()          # diagonal log det
     log_term = math.log(4 * t**2 / delta)
     lam_t = 64 / S**2 * d0 * log_term + 16 * C1**2 * L / (S**2 * lam0) * log_term**2
-    assert agent.lam_t() == pytest.approx(lam_t, rel=1e-9)
+    assert agent.lam_t().item() == pytest.approx(lam_t, rel=1e-9)
     iota = 16 * math.sqrt(d0 * log_term) + 8 * C1 * math.sqrt(L / lam0) * log_term
     nu_t = 0.2 * (1 + math.sqrt(L) * S + L * S**2) * iota + 1
     factor = agent.R * math.sqrt(agent.kappa) if name == "NeuralLog-UCB-1" else 1.0
-    assert agent.radius() == pytest.approx(0.01 * factor * nu_t, rel=1e-9)
+    assert agent.radius().item() == pytest.approx(0.01 * factor * nu_t, rel=1e-9)
     # the design sums use theta_0's gradients: independent of the training
     torch.testing.assert_close(torch.cat([M.flatten() for M in agent.G_]), torch.diagonal(G))
     X = np.random.default_rng(8).normal(size=(K, D))
     mean, _ = expected_index(agent, G, Gw, theta0, X, True)
-    M = torch.diagonal(Gw if agent.weighted else G) + agent.ridge()
-    width = torch.tensor([agent.radius() * ((autograd_g(theta0, x)[0] ** 2 / agent.width) / M).sum().sqrt().item()
+    M = torch.diagonal(Gw if agent.weighted else G) + agent.ridge().item()
+    width = torch.tensor([agent.radius().item() * ((autograd_g(theta0, x)[0] ** 2 / agent.width) / M).sum().sqrt().item()
                           for x in net_input(agent, X)], dtype=torch.float64)
     with torch.no_grad():
-        torch.testing.assert_close(agent._scores(net_input(agent, X)), mean + width)
+        torch.testing.assert_close(agent._scores(net_input(agent, X)[None])[0], mean + width)
     assert p == agent.net_.num_params
 
 
@@ -203,12 +203,12 @@ def test_logdet_factor_equals_numpy_slogdet(diag):
     agent = NeuralLogUCB1(width=6, steps=2, update_every=3, diag=diag, dtype="float64", seed=9)
     for obs, a, r in history(15, seed=10):
         agent.observe(obs, a, r)
-    S = agent.design_sum().numpy()
+    S = agent.design_sum()[0].numpy()
     S = np.diag(S) if diag else S
     for c in (0.25, 0.1, 3.0):
         sign, expected = np.linalg.slogdet(c * S + np.eye(len(S)))
-        assert sign > 0 and agent.logdet(c) == pytest.approx(expected, rel=1e-10)
-    assert agent.radius() == pytest.approx(agent.nu * agent.R * math.sqrt(agent.kappa) * math.sqrt(agent.logdet(0.25)))
+        assert sign > 0 and agent.logdet(c).item() == pytest.approx(expected, rel=1e-10)
+    assert agent.radius().item() == pytest.approx(agent.nu * agent.R * math.sqrt(agent.kappa) * math.sqrt(agent.logdet(0.25).item()))
 
 
 @pytest.mark.parametrize("cls", [NeuralLogTS1, NeuralLogTS2])
@@ -219,7 +219,7 @@ def test_thompson_draws_have_the_index_mean_and_squared_width(cls):
     X = np.random.default_rng(13).normal(size=(K, D))
     mean, width = expected_index(agent, G, Gw, theta0, X, True)
     with torch.no_grad():
-        draws = torch.stack([agent._scores(net_input(agent, X)) for _ in range(2000)])
+        draws = torch.stack([agent._scores(net_input(agent, X)[None])[0] for _ in range(2000)])
     torch.testing.assert_close(draws.mean(0), mean, atol=0.1 * width.max().item(), rtol=0)
     torch.testing.assert_close(draws.var(0), width**2, rtol=0.1, atol=0)
 
