@@ -19,9 +19,19 @@ loss with the Coordinate update distribution (eq. 14), restricted to the played 
     mean_s [ 1/2 (y_s - <phi_s, b^{a_s}>)^2
              + 1/(2M) sum_m (sigma_z z_{s,m} - prior_scale sg<phi_s, A0^{a_s}_m> - <sg(phi_s), A^{a_s}_m>)^2 ].
 The backbone (when trained) and b get only the first term's gradient, A only the second's.
-Weight decay (App. B's lambda = 0.01) applies to the head only: decaying a pretrained backbone
-towards zero would erase it. The backbone stays in eval mode (no dropout), so features are a
-deterministic function of the weights.
+Each step minimises that minibatch mean plus weight_decay / (2 n) ||(b, A)||^2 (App. B's
+lambda = 0.01) with plain Adam, n the number of points held in the buffer: the authors' code's
+weight decay (Adam's coupled weight_decay set to lambda / n before each step) and the form of the
+MLP agents of agents.ensemble_nn (`_NeuralAgent._penalty`). It is ridge regression's penalty
+lambda/2 ||theta||^2 on the sum of the n losses, so it fades as data arrives and the ensemble heads
+can cancel the prior heads where the data lie (the spread, the exploration, shrinks); AdamW's
+decoupled decay lr lambda theta per step never fades.
+The penalty covers the heads only, not a fine-tuned backbone (the authors' code decays every
+trained parameter): a ridge penalty is a prior centred at zero, right for heads initialised at
+random and wrong for pretrained weights, which Adam would walk towards zero by about lr a step
+however small lambda / n is (docs/s3_neural_agents.md measures it on MiniLM).
+The backbone stays in eval mode (no dropout), so features are a deterministic function of the
+weights.
 
 One agent serves one bandit run (no batched mode: a language model per seed).
 """
@@ -102,7 +112,8 @@ class GPTEnsemblePP:
         M, sigma_z, prior_scale: ensemble size, perturbation scale and prior multiplier (App. B:
             8, 0.01, 1).
         reference: "sphere" (App. B) or "gaussian" (App. G.4's example) for zeta.
-        lr, weight_decay, batch_size, updates, buffer_size: Adam's step, the head's weight decay,
+        lr, weight_decay, batch_size, updates, buffer_size: Adam's step, the heads' ridge weight
+            lambda (penalty lambda / (2 n) ||(b, A)||^2, n = points held; not on the backbone),
             minibatch, G steps a round, FIFO capacity (App. B: 1e-4, 0.01, 128, 1, 10,000).
         max_tokens: truncate each post to this many tokens (None: the env's max_length).
         device: "cpu", "cuda" or "auto".
@@ -176,10 +187,8 @@ class GPTEnsemblePP:
             self.A_.zero_()
             self.A0_.zero_()
         heads = [self.b_.requires_grad_(), *([self.A_.requires_grad_()] if self.ensemble else [])]
-        groups = [{"params": heads, "weight_decay": self.weight_decay}]
-        if params:
-            groups.append({"params": params, "weight_decay": 0.0})
-        self.opt_ = t.optim.AdamW(groups, lr=self.lr)
+        self.heads_ = heads                    # the penalised tensors (module docstring)
+        self.opt_ = t.optim.Adam(heads + params, lr=self.lr)
         # A frozen backbone's features never change: the buffer keeps phi, not the tokens.
         self.frozen_ = self.net_ is None or not params
         width, dtype = (D, np.float32) if self.frozen_ else (obs.shape[1], obs.dtype)
@@ -252,7 +261,7 @@ class GPTEnsemblePP:
         return int(random_argmax(scores, self.rng_))
 
     def observe(self, obs, action, reward) -> None:
-        """Store (x_a, a, r, z) and take `updates` Adam steps on the symmetrised loss."""
+        """Store (x_a, a, r, z) and take `updates` Adam steps on the symmetrised loss plus `penalty()`."""
         obs = self._check(obs)
         if not (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
             raise ValueError(f"action must be an int, got {action!r}")
@@ -278,8 +287,17 @@ class GPTEnsemblePP:
         for _ in range(self.updates):
             idx = self.rng_.integers(self.size_, size=min(self.batch_size, self.size_))
             self.opt_.zero_grad()
-            self.loss(self.buf_x_[idx], self.buf_a_[idx], self.buf_y_[idx], self.buf_z_[idx]).backward()
+            (self.loss(self.buf_x_[idx], self.buf_a_[idx], self.buf_y_[idx], self.buf_z_[idx])
+             + self.penalty()).backward()
             self.opt_.step()
+
+    def penalty(self):
+        """weight_decay / (2 n) ||(b, A)||^2, n = points held: ridge's penalty on a mean loss (module docstring).
+
+        `_NeuralAgent._penalty` of agents.ensemble_nn for one agent; that method is not reused because
+        it reads the MLP agents' batched state (params_ of N stacked instances, buffer_.size).
+        """
+        return sum((p ** 2).sum() for p in self.heads_) * (self.weight_decay / (2 * self.size_))
 
     def loss(self, x, a, y, z):
         """The symmetrised Ensemble++ loss (eq. 14) on a minibatch, each sample on its own action's heads."""

@@ -109,6 +109,65 @@ def test_gradients_are_routed_as_in_eqs_15_to_17(tiny_gpt2):
         torch.testing.assert_close(g_full, g_base)
 
 
+def adam_step(p, g, state, lr, betas=(0.9, 0.999), eps=1e-8):
+    """One step of Adam (Kingma & Ba, no weight decay) from the optimiser's state, by hand, in float64."""
+    t = int(state["step"]) + 1
+    m = betas[0] * state["exp_avg"].double() + (1 - betas[0]) * g.double()
+    v = betas[1] * state["exp_avg_sq"].double() + (1 - betas[1]) * g.double() ** 2
+    return p.double() - lr * (m / (1 - betas[0] ** t)) / ((v / (1 - betas[1] ** t)).sqrt() + eps)
+
+
+@pytest.mark.parametrize("name, backbone", [("GPT-Ensemble++", False), ("GPT-Greedy", False), ("GPT-Ensemble++", True)])
+def test_an_update_is_adam_on_the_mean_loss_plus_ridge_penalty_over_n(name, backbone, request):
+    """Weight decay as in agents.ensemble_nn (the authors' code's): an update is one plain Adam step
+    on the minibatch mean loss + lambda / (2 n) ||(b, A)||^2, n the points held; a fine-tuned backbone
+    is trained but not penalised. Replayed by hand; the old AdamW form (decoupled decay) is far off."""
+    lr, wd, rng = 1e-2, 0.3, np.random.default_rng(8)
+    if backbone:
+        agent = agents.make(name, model=request.getfixturevalue("tiny_gpt2"), finetune=1, lr=lr, weight_decay=wd,
+                            batch_size=4, seed=7)
+        run(agent, 5)
+        row = posts(rng, 1)[0]
+        obs = np.stack([row, row])
+    else:
+        agent = agents.make(name, model=None, lr=lr, weight_decay=wd, batch_size=4, seed=7)
+        for _ in range(5):
+            obs = rng.normal(size=(2, 4))
+            agent.observe(obs, agent.act(obs), rng.normal())
+        obs = rng.normal(size=(2, 4))
+    a = agent.act(obs)
+    twin = copy.deepcopy(agent)                                       # the agent before the update
+    agent.observe(obs, a, 0.7)
+    n = 6
+    assert agent.size_ == n
+    twin.rng_.standard_normal(twin.M)                                 # the stored z's draw
+    idx = twin.rng_.integers(n, size=4)                               # the minibatch's draw
+
+    def trained(ag):
+        heads = [ag.b_, ag.A_] if ag.ensemble else [ag.b_]
+        return heads, [p for p in ag.net_.parameters() if p.requires_grad] if backbone else []
+
+    heads, body = trained(twin)
+    assert len(body) == (14 if backbone else 0)                       # GPT-2's h.1 (12 tensors) and ln_f (2)
+    loss = twin.loss(agent.buf_x_[idx], agent.buf_a_[idx], agent.buf_y_[idx], agent.buf_z_[idx])
+    penalty = wd / (2 * n) * sum((p ** 2).sum() for p in heads)
+    grads = torch.autograd.grad(loss + penalty, heads + body)
+    expected = [adam_step(p, g, twin.opt_.state[p], lr) for p, g in zip(heads + body, grads)]
+    actual = [p.detach().double() for p in sum(trained(agent), [])]
+    for p, q in zip(actual, expected):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-6)
+    if not agent.ensemble:
+        assert agent.A_.abs().sum() == 0
+    # The old form, AdamW (theta <- (1 - lr lambda) theta, then Adam on the bare loss), or no decay
+    # at all, lands far from the agent's parameters: the check above tells the forms apart.
+    bare = torch.autograd.grad(twin.loss(agent.buf_x_[idx], agent.buf_a_[idx], agent.buf_y_[idx],
+                                         agent.buf_z_[idx]), heads)
+    no_decay = [adam_step(p, g, twin.opt_.state[p], lr) for p, g in zip(heads, bare)]
+    adamw = [adam_step((1 - lr * wd) * p.detach(), g, twin.opt_.state[p], lr) for p, g in zip(heads, bare)]
+    for other in (no_decay, adamw):
+        assert max((p - q).abs().max().item() for p, q in zip(actual, other)) > 1e-4
+
+
 @pytest.mark.parametrize("finetune, blocks", [("none", set()), (1, {"h.1", "ln_f"}), ("full", {"h.0", "h.1", "ln_f", "wte", "wpe"})])
 def test_finetune_trains_only_the_chosen_part(tiny_gpt2, finetune, blocks):
     agent = agents.make("GPT-Ensemble++", model=tiny_gpt2, finetune=finetune, lr=1e-2, batch_size=4, seed=0)
