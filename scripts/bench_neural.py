@@ -15,9 +15,15 @@ batched matmul per layer) against (a) a Python loop over m single networks runni
 hand-written step, and (b) a loop over m `torch.nn` MLPs trained with autograd and
 `torch.optim.SGD`, the usual way to write it.
 
+Part 3: the agents that serve N instances in one object (the [S0] and [S2] agents of
+agents.neural.core, the [S3] agents of agents.ensemble_nn / epinet): seconds per 1,000 rounds of
+one agent serving `--N` instances of the quadratic bandit (each with its own arms), per instance,
+against the single-instance cost of part 1.
+
     python scripts/bench_neural.py                 # the tables in docs/neural_agents.md
     python scripts/bench_neural.py --quick         # smoke run (a few seconds)
     python scripts/bench_neural.py --device cuda   # on a GPU
+    python scripts/bench_neural.py --N 10 --parts 3  # only the batched-instances table
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ class Args:
     threads: int = 1
     device: str = "cpu"
     seed: int = 0
+    N: int = 10             # instances served by one batched agent (part 3)
+    parts: str = "123"      # which tables to print
     quick: bool = False
 
 
@@ -66,19 +74,25 @@ def quadratic_problem(K: int, d: int, seed: int):
     return X.astype(np.float32), 1e-2 * np.square(X @ A).sum(axis=1), rng
 
 
-def time_agent(name: str, args: Args, kwargs: dict) -> tuple[float, float, float]:
-    """(seconds per 1,000 rounds, share of it in act, regret per round) of one run."""
-    X, mean, rng = quadratic_problem(args.K, args.d, args.seed)
-    noise = 0.5 * rng.standard_normal(args.T)
-    agent = agents.make(name, seed=args.seed, device=args.device, **kwargs)
+def time_agent(name: str, args: Args, kwargs: dict, n: int | None = None) -> tuple[float, float, float]:
+    """(seconds per 1,000 rounds, share of it in act, regret per round) of one run; n: one agent
+    serving n instances (seeds seed..seed+n-1, each its own quadratic bandit; regret per instance)."""
+    seeds = [args.seed + i for i in range(n or 1)]
+    problems = [quadratic_problem(args.K, args.d, s) for s in seeds]
+    X, mean = np.stack([p[0] for p in problems]), np.stack([p[1] for p in problems])
+    noise = 0.5 * problems[0][2].standard_normal((args.T, len(seeds)))
+    agent = agents.make(name, seed=seeds if n else args.seed, device=args.device, **kwargs)
+    rows = np.arange(len(seeds))
     act_s, obs_s, regret = np.empty(args.T), np.empty(args.T), 0.0
     for t in range(args.T):
+        obs = X if n else X[0]
         t0 = time.perf_counter()
-        a = agent.act(X)
+        a = agent.act(obs)
         t1 = time.perf_counter()
-        agent.observe(X, a, float(mean[a] + noise[t]))
+        r = mean[rows, a] + noise[t]
+        agent.observe(obs, a, r if n else float(r[0]))
         act_s[t], obs_s[t] = t1 - t0, time.perf_counter() - t1
-        regret += mean.max() - mean[a]
+        regret += float(np.mean(mean.max(axis=1) - mean[rows, a]))
     cost = act_s + obs_s
     n = max(1, len(cost) // BLOCK)
     per_round = float(np.median(cost[: n * BLOCK].reshape(n, -1).mean(axis=1)))
@@ -171,24 +185,45 @@ def main() -> None:
             parser.add_argument(f"--{f.name}", type=type(f.default), default=f.default)
     args = Args(**vars(parser.parse_args()))
     if args.quick:
-        args.T, args.steps, args.repeat = 60, 5, 1
+        args.T, args.steps, args.repeat, args.N = 60, 5, 1, 3
     torch.set_num_threads(args.threads)
 
     common = dict(width=args.width, depth=args.depth, steps=args.steps)
     s0 = [("Neural-ES", dict(m=args.m)), ("Neural-ES-DT", {}), ("NeuralUCB", {}), ("NeuralTS", {}),
           ("Neural-PHE", {}), ("NeuralUCB", dict(diag=False))]
     runs = [(name, {**common, **extra}) for name, extra in s0] + [(name, {}) for name in OTHERS]
-    print(f"[S0] quadratic bandit, K={args.K} d={args.d}; L={args.depth} N={args.width}, {args.steps} GD steps per "
-          f"round; device={args.device}, torch threads={args.threads}, T={args.T}")
-    print("| agent | s / 1,000 rounds | act share | regret / round (seed 0) |")
-    print("|---|---:|---:|---:|")
+    runs = [(name, {**kwargs, **QUICK.get(name, {})} if args.quick else kwargs) for name, kwargs in runs]
+    label = {id(kw): name + "".join(f" {k}={v}" for k, v in kw.items() if k == "diag") for name, kw in runs}
+    single = {}
+    if "1" in args.parts or "3" in args.parts:
+        print(f"[S0] quadratic bandit, K={args.K} d={args.d}; L={args.depth} N={args.width}, {args.steps} GD steps "
+              f"per round; device={args.device}, torch threads={args.threads}, T={args.T}")
+    if "1" in args.parts:
+        print("| agent | s / 1,000 rounds | act share | regret / round (seed 0) |")
+        print("|---|---:|---:|---:|")
     for name, kwargs in runs:
-        if args.quick and name in QUICK:
-            kwargs = {**kwargs, **QUICK[name]}
-        s, share, reg = min(time_agent(name, args, kwargs) for _ in range(args.repeat))
-        label = name + "".join(f" {k}={v}" for k, v in kwargs.items() if k == "diag")
-        print(f"| {label} | {s:.2f} | {share:.0%} | {reg:.4f} |", flush=True)
+        if "1" in args.parts or ("3" in args.parts and agents.REGISTRY[name].batched):
+            s, share, reg = single[id(kwargs)] = min(time_agent(name, args, kwargs) for _ in range(args.repeat))
+            if "1" in args.parts:
+                print(f"| {label[id(kwargs)]} | {s:.2f} | {share:.0%} | {reg:.4f} |", flush=True)
 
+    if "2" in args.parts:
+        update_table(args)
+
+    if "3" in args.parts:
+        print(f"\nOne agent serving N={args.N} instances (each its own arms and seed) against N single agents:")
+        print(f"| agent | s / 1,000 rounds, all {args.N} | per instance | single agent (part 1) | speed-up |")
+        print("|---|---:|---:|---:|---:|")
+        for name, kwargs in runs:
+            if id(kwargs) in single and agents.REGISTRY[name].batched:
+                s = min(time_agent(name, args, kwargs, n=args.N)[0] for _ in range(args.repeat))
+                one = single[id(kwargs)][0]
+                print(f"| {label[id(kwargs)]} | {s:.2f} | {s / args.N:.2f} | {one:.2f} | {one * args.N / s:.1f}x |",
+                      flush=True)
+
+
+def update_table(args: Args) -> None:
+    """Part 2: the stacked ensemble's update against loops over its members."""
     net, x, count, target = ensemble_problem(args)
     singles = [NTKEnsemble([W[j:j + 1].clone() for W in net.weights], [A[j:j + 1].clone() for A in net.anchor])
                for j in range(args.m)]
@@ -203,7 +238,6 @@ def main() -> None:
     print(f"| stacked ensemble (agents.neural.nets, one bmm per layer) | {1e3 * stacked:.1f} | 1.0x |")
     print(f"| loop over m single networks, same hand-written step | {1e3 * loop:.1f} | {loop / stacked:.1f}x |")
     print(f"| loop over m torch.nn MLPs, autograd + optim.SGD | {1e3 * auto:.1f} | {auto / stacked:.1f}x |")
-
 
 if __name__ == "__main__":
     main()
