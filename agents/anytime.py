@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from agents.base import REGISTRY
+from agents.base import REGISTRY, seed_spec
 
 GOLDEN_B = (3 + 5**0.5) / 2
 
@@ -44,7 +44,10 @@ class DoublingTrick:
         b: growth factor of the epochs (default and optimum (3 + sqrt 5)/2, [S0] Thm 6.1).
         m_per_log, sigma_per_log: m and sigma_R per unit of ln tau_i ([S0] §7.2: 2 and 0.02).
         agent_kwargs: further keywords for every epoch's agent.
-        seed: seed of the wrapper's generator, which draws each epoch agent's seed.
+        seed: seed of the wrapper's generator, which draws each epoch agent's seed; or a list of N
+            seeds when the base agent is batched: then each instance has its own generator, each
+            epoch's agent is seeded with the N draws, and instance i makes the choices of a
+            wrapper seeded seed[i].
     """
 
     def __init__(self, factory: Callable[..., Any] | str, *, T0: int = 100, b: float = GOLDEN_B,
@@ -59,7 +62,7 @@ class DoublingTrick:
         self.factory, self.T0, self.b = factory, T0, b
         self.m_per_log, self.sigma_per_log = m_per_log, sigma_per_log
         self.agent_kwargs, self.seed = agent_kwargs, seed
-        self._seed_seq = np.random.SeedSequence(seed)  # seed=None: fresh entropy, replayed by reset()
+        self._seed_spec = seed_spec(seed)
         self.reset()
 
     def _epoch_kwargs(self) -> dict:
@@ -71,11 +74,16 @@ class DoublingTrick:
         log_tau = math.log(tau)
         self.tau_ = tau
         self.agent_ = factory(m=max(1, round(self.m_per_log * log_tau)), sigma_R=self.sigma_per_log * log_tau,
-                              seed=int(self.rng_.integers(2**63)), **self._epoch_kwargs())
+                              seed=self._epoch_seed(), **self._epoch_kwargs())
+
+    def _epoch_seed(self) -> int | list[int]:
+        seeds = [int(rng.integers(2**63)) for rng in self.rng_]
+        return seeds if isinstance(self._seed_spec, list) else seeds[0]
 
     def reset(self) -> None:
         """Back to round 1 of epoch 0 with the generator restarted from `seed`."""
-        self.rng_ = np.random.default_rng(self._seed_seq)
+        seeds = self._seed_spec if isinstance(self._seed_spec, list) else [self._seed_spec]
+        self.rng_ = [np.random.default_rng(s) for s in seeds]
         self.t_ = 0
         self.epoch_ = 0
         self.end_ = self.T0  # T_i, the last round of the current epoch

@@ -183,6 +183,17 @@ def check_batch_feedback(action, reward, n: int, num_arms: int) -> tuple[np.ndar
     return a.astype(np.int64, copy=False), y
 
 
+def seed_spec(seed) -> list[int] | np.random.SeedSequence:
+    """A batched agent's `seed` checked: a list of ints (one per instance) stays a list; an int or
+    None becomes one SeedSequence (None: fresh entropy drawn once, which reset() replays)."""
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        if len(seed) == 0 or not all(isinstance(s, (int, np.integer)) for s in seed):
+            raise ValueError("seed must be an int, None, or a non-empty sequence of ints (one per instance); "
+                             f"got {seed!r}")
+        return [int(s) for s in seed]
+    return np.random.SeedSequence(seed)
+
+
 def seed_sequences(seed, n: int) -> list[np.random.SeedSequence]:
     """One SeedSequence per instance, as `Streams` derives them (its streams are children 0-2):
     `seed` a list of n ints, or one SeedSequence (n = 1: itself; n > 1: its children)."""

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from agents.base import Streams, check_batch_feedback, check_feedback, seed_sequences
+from agents.base import Streams, check_batch_feedback, check_feedback, seed_sequences, seed_spec
 
 __all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm_batched"]
 
@@ -332,13 +332,7 @@ class BatchedGLMAgent:
         if dim is not None and not (isinstance(dim, (int, np.integer)) and dim > 0):
             raise ValueError(f"dim must be a positive int or None, got {dim!r}")
         _link(hyperparameters.get("link", "logistic"))
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) == 0 or not all(isinstance(s, (int, np.integer)) for s in seed):
-                raise ValueError("seed must be an int, None, or a non-empty sequence of ints (one per instance); "
-                                 f"got {seed!r}")
-            self._seed_spec = [int(s) for s in seed]
-        else:
-            self._seed_spec = np.random.SeedSequence(seed)   # seed=None: fresh entropy, replayed by reset()
+        self._seed_spec = seed_spec(seed)
         self.__dict__.update(hyperparameters)
         self.reset()
 

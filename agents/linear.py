@@ -23,7 +23,7 @@ import operator
 
 import numpy as np
 
-from agents.base import Streams, check_batch_feedback, random_argmax, register
+from agents.base import Streams, check_batch_feedback, random_argmax, register, seed_spec
 from agents.linalg import potter_update_, rls_update_
 
 __all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES", "RRLS"]
@@ -62,12 +62,7 @@ class LinearAgent:
             raise ValueError(f"dim must be a positive int or None, got {dim!r}")
         self.seed = seed
         self.dim = dim
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) == 0 or not all(isinstance(s, (int, np.integer)) for s in seed):
-                raise ValueError(f"seed must be an int, None, or a non-empty sequence of ints (one per instance); got {seed!r}")
-            self._seed_seq = list(seed)
-        else:
-            self._seed_seq = np.random.SeedSequence(seed)
+        self._seed_seq = seed_spec(seed)
         self.reset()
 
     def reset(self) -> None:

@@ -40,7 +40,7 @@ NAMES = {
 
 
 # the agents that serve N instances in one object (agents.neural.core.NeuralAgent)
-BATCHED = {"Neural-ES", "NeuralUCB", "NeuralTS", "Neural-PHE", "NeuralLog-UCB-1", "NeuralLog-UCB-2",
+BATCHED = {"Neural-ES", "Neural-ES-DT", "NeuralUCB", "NeuralTS", "Neural-PHE", "NeuralLog-UCB-1", "NeuralLog-UCB-2",
            "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB"}
 
 

@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 import torch
 
-from agents.base import _child, check_batch_feedback, check_feedback, random_argmax, seed_sequences
+from agents.base import _child, check_batch_feedback, check_feedback, random_argmax, seed_sequences, seed_spec
 from agents.neural.buffer import ReplayBuffer, Schedule
 from agents.neural.nets import NTKEnsemble
 from agents.torch_batch import device_of
@@ -111,13 +111,7 @@ class NeuralAgent:
         self._dev = dev
         self._dtype = DTYPES[dtype]
         self._schedule = Schedule(update_every, steps, batch_size, bool(warm_start), warmup)
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) == 0 or not all(isinstance(v, (int, np.integer)) for v in seed):
-                raise ValueError(f"seed must be an int, None, or a non-empty list of ints (one per instance); "
-                                 f"got {seed!r}")
-            self._seed_spec = [int(v) for v in seed]
-        else:   # seed=None: fresh entropy, replayed by reset()
-            self._seed_spec = np.random.SeedSequence(seed)
+        self._seed_spec = seed_spec(seed)
         self.reset()
 
     # -- what subclasses provide (tensors carry the instance axis N first) ------------------------

@@ -87,13 +87,18 @@ class NeuralESDT(DoublingTrick):
     sigma_R = 0.02 ln tau_i ([S0] §7.2, natural log, catalog ambiguity 5), warm-up 50 and lam = 1;
     data and networks are discarded at each restart (agents.anytime.DoublingTrick).
 
+    Batched like Neural-ES: with `seed=[s_1, ..., s_N]` every epoch's agent serves the N instances
+    (all restart at the same rounds), and instance i acts as a Neural-ES-DT seeded s_i.
+
     Args:
         T0, b: schedule ([S0]: T0 in {100, 300}, b = (3 + sqrt 5)/2).
         m_per_log, sigma_per_log: m and sigma_R per unit of ln tau_i (2 and 0.02).
         prior_sd, width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start,
             warmup, mean_loss, duplicate_input, device, dtype, dim: passed to every epoch's Neural-ES.
-        seed: seed of the wrapper's generator, which seeds each epoch's agent.
+        seed: seed of the wrapper's generator, which seeds each epoch's agent (a list: one per instance).
     """
+
+    batched = True
 
     def __init__(self, *, T0=100, b=GOLDEN_B, m_per_log=2.0, sigma_per_log=0.02, prior_sd=0.0, width=20, depth=3,
                  lam=1.0, lr=0.01, steps=100, update_every=1, batch_size=None, buffer_size=None, warm_start=True,

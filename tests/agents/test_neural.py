@@ -278,7 +278,7 @@ def test_lazy_registry_entries_build_the_agents(monkeypatch):
                 "Neural-PHE": NeuralPHE}
     for name, cls in expected.items():
         assert type(agents.base.make(name, seed=0)) is cls and LAZY[name].cls() is cls
-        assert agents.base.REGISTRY[name].batched is getattr(cls, "batched", False) is (name != "Neural-ES-DT")
+        assert agents.base.REGISTRY[name].batched is cls.batched is True
 
 
 def test_without_torch_import_agents_works_and_make_says_what_to_install():
