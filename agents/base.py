@@ -167,6 +167,28 @@ def check_feedback(action, reward, num_arms: int) -> tuple[int, float]:
     return a, y
 
 
+def check_instances(obs, d: int | None, n: int | None, single: bool | None) -> tuple[np.ndarray, bool]:
+    """obs (K, d), or (N, K, d) for N instances, as a finite (N, K, d) view and whether it was (K, d).
+
+    d, n, single: what the agent expects (None before its first obs fixes them); a mismatch is a
+    ValueError that names the expected shape and the fix.
+    """
+    X = np.asarray(obs)
+    if X.ndim not in (2, 3) or 0 in X.shape:
+        raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
+                         f"K, d >= 1; got shape {X.shape}")
+    if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
+        raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
+    is_single, X = X.ndim == 2, (X[None] if X.ndim == 2 else X)
+    if d is not None and X.shape[2] != d:
+        raise ValueError(f"obs has d={X.shape[2]} features per arm but this agent was set up for d={d}")
+    if n is not None and (is_single != single or X.shape[0] != n):
+        want = f"(K, {d})" if single else f"({n}, K, {d})"
+        raise ValueError(f"obs has shape {np.shape(obs)} but this agent started with obs of shape {want}; "
+                         "call reset() to change")
+    return X, is_single
+
+
 def check_batch_feedback(action, reward, n: int, num_arms: int) -> tuple[np.ndarray, np.ndarray]:
     """(actions, rewards) of a batched `observe` as (n,) int and float arrays, or a ValueError naming the problem."""
     a = np.asarray(action)
@@ -181,6 +203,14 @@ def check_batch_feedback(action, reward, n: int, num_arms: int) -> tuple[np.ndar
         bad = np.flatnonzero(~np.isfinite(y))
         raise ValueError(f"rewards must be finite, got NaN or inf at instances {bad}")
     return a.astype(np.int64, copy=False), y
+
+
+def check_feedbacks(action, reward, n: int, num_arms: int, single: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(actions (n,), rewards (n,)) of an `observe` of a single (n = 1, int and float) or batched agent."""
+    if single:
+        a, y = check_feedback(action, reward, num_arms)
+        return np.array([a]), np.array([y])
+    return check_batch_feedback(action, reward, n, num_arms)
 
 
 def seed_spec(seed) -> list[int] | np.random.SeedSequence:

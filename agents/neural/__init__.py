@@ -39,21 +39,18 @@ NAMES = {
 }
 
 
-# the agents that serve N instances in one object (agents.neural.core.NeuralAgent)
-BATCHED = {"Neural-ES", "Neural-ES-DT", "NeuralUCB", "NeuralTS", "Neural-PHE", "NeuralLog-UCB-1", "NeuralLog-UCB-2",
-           "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB"}
-
-
 class LazyAgent:
     """Registry entry for a torch agent: calling it imports the module and builds the agent.
 
     `cls()` gives the agent class itself (for signatures and docs).
     """
 
+    # what agents.make's callers look up before building (the run loop's batching test), without
+    # torch: every agent here serves N instances in one object (agents.neural.core.InstanceStreams)
+    batched = True
+
     def __init__(self, name: str, module: str, attr: str):
         self.name, self.module, self.attr = name, module, attr
-        # what agents.make's callers look up before building (the run loop's batching test), without torch
-        self.batched = name in BATCHED
         self.__name__ = name
         self.__doc__ = f"{name}: agents.neural.{module}.{attr} (imports torch on first use)."
 

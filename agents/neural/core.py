@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 import torch
 
-from agents.base import _child, check_batch_feedback, check_feedback, random_argmax, seed_sequences, seed_spec
+from agents.base import _child, check_feedbacks, check_instances, random_argmax, seed_sequences, seed_spec
 from agents.neural.buffer import ReplayBuffer, Schedule
 from agents.neural.nets import NTKEnsemble
 from agents.torch_batch import device_of
@@ -47,7 +47,61 @@ def check_real(name: str, value, *, positive: bool = False) -> None:
         raise ValueError(f"{name} must be a finite number {'>' if positive else '>='} 0, got {value!r}")
 
 
-class NeuralAgent:
+class InstanceStreams:
+    """What the torch agents serving N instances share (NeuralAgent, agents.neural.fpl.DeepFPL): the
+    mode fixed by the first obs, per-instance random streams, and pickling them.
+
+    Subclasses set `_seed_spec` (agents.base.seed_spec), `_dev`, `_dtype` and `dim`, and build
+    their state in `_start(n, d, single)`, which calls `_seed_streams`.
+    """
+
+    def _seed_streams(self, n: int, d: int, single: bool) -> None:
+        """Instance i's torch.Generator (child 0 of its seed) and numpy Generator (child 1; ties)."""
+        self.n_, self.single_, self.d_ = n, single, d
+        self.seqs_ = seed_sequences(self._seed_spec, n)
+        self.gens_, self.rngs_ = [], []
+        for seq in self.seqs_:      # children that do not advance seq: reset() replays them
+            self.gens_.append(torch.Generator(device=self._dev))
+            self.gens_[-1].manual_seed(int(_child(seq, 0).generate_state(1, np.uint64)[0]))
+            self.rngs_.append(np.random.default_rng(_child(seq, 1)))
+
+    def _check_obs(self, obs) -> np.ndarray:
+        """obs as a finite (N, K, d) array (a view), after checking it against the agent's mode."""
+        X, single = check_instances(obs, self.d_ if self.d_ is not None else self.dim, self.n_, self.single_)
+        if self.n_ is None:
+            self._start(X.shape[0], X.shape[2], single)
+        return X
+
+    def _randn(self, *shape: int) -> torch.Tensor:
+        """Standard normals (N, *shape), row i from instance i's generator."""
+        return torch.stack([torch.randn(shape, generator=g, device=self._dev, dtype=self._dtype) for g in self.gens_])
+
+    def _randint(self, high: int, *shape: int) -> torch.Tensor:
+        """Integers uniform in [0, high), (N, *shape), row i from instance i's generator."""
+        return torch.stack([torch.randint(high, shape, generator=g, device=self._dev) for g in self.gens_])
+
+    def _unwrap(self, values: np.ndarray):
+        """An (N,) result as the caller's mode wants it: a Python scalar for a single agent."""
+        return values[0].item() if self.single_ else values
+
+    def __getstate__(self) -> dict:
+        """Pickle the generators as their states (torch.Generator pickles only in recent torch)."""
+        state = self.__dict__.copy()
+        if self.gens_ is not None:
+            state["gens_"] = [g.get_state() for g in self.gens_]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if state["gens_"] is not None:
+            gens = []
+            for g_state in state["gens_"]:
+                gens.append(torch.Generator(device=state["_dev"]))
+                gens[-1].set_state(g_state)
+            state = dict(state, gens_=gens)
+        self.__dict__.update(state)
+
+
+class NeuralAgent(InstanceStreams):
     """Shared machinery of the [S0] neural agents (subclasses document the algorithms).
 
     Network and training (the same for all, [S0] §7.2 "the network structure is the same"):
@@ -168,16 +222,12 @@ class NeuralAgent:
                 raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
                                          f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")
             actions = random_argmax(scores, self.rngs_)
-        return int(actions[0]) if self.single_ else actions
+        return self._unwrap(actions)
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Record that arm `action` of obs gave `reward` (per instance when batched), then train if the schedule says so."""
         X = self._check_obs(obs)
-        if self.single_:
-            a, y = check_feedback(action, reward, X.shape[1])
-            a, y = np.array([a]), np.array([y])
-        else:
-            a, y = check_batch_feedback(action, reward, self.n_, X.shape[1])
+        a, y = check_feedbacks(action, reward, self.n_, X.shape[1], self.single_)
         x = self._input(X[np.arange(self.n_), a])
         with torch.no_grad():
             self._before_store(self._to_device(x))
@@ -186,22 +236,6 @@ class NeuralAgent:
             if self._schedule.due(self.t_):
                 self._train()
 
-    def __getstate__(self) -> dict:
-        """Pickle the generators as their states (torch.Generator pickles only in recent torch)."""
-        state = self.__dict__.copy()
-        if self.gens_ is not None:
-            state["gens_"] = [g.get_state() for g in self.gens_]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        if state["gens_"] is not None:
-            gens = []
-            for g_state in state["gens_"]:
-                gens.append(torch.Generator(device=state["_dev"]))
-                gens[-1].set_state(g_state)
-            state = dict(state, gens_=gens)
-        self.__dict__.update(state)
-
     # -- helpers --------------------------------------------------------------------------------
     def _start(self, n: int, d: int, single: bool) -> None:
         """Seed the N instances' streams and build their networks and buffer once the first obs fixes N and d."""
@@ -209,37 +243,11 @@ class NeuralAgent:
         if d_in % 2:
             raise ValueError(f"obs has an odd feature dimension d={d}: the symmetric initialisation needs an even "
                              "input, so use duplicate_input=True")
-        self.gens_, self.rngs_ = [], []
-        for seq in seed_sequences(self._seed_spec, n):
-            torch_seed, numpy_seed = _child(seq, 0), _child(seq, 1)   # not advancing seq: reset() replays
-            self.gens_.append(torch.Generator(device=self._dev))
-            self.gens_[-1].manual_seed(int(torch_seed.generate_state(1, np.uint64)[0]))
-            self.rngs_.append(np.random.default_rng(numpy_seed))
-        self.n_, self.single_, self.d_ = n, single, d
+        self._seed_streams(n, d, single)
         self.net_ = NTKEnsemble.symmetric(self.members, d_in, self.width, self.depth, self.gens_,
                                           paired_input=self.duplicate_input, device=self._dev, dtype=self._dtype)
         self.buffer_ = ReplayBuffer(n, d_in, self.z_dim, self.buffer_size, self._dev, self._dtype)
         self._setup()
-
-    def _check_obs(self, obs) -> np.ndarray:
-        """obs as a finite (N, K, d) array (a view), after checking it against the agent's mode."""
-        X = np.asarray(obs)
-        if X.ndim not in (2, 3) or 0 in X.shape:
-            raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
-                             f"K, d >= 1; got shape {X.shape}")
-        if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
-            raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
-        single, X = X.ndim == 2, (X[None] if X.ndim == 2 else X)
-        d = self.d_ if self.d_ is not None else self.dim
-        if d is not None and X.shape[2] != d:
-            raise ValueError(f"obs has d={X.shape[2]} features per arm but this agent was set up for d={d}")
-        if self.n_ is None:
-            self._start(X.shape[0], X.shape[2], single)
-        elif single != self.single_ or X.shape[0] != self.n_:
-            want = f"(K, {self.d_})" if self.single_ else f"({self.n_}, K, {self.d_})"
-            raise ValueError(f"obs has shape {np.shape(obs)} but this agent started with obs of shape {want}; "
-                             "call reset() to change")
-        return X
 
     def _input(self, X: np.ndarray) -> np.ndarray:
         """The network input of the rows of X (..., d) (a fresh host array): [x; x] / sqrt 2 or x."""
@@ -250,14 +258,6 @@ class NeuralAgent:
 
     def _to_device(self, x: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(x).to(self._dev)
-
-    def _randn(self, *shape: int) -> torch.Tensor:
-        """Standard normals (N, *shape), row i from instance i's generator."""
-        return torch.stack([torch.randn(shape, generator=g, device=self._dev, dtype=self._dtype) for g in self.gens_])
-
-    def _randint(self, high: int, *shape: int) -> torch.Tensor:
-        """Integers uniform in [0, high), (N, *shape), row i from instance i's generator."""
-        return torch.stack([torch.randint(high, shape, generator=g, device=self._dev) for g in self.gens_])
 
     def _per_network(self, t: torch.Tensor) -> torch.Tensor:
         """An (N, ...) tensor repeated for each instance's `members` networks: (N members, ...)."""

@@ -28,9 +28,13 @@ Choices where [S1] is silent (catalog ambiguity D.9), each a keyword:
   GLM-FPL keeps its defaults (informal a = 0.5, ridge 1e-3, its [S1] §5.1 initial exploration,
   which pulls an arm only while one would enlarge the span of the pulled embeddings).
 
-One agent serves one run (no batched mode). The agent owns a torch.Generator (initial weights,
-perturbations) and a numpy Generator (random tie-breaking, phase-1 exploration), both derived
-from `seed` and restarted by `reset()`. float32 throughout; `device="cpu" | "cuda" | "auto"`.
+One agent serves one run (obs (K, d), int actions) or N runs at once (obs (N, K, d), (N,)
+actions; `seed` a list of N ints), like the agents of agents.neural.core: the N networks are
+stacked weights, so a round is a few batched matmuls for all of them. Each instance owns a
+torch.Generator (initial weights, perturbations) and a numpy Generator (random tie-breaking,
+phase-1 exploration), derived from its seed and restarted by `reset()`, so instance i makes
+exactly the choices of a single agent seeded seed[i]. float32 throughout; `device="cpu" |
+"cuda" | "auto"`.
 """
 
 from __future__ import annotations
@@ -42,9 +46,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.base import _child, check_feedback, check_obs, random_argmax
+from agents.base import _child, check_feedbacks, random_argmax, seed_spec
 from agents.glm import GLMFPL
-from agents.neural.core import check_int, check_real
+from agents.neural.core import InstanceStreams, check_int, check_real
 from agents.torch_batch import device_of
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
@@ -77,7 +81,7 @@ class KerasAdam:
             p.addcdiv_(m, v.sqrt().add_(self.eps), value=-alpha)
 
 
-class DeepFPL:
+class DeepFPL(InstanceStreams):
     """DeepFPL ([S1] §5.2, catalog N6): follow the perturbed leader with a neural network.
 
     Each round pull argmax_i f(x_i) (ties at random), f the network; then take one Adam step on
@@ -95,11 +99,12 @@ class DeepFPL:
             of the sigmoid output); see the module docstring.
         perturbation: "fresh" (redrawn every round, default) or "fixed" (one draw per example).
         device: "cpu", "cuda" or "auto" (cuda when available).
-        dim: feature dimension d, if known before the first observation.
-        seed: int or None (fresh entropy, replayed by reset()).
+        dim: feature dimension d, if known before the first observation (checked against it).
+        seed: int or None (fresh entropy, replayed by reset()), or a list of N ints for N instances.
     """
 
-    batched = False
+    batched = True
+    _dtype = torch.float32
 
     def __init__(self, *, a=1.0, hidden=50, activation="relu", lr=1e-3, batch_size=32, steps=1, loss="bce",
                  perturbation="fresh", device="cpu", dim=None, seed=None):
@@ -111,7 +116,7 @@ class DeepFPL:
         self._dev = device_of(device)
         if self._dev.type == "cuda" and not torch.cuda.is_available():
             raise ValueError(f"device={device!r} but torch.cuda.is_available() is False; use device='cpu' or 'auto'")
-        self._seed_seq = np.random.SeedSequence(seed)   # seed=None: fresh entropy, replayed by reset()
+        self._seed_spec = seed_spec(seed)
         self.reset()
 
     @staticmethod
@@ -134,93 +139,91 @@ class DeepFPL:
     # -- the protocol ---------------------------------------------------------------------------
     def reset(self) -> None:
         """Forget all data and restart the random streams: the agent behaves as when constructed."""
-        torch_seed, numpy_seed = _child(self._seed_seq, 0), _child(self._seed_seq, 1)
-        self.rng_ = np.random.default_rng(numpy_seed)
-        self.gen_ = torch.Generator(device=self._dev)
-        self.gen_.manual_seed(int(torch_seed.generate_state(1, np.uint64)[0]))
+        self.gens_ = self.rngs_ = None    # per instance: torch.Generator, numpy Generator
+        self.n_ = self.single_ = self.d_ = None
         self.t_ = 0
-        self.d_ = None
-        self.params_ = None     # [W1 (d, H), b1 (H,), w2 (H,), b2 (1,)]
-        if self.dim is not None:
-            self._init(self.dim)
+        self.params_ = None     # [W1 (N, d, H), b1 (N, 1, H), w2 (N, H, 1), b2 (N, 1, 1)]
 
-    def act(self, obs: np.ndarray) -> int:
-        """Index of the arm to pull among the rows of obs (K, d): argmax of the network's output."""
-        X = self._check_obs(obs)
-        return self._greedy(X)
+    def act(self, obs: np.ndarray) -> int | np.ndarray:
+        """Index of the arm to pull among the rows of obs (K, d) (one per instance of obs (N, K, d)):
+        argmax of the network's output."""
+        return self._unwrap(self._greedy(self._check_obs(obs)))
 
-    def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
+    def observe(self, obs: np.ndarray, action, reward) -> None:
         """Store (x_action, reward) and take `steps` Adam steps on the perturbed recent minibatch."""
         X = self._check_obs(obs)
-        a, y = check_feedback(action, reward, X.shape[0])
-        self._store(X[a], y)
+        a, y = check_feedbacks(action, reward, self.n_, X.shape[1], self.single_)
+        self._store(X[np.arange(self.n_), a], y)
         self.t_ += 1
         self._train()
 
     # -- the network ----------------------------------------------------------------------------
-    def _init(self, d: int) -> None:
-        """Keras' defaults: Glorot-uniform W1, w2 (U(+-sqrt(6 / (fan_in + fan_out)))), zero biases."""
-        self.d_ = d
+    def _start(self, n: int, d: int, single: bool) -> None:
+        """Seed the N instances and build their networks (Keras' defaults: Glorot-uniform W1, w2,
+        U(+-sqrt(6 / (fan_in + fan_out))), zero biases) once the first obs fixes N and d."""
+        self._seed_streams(n, d, single)
         H, dev = self.hidden, self._dev
 
         def glorot(fan_in, fan_out, shape):
             bound = math.sqrt(6.0 / (fan_in + fan_out))
-            return (2 * torch.rand(shape, generator=self.gen_, device=dev) - 1) * bound
+            return torch.stack([(2 * torch.rand(shape, generator=g, device=dev) - 1) * bound for g in self.gens_])
 
-        self.params_ = [glorot(d, H, (d, H)), torch.zeros(H, device=dev), glorot(H, 1, (H,)),
-                        torch.zeros(1, device=dev)]
+        W1 = glorot(d, H, (d, H))                       # each instance draws W1, then w2
+        w2 = glorot(H, 1, (H,))[:, :, None]
+        self.params_ = [W1, torch.zeros((n, 1, H), device=dev), w2, torch.zeros((n, 1, 1), device=dev)]
         self.adam_ = KerasAdam(self.params_, lr=self.lr)
         B = self.batch_size
-        self.buf_x_ = torch.zeros((B, d), device=dev)    # ring of the B most recent examples
-        self.buf_y_ = torch.zeros(B, device=dev)
-        self.buf_z_ = torch.zeros(B, device=dev)         # perturbation="fixed": z_l ~ N(0, 1), scaled by a
+        self.buf_x_ = torch.zeros((n, B, d), device=dev)    # rings of the B most recent examples
+        self.buf_y_ = torch.zeros((n, B), device=dev)
+        self.buf_z_ = torch.zeros((n, B), device=dev)       # perturbation="fixed": z_l ~ N(0, 1), scaled by a
         self.held_ = 0
 
     def embed(self, X: torch.Tensor, params=None) -> torch.Tensor:
-        """Hidden layer phi(x) = act(x W1 + b1) of the rows of X: (B, H)."""
+        """Hidden layer phi(x) = act(x W1 + b1) of the rows of X (N, B, d): (N, B, H)."""
         W1, b1 = (params or self.params_)[:2]
-        return ACTIVATIONS[self.activation](torch.addmm(b1, X, W1))
+        return ACTIVATIONS[self.activation](torch.baddbmm(b1, X, W1))
 
     def logits(self, X: torch.Tensor, params=None) -> torch.Tensor:
-        """The output's logit s(x) = phi(x)^T w2 + b2 (the prediction is sigmoid(s)): (B,)."""
+        """The output's logit s(x) = phi(x)^T w2 + b2 (the prediction is sigmoid(s)): (N, B)."""
         params = params or self.params_
-        return self.embed(X, params) @ params[2] + params[3]
+        return torch.baddbmm(params[3], self.embed(X, params), params[2])[..., 0]
 
-    def _greedy(self, X: np.ndarray) -> int:
+    def _greedy(self, X: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             scores = self.logits(self._tensor(X)).double().cpu().numpy()
         if not np.isfinite(scores).all():
             raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
                                      f"diverged; lower lr, currently {self.lr})")
-        return int(random_argmax(scores, self.rng_))   # sigmoid is increasing: argmax of the logits
+        return random_argmax(scores, self.rngs_)   # sigmoid is increasing: argmax of the logits
 
-    def _store(self, x: np.ndarray, y: float) -> None:
+    def _store(self, x: np.ndarray, y: np.ndarray) -> None:
         p = self.t_ % self.batch_size
-        self.buf_x_[p] = self._tensor(x)
-        self.buf_y_[p] = y
+        self.buf_x_[:, p] = self._tensor(x)
+        self.buf_y_[:, p] = self._tensor(y)
         if self.perturbation == "fixed" and self.a:
-            self.buf_z_[p] = torch.randn((), generator=self.gen_, device=self._dev)
+            self.buf_z_[:, p] = self._randn()
         self.held_ = min(self.held_ + 1, self.batch_size)
 
     def minibatch(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The `batch_size` most recent examples (x (B, d), y (B,)), B = min(batch_size, t), any order."""
+        """The `batch_size` most recent examples (x (N, B, d), y (N, B)), B = min(batch_size, t), any order."""
         n = self.held_
-        return self.buf_x_[:n], self.buf_y_[:n]
+        return self.buf_x_[:, :n], self.buf_y_[:, :n]
 
     def perturbed_targets(self, y: torch.Tensor) -> torch.Tensor:
         """y + z with z ~ N(0, a^2): a fresh draw per example, or its stored one ("fixed"); y when a = 0."""
         if not self.a:
             return y
         if self.perturbation == "fixed":
-            return y + self.a * self.buf_z_[: len(y)]
-        return y + self.a * torch.randn(y.shape, generator=self.gen_, device=self._dev)
+            return y + self.a * self.buf_z_[:, : y.shape[1]]
+        return y + self.a * self._randn(y.shape[1])
 
     def batch_loss(self, params, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Mean loss of the minibatch (Keras' reduction): cross-entropy or squared error of sigmoid(s)."""
+        """Each instance's mean loss of its minibatch (Keras' reduction), summed over the instances (so
+        instance i's parameters get instance i's gradient): cross-entropy or squared error of sigmoid(s)."""
         s = self.logits(x, params)
         if self.loss == "bce":
-            return F.binary_cross_entropy_with_logits(s, target)
-        return ((torch.sigmoid(s) - target) ** 2).mean()
+            return F.binary_cross_entropy_with_logits(s, target, reduction="none").mean(1).sum()
+        return ((torch.sigmoid(s) - target) ** 2).mean(1).sum()
 
     def _train(self) -> None:
         x, y = self.minibatch()
@@ -236,22 +239,6 @@ class DeepFPL:
         """A float32 copy on the device (obs may be a read-only view of the env's data)."""
         return torch.tensor(np.asarray(x, dtype=np.float32), device=self._dev)
 
-    def _check_obs(self, obs) -> np.ndarray:
-        X = check_obs(obs, self.d_)
-        if self.d_ is None:
-            self._init(X.shape[1])
-        return X
-
-    def __getstate__(self) -> dict:
-        """Pickle the generator as its state (torch.Generator pickles only in recent torch)."""
-        state = self.__dict__.copy()
-        state["gen_"] = self.gen_.get_state()
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        gen = torch.Generator(device=state["_dev"])
-        gen.set_state(state["gen_"])
-        self.__dict__.update(state, gen_=gen)
 
 
 class DeepFL(DeepFPL):
@@ -318,37 +305,43 @@ class RepGLMFPL(DeepFPL):
         """True in phase 1 (uniform exploration while the representation is trained)."""
         return self.t_ < self.explore_rounds_
 
-    def act(self, obs: np.ndarray) -> int:
+    def act(self, obs: np.ndarray) -> int | np.ndarray:
         X = self._check_obs(obs)
         if self.exploring:
-            return int(self.rng_.integers(X.shape[0]))
-        return self._phase2().act(self._embedded(X))
+            return self._unwrap(np.array([rng.integers(X.shape[1]) for rng in self.rngs_]))
+        return self._phase2().act(self._glm_obs(self._embedded(X)))
 
-    def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
+    def observe(self, obs: np.ndarray, action, reward) -> None:
         X = self._check_obs(obs)
-        a, y = check_feedback(action, reward, X.shape[0])
+        a, y = check_feedbacks(action, reward, self.n_, X.shape[1], self.single_)
         if self.exploring:
-            self.history_x_.append(np.asarray(X[a], dtype=np.float32).copy())
+            self.history_x_.append(np.asarray(X[np.arange(self.n_), a], dtype=np.float32).copy())
             self.history_y_.append(y)
-            super().observe(X, a, y)
+            super().observe(obs, action, reward)
         else:
-            self._phase2().observe(self._embedded(X), a, y)
+            self._phase2().observe(self._glm_obs(self._embedded(X)), self._unwrap(a), self._unwrap(y))
             self.t_ += 1
 
     def _embedded(self, X: np.ndarray) -> np.ndarray:
-        """phi(x) of the rows of X by the frozen network, as float64 for GLM-FPL: (K, hidden)."""
+        """phi(x) of the rows of X (N, K, d) by the frozen network, as float64 for GLM-FPL: (N, K, hidden)."""
         with torch.no_grad():
             return self.embed(self._tensor(X), self.frozen_).double().cpu().numpy()
 
+    def _glm_obs(self, E: np.ndarray) -> np.ndarray:
+        """GLM-FPL's obs: (K, hidden) for a single agent, (N, K, hidden) for N instances."""
+        return E[0] if self.single_ else E
+
     def _phase2(self) -> GLMFPL:
-        """GLM-FPL on the frozen embedding, built at the first round of phase 2 from the phase-1 data."""
+        """GLM-FPL on the frozen embedding, built at the first round of phase 2 from the phase-1 data;
+        batched over the instances, instance i seeded from instance i's seed."""
         if self.glm_ is None:
             self.frozen_ = [p.clone() for p in self.params_]
+            seeds = [int(_child(seq, 2).generate_state(1)[0]) for seq in self.seqs_]
             self.glm_ = GLMFPL(a=self.glm_a, lam=self.glm_lam, dim=self.hidden,
-                               seed=int(_child(self._seed_seq, 2).generate_state(1)[0]))
-            if self.history_x_:
-                E = self._embedded(np.stack(self.history_x_))
-                for e, y in zip(E, self.history_y_):
-                    self.glm_.observe(e[None], 0, y)
+                               seed=seeds[0] if self.single_ else seeds)
+            zeros = np.zeros(self.n_, dtype=np.int64)
+            for x, y in zip(self.history_x_, self.history_y_):
+                E = self._embedded(x[:, None])                       # (N, 1, hidden): the pulled arm alone
+                self.glm_.observe(self._glm_obs(E), self._unwrap(zeros), self._unwrap(y))
             self.history_x_, self.history_y_ = [], []
         return self.glm_

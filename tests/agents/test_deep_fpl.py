@@ -69,6 +69,12 @@ def test_keras_adam_step_by_hand():
 
 
 # -- one DeepFPL round ------------------------------------------------------------------------------
+def unstacked(tensors):
+    """A single agent's [W1, b1, w2, b2] (or Adam moments) as (d, H), (H,), (H,), (1,) tensors."""
+    W1, b1, w2, b2 = tensors
+    return [W1[0], b1[0, 0], w2[0, :, 0], b2[0, 0]]
+
+
 def reference_logits(params, x, activation):
     W1, b1, w2, b2 = params
     h = torch.relu(x @ W1 + b1) if activation == "relu" else torch.tanh(x @ W1 + b1)
@@ -81,10 +87,10 @@ def test_deepfpl_round_is_one_adam_step_on_the_perturbed_32_most_recent(loss, ac
     32 most recent examples, xi fresh N(0, 1) drawn from the agent's generator this round."""
     rounds = history(45, seed=1)
     agent = feed(DeepFPL(a=0.7, hidden=5, activation=activation, loss=loss, seed=2), rounds[:-1])
-    before = [p.clone() for p in agent.params_]
-    m, v, t = [x.clone() for x in agent.adam_.m], [x.clone() for x in agent.adam_.v], agent.adam_.t
+    before = [p.clone() for p in unstacked(agent.params_)]
+    m, v, t = unstacked([x.clone() for x in agent.adam_.m]), unstacked([x.clone() for x in agent.adam_.v]), agent.adam_.t
     gen = torch.Generator()
-    gen.set_state(agent.gen_.get_state())
+    gen.set_state(agent.gens_[0].get_state())
     agent.observe(*rounds[-1])
 
     recent = rounds[-32:]
@@ -102,7 +108,7 @@ def test_deepfpl_round_is_one_adam_step_on_the_perturbed_32_most_recent(loss, ac
         F.binary_cross_entropy_with_logits(s, target).backward()
     else:
         ((torch.sigmoid(s) - target) ** 2).mean().backward()
-    for p, p0, g, m0, v0 in zip(agent.params_, before, [q.grad for q in params], m, v):
+    for p, p0, g, m0, v0 in zip(unstacked(agent.params_), before, [q.grad for q in params], m, v):
         m1, v1 = 0.9 * m0 + 0.1 * g, 0.999 * v0 + 0.001 * g**2
         step = 1e-3 * math.sqrt(1 - 0.999 ** (t + 1)) / (1 - 0.9 ** (t + 1)) * m1 / (v1.sqrt() + 1e-7)
         torch.testing.assert_close(p, p0 - step)
@@ -112,9 +118,9 @@ def test_minibatch_is_the_32_most_recent_examples():
     rounds = [(obs, a, float(i)) for i, (obs, a, _) in enumerate(history(50, seed=3))]   # reward = round index
     agent = DeepFPL(seed=0)
     feed(agent, rounds[:20])
-    assert sorted(agent.minibatch()[1].tolist()) == list(range(20))          # fewer than 32: all of them
+    assert sorted(agent.minibatch()[1][0].tolist()) == list(range(20))       # fewer than 32: all of them
     feed(agent, rounds[20:])
-    x, y = agent.minibatch()
+    x, y = (v[0] for v in agent.minibatch())
     assert sorted(y.tolist()) == list(range(18, 50))
     for xi, yi in zip(x, y.tolist()):
         obs, a, _ = rounds[int(yi)]
@@ -123,7 +129,8 @@ def test_minibatch_is_the_32_most_recent_examples():
 
 def test_keras_initialisation():
     agent = DeepFPL(dim=784, seed=0)
-    W1, b1, w2, b2 = agent.params_
+    agent.act(np.ones((3, 784)))                           # the network is built at the first obs
+    W1, b1, w2, b2 = unstacked(agent.params_)
     assert W1.shape == (784, 50) and w2.shape == (50,)
     assert W1.abs().max() <= math.sqrt(6 / 834) and W1.abs().max() > 0.95 * math.sqrt(6 / 834)
     assert w2.abs().max() <= math.sqrt(6 / 51)
@@ -154,13 +161,13 @@ def test_deepfl_adds_no_noise_and_equals_deepfpl_with_a0():
     rounds = history(40, seed=6)
     fl, fpl0 = DeepFL(seed=7), DeepFPL(a=0.0, seed=7)
     fl.act(rounds[0][0])
-    state = fl.gen_.get_state()
+    state = fl.gens_[0].get_state()
     for obs, _, r in rounds:
         a = fl.act(obs)
         assert a == fpl0.act(obs)
         fl.observe(obs, a, r)
         fpl0.observe(obs, a, r)
-    assert torch.equal(fl.gen_.get_state(), state)                        # no random draw after the init
+    assert torch.equal(fl.gens_[0].get_state(), state)                        # no random draw after the init
     y = fl.minibatch()[1]
     assert torch.equal(fl.perturbed_targets(y), y)
     for p, q in zip(fl.params_, fpl0.params_):
@@ -198,7 +205,7 @@ def test_repglm_fpl_freezes_the_network_and_runs_glm_fpl_on_its_hidden_layer():
 
     # Phase 2 is GLM-FPL itself: a GLM-FPL with the same seed fed the embedded history acts the same.
     def embed(X):
-        return agent.embed(torch.tensor(X, dtype=torch.float32), frozen).double().numpy()
+        return agent.embed(torch.tensor(X[None], dtype=torch.float32), frozen)[0].double().numpy()
 
     glm = GLMFPL(a=0.5, lam=1e-3, dim=7, seed=agent.glm_.seed)
     for obs, a, r in rounds[:25]:

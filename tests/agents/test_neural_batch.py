@@ -1,4 +1,4 @@
-"""The [S0] and [S2] neural agents serve N instances in one object (agents.neural.core.NeuralAgent):
+"""The [S0], [S1] and [S2] neural agents serve N instances in one object (agents.neural.core):
 instance i of an agent seeded [s_1..s_N] makes exactly the choices of a single agent seeded s_i,
 and its networks are that agent's networks. The instances see different problems (fixed arms for
 some, fresh contexts every round for others), so their distinct-row tables differ in length and
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gym_ctxbandits
-from agents.neural import BATCHED, LAZY
+from agents.neural import LAZY, NAMES
 
 N, K, D, T = 3, 5, 4, 36
 NTK = dict(width=6, depth=3, steps=3, lr=0.05, dtype="float64")
@@ -27,6 +27,11 @@ VARIANTS = {
        for name in ("NeuralLog-UCB-1", "NeuralLog-UCB-2", "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB")},
     "NeuralLog-UCB-2 full theory": dict(width=6, steps=3, update_every=4, diag=False, gradient="initial",
                                         schedule="theory", dtype="float64"),
+    "DeepFPL": dict(hidden=8),
+    "DeepFPL fixed mse tanh": dict(hidden=8, perturbation="fixed", loss="mse", activation="tanh", steps=2,
+                                   batch_size=5),
+    "DeepFL": dict(hidden=8),
+    "repGLM-FPL": dict(hidden=8, explore_rounds=12),
 }
 
 
@@ -58,6 +63,10 @@ def test_batched_agent_equals_n_single_agents(label):
             agent.observe(obs[t, i], int(actions[i]), float(reward[i]))
     if name == "Neural-ES-DT":     # the last epoch's agents
         batch, singles = batch.agent_, [agent.agent_ for agent in singles]
+    if hasattr(batch, "params_"):  # the [S1] agents (float32 only): instance i's network is single agent i's
+        for l, W in enumerate(batch.params_):
+            torch.testing.assert_close(W, torch.cat([agent.params_[l] for agent in singles]), rtol=1e-5, atol=1e-6)
+        return
     assert batch.buffer_.n_rows[0] < batch.buffer_.n_rows[1]          # tables of different lengths
     for l, W in enumerate(batch.net_.weights):
         torch.testing.assert_close(W, torch.cat([agent.net_.weights[l] for agent in singles]), rtol=1e-10, atol=1e-12)
@@ -65,8 +74,8 @@ def test_batched_agent_equals_n_single_agents(label):
 
 
 def test_every_batched_name_is_covered_and_the_run_loop_batches_them():
-    assert {label.split(" ")[0] for label in VARIANTS} == BATCHED
-    assert all(LAZY[name].batched for name in BATCHED)
+    assert {label.split(" ")[0] for label in VARIANTS} == set(NAMES)
+    assert all(LAZY[name].batched and LAZY[name].cls().batched for name in NAMES)
     kwargs = dict(seeds=[0, 5, 9], horizon=40, log_every=5)
     agents = [gym_ctxbandits.AgentSpec("Neural-ES", dict(m=2, warmup=3, width=4, steps=2)),
               gym_ctxbandits.AgentSpec("NeuralLog-TS-1", dict(width=4, steps=2, update_every=10))]
