@@ -24,6 +24,7 @@ against the single-instance cost of part 1.
     python scripts/bench_neural.py --quick         # smoke run (a few seconds)
     python scripts/bench_neural.py --device cuda   # on a GPU
     python scripts/bench_neural.py --N 10 --parts 3  # only the batched-instances table
+    python scripts/bench_neural.py --parts 3 --agents DeepFPL,Neural-ES-DT   # some agents only
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Args:
     seed: int = 0
     N: int = 10             # instances served by one batched agent (part 3)
     parts: str = "123"      # which tables to print
+    agents: str = ""        # comma-separated agent names to time (default: all)
     quick: bool = False
 
 
@@ -192,7 +194,8 @@ def main() -> None:
     s0 = [("Neural-ES", dict(m=args.m)), ("Neural-ES-DT", {}), ("NeuralUCB", {}), ("NeuralTS", {}),
           ("Neural-PHE", {}), ("NeuralUCB", dict(diag=False))]
     runs = [(name, {**common, **extra}) for name, extra in s0] + [(name, {}) for name in OTHERS]
-    runs = [(name, {**kwargs, **QUICK.get(name, {})} if args.quick else kwargs) for name, kwargs in runs]
+    runs = [(name, {**kwargs, **QUICK.get(name, {})} if args.quick else kwargs) for name, kwargs in runs
+            if not args.agents or name in args.agents.split(",")]
     label = {id(kw): name + "".join(f" {k}={v}" for k, v in kw.items() if k == "diag") for name, kw in runs}
     single = {}
     if "1" in args.parts or "3" in args.parts:
