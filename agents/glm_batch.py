@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from agents.base import Streams, check_batch_feedback, check_feedback, seed_sequences, seed_spec
+from agents.base import Streams, check_feedbacks, seed_sequences, seed_spec
 
 __all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm_batched"]
 
@@ -422,11 +422,7 @@ class BatchedGLMAgent:
         X = self._check_obs(obs)
         K = X.shape[1]
         single = np.asarray(obs).ndim == 2
-        if single:
-            a, y = check_feedback(action, reward, K)
-            a, y = np.array([a]), np.array([y])
-        else:
-            a, y = check_batch_feedback(action, reward, X.shape[0], K)
+        a, y = check_feedbacks(action, reward, X.shape[0], K, single)
         x = X[np.arange(X.shape[0]), a].astype(np.float64)
         if not np.isfinite(x).all():
             raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")

@@ -196,19 +196,19 @@ def main() -> None:
     runs = [(name, {**common, **extra}) for name, extra in s0] + [(name, {}) for name in OTHERS]
     runs = [(name, {**kwargs, **QUICK.get(name, {})} if args.quick else kwargs) for name, kwargs in runs
             if not args.agents or name in args.agents.split(",")]
-    label = {id(kw): name + "".join(f" {k}={v}" for k, v in kw.items() if k == "diag") for name, kw in runs}
-    single = {}
+    runs = [(name + "".join(f" {k}={v}" for k, v in kw.items() if k == "diag"), name, kw) for name, kw in runs]
+    single = {}     # label -> part 1's (s / 1,000 rounds, act share, regret / round)
     if "1" in args.parts or "3" in args.parts:
         print(f"[S0] quadratic bandit, K={args.K} d={args.d}; L={args.depth} N={args.width}, {args.steps} GD steps "
               f"per round; device={args.device}, torch threads={args.threads}, T={args.T}")
     if "1" in args.parts:
         print("| agent | s / 1,000 rounds | act share | regret / round (seed 0) |")
         print("|---|---:|---:|---:|")
-    for name, kwargs in runs:
+    for label, name, kwargs in runs:
         if "1" in args.parts or ("3" in args.parts and agents.REGISTRY[name].batched):
-            s, share, reg = single[id(kwargs)] = min(time_agent(name, args, kwargs) for _ in range(args.repeat))
+            s, share, reg = single[label] = min(time_agent(name, args, kwargs) for _ in range(args.repeat))
             if "1" in args.parts:
-                print(f"| {label[id(kwargs)]} | {s:.2f} | {share:.0%} | {reg:.4f} |", flush=True)
+                print(f"| {label} | {s:.2f} | {share:.0%} | {reg:.4f} |", flush=True)
 
     if "2" in args.parts:
         update_table(args)
@@ -217,11 +217,11 @@ def main() -> None:
         print(f"\nOne agent serving N={args.N} instances (each its own arms and seed) against N single agents:")
         print(f"| agent | s / 1,000 rounds, all {args.N} | per instance | single agent (part 1) | speed-up |")
         print("|---|---:|---:|---:|---:|")
-        for name, kwargs in runs:
-            if id(kwargs) in single and agents.REGISTRY[name].batched:
+        for label, name, kwargs in runs:
+            if label in single and agents.REGISTRY[name].batched:
                 s = min(time_agent(name, args, kwargs, n=args.N)[0] for _ in range(args.repeat))
-                one = single[id(kwargs)][0]
-                print(f"| {label[id(kwargs)]} | {s:.2f} | {s / args.N:.2f} | {one:.2f} | {one * args.N / s:.1f}x |",
+                one = single[label][0]
+                print(f"| {label} | {s:.2f} | {s / args.N:.2f} | {one:.2f} | {one * args.N / s:.1f}x |",
                       flush=True)
 
 
