@@ -12,6 +12,8 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from agents.params import Int, validate
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -121,9 +123,9 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
     Works on (K,) -> int and on (N, K) -> (N,) int array. Values within `atol` of the maximum
     count as ties. A random number is drawn only for a row that has a tie, from `rng` (a
     Generator), or from that row's own stream when `rng` is a `Streams` or a list of one
-    Generator per row, so instance i of a
-    batched agent breaks its ties exactly as a single agent with instance i's seed would.
-    NaN in `values` is an error: it means the agent's statistics are corrupt.
+    Generator per row, so instance i of a batched agent breaks its ties exactly as a single agent
+    with instance i's seed would. NaN in `values` is an error: it means the agent's statistics
+    are corrupt.
     """
     values = np.asarray(values)
     best = values.max(axis=-1, keepdims=True)
@@ -131,10 +133,11 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
         raise FloatingPointError("agent scores contain NaN; its statistics are corrupt (check rewards and features for NaN/inf)")
     ties = (values >= best - atol).reshape(-1, values.shape[-1])
     out = ties.argmax(axis=-1)
-    for row in np.flatnonzero(ties.sum(axis=-1) > 1):
-        gen = rng.gens[row] if isinstance(rng, Streams) else rng[row] if isinstance(rng, list) else rng
-        candidates = np.flatnonzero(ties[row])
-        out[row] = candidates[gen.integers(len(candidates))]
+    if np.count_nonzero(ties) > len(ties):        # some row has a tie (the rare case)
+        for row in np.flatnonzero(ties.sum(axis=-1) > 1):
+            gen = rng.gens[row] if isinstance(rng, Streams) else rng[row] if isinstance(rng, list) else rng
+            candidates = np.flatnonzero(ties[row])
+            out[row] = candidates[gen.integers(len(candidates))]
     return int(out[0]) if values.ndim == 1 else out
 
 
@@ -232,6 +235,118 @@ def seed_sequences(seed, n: int) -> list[np.random.SeedSequence]:
             raise ValueError(f"obs holds {n} instances but the agent was given {len(seed)} seeds")
         return [np.random.SeedSequence(int(s)) for s in seed]
     return [seed] if n == 1 else [_child(seed, i) for i in range(n)]
+
+
+class BaseAgent:
+    """The one skeleton of every agent of the zoo: mode, seeds, validation, ties, reset, pickling.
+
+    Mode. `act(obs)` takes the (K, d) arm features of one bandit run and returns an int, or the
+    (N, K, d) features of N independent runs (the N seeds of a comparison) and returns (N,) ints;
+    `observe(obs, action, reward)` takes the same obs with an int and a float, or (N,) arrays. The
+    first obs fixes the mode, N and d until `reset()`. An agent with `batched = False` serves one
+    run only. Internally everything is (N, ...) with N = 1 for a single run: a single agent is the
+    N = 1 case of the batched code, never a second code path.
+
+    Seeds. `seed` is an int or None (one run, or spawned into N children), or a sequence of N ints,
+    one per instance; instance i then makes exactly the draws of a single agent seeded seed[i].
+    `seqs_` holds the N SeedSequences; `_seed(seqs)` turns them into the family's streams: numpy
+    `Streams` (`rng_`) by default, per-instance torch and numpy Generators for torch agents
+    (`agents.neural.engine`). `seed=None` draws entropy once, so `reset()` replays the same run.
+
+    Hyper-parameters. A class declares `params` (agents.params), the constructor stores every
+    hyper-parameter unmodified as an attribute of the same name and calls
+    `super().__init__(seed=seed, dim=dim)`, which validates them all in one place. Learned state
+    lives in attributes ending in `_`.
+
+    Subclasses provide `act` and `observe` on top of `_check_obs` (shape, dtype and mode),
+    `_feedback` (actions and rewards), `_argmax` (random tie-breaking) and `_unwrap`; their state
+    is built in `_start(X)` once the first obs fixes N and d.
+    """
+
+    batched = True
+    params: dict = {"dim": (Int(ge=1), None)}
+
+    def __init__(self, *, seed=None, dim=None, **hyperparameters):
+        self.__dict__.update(hyperparameters)
+        self.seed, self.dim = seed, dim
+        validate(self)
+        self._seed_spec = seed_spec(seed)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all data and restart the random streams: the agent behaves as when constructed."""
+        self.n_ = None       # number of instances, fixed by the first obs
+        self.single_ = None  # True when the first obs was (K, d)
+        self.d_ = None
+        self.seqs_ = None
+        self.t_ = 0          # rounds observed
+        self._reset()
+
+    def _reset(self) -> None:
+        """Family state that exists before the first obs (hook of reset)."""
+
+    # -- the mode -------------------------------------------------------------------------------
+    def _check_obs(self, obs, finite: bool = False) -> np.ndarray:
+        """obs as an (N, K, d) view after checking its shape and dtype against the agent's mode
+        (and, with `finite`, that it holds no NaN or inf); the first obs starts the agent."""
+        X = np.asarray(obs)
+        if X.ndim not in (2, 3) or 0 in X.shape:
+            raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
+                             f"K, d >= 1; got shape {X.shape}")
+        if X.dtype.kind not in "fiu":
+            raise ValueError(f"obs must be a finite real array, got dtype {X.dtype}")
+        single, X = X.ndim == 2, (X[None] if X.ndim == 2 else X)
+        d = self.d_ if self.d_ is not None else self.dim
+        if d is not None and X.shape[2] != d:
+            raise ValueError(f"obs has d={X.shape[2]} features per arm but this agent was set up for dim={d}")
+        if not single and not self.batched:
+            raise ValueError(f"obs has shape {np.shape(obs)}: {type(self).__name__} serves one instance, so obs "
+                             "must be the (K, d) arm features of one run")
+        if self.n_ is not None and (single != self.single_ or X.shape[0] != self.n_):
+            want = f"(K, {self.d_})" if self.single_ else f"({self.n_}, K, {self.d_})"
+            raise ValueError(f"obs has shape {np.shape(obs)} but this agent started with obs of shape {want}; "
+                             "call reset() to change")
+        if finite:
+            check_finite(X)
+        if self.n_ is None:
+            if isinstance(self._seed_spec, list) and len(self._seed_spec) != X.shape[0]:
+                raise ValueError(f"obs holds {X.shape[0]} instances but the agent was given "
+                                 f"{len(self._seed_spec)} seeds")
+            self.n_, self.single_, self.d_ = X.shape[0], single, X.shape[2]
+            self.seqs_ = seed_sequences(self._seed_spec, self.n_)
+            self._seed(self.seqs_)
+            self._start(X)
+        return X
+
+    def _seed(self, seqs: list[np.random.SeedSequence]) -> None:
+        """The instances' random streams: `Streams` (children 0-2 of each instance's seed)."""
+        self.rng_ = Streams(seqs, len(seqs))
+
+    def _start(self, X: np.ndarray) -> None:
+        """Build the learned state once the first obs X (N, K, d) fixes N and d."""
+
+    def _feedback(self, X: np.ndarray, action, reward) -> tuple[np.ndarray, np.ndarray]:
+        """(actions (N,), rewards (N,)) of an `observe`, checked against obs X (N, K, d)."""
+        return check_feedbacks(action, reward, X.shape[0], X.shape[1], self.single_)
+
+    def _ties(self):
+        """What `random_argmax` draws from: one Generator per instance (or a `Streams`)."""
+        return self.rng_
+
+    def _argmax(self, scores: np.ndarray) -> np.ndarray:
+        """Greedy arm of each row of the (N, K) scores, ties uniform with the instance's own stream."""
+        return random_argmax(scores, self._ties())
+
+    def _unwrap(self, values: np.ndarray):
+        """An (N,) result as the caller's mode wants it: a Python int for a single agent."""
+        return values[0].item() if self.single_ else values
+
+
+def check_finite(X: np.ndarray) -> np.ndarray:
+    """X itself, or a ValueError if it holds NaN or inf (one sum in the usual, finite case)."""
+    if not math.isfinite(X.sum()) and not np.isfinite(X).all():
+        raise ValueError("obs must be a finite real array (found NaN or inf)")
+    return X
 
 
 REGISTRY: dict[str, Callable[..., Any]] = {}

@@ -14,7 +14,8 @@ import numpy as np
 
 from agents.base import register
 from agents.linalg import rls_update_
-from agents.linear import LinearAgent, _positive, arm_scores
+from agents.linear import LinearAgent, arm_scores
+from agents.params import Int, Options, Real
 
 __all__ = ["LinearEnsemblePP", "DISTRIBUTIONS", "sample_reference", "sample_perturbation"]
 
@@ -90,21 +91,17 @@ class LinearEnsemblePP(LinearAgent):
         sparsity: s of the sparse distribution (code default 2), used only by "sparse".
     """
 
+    params = {"M": Int(ge=1), "reference": Options(*DISTRIBUTIONS), "perturbation": Options(*DISTRIBUTIONS),
+              "prior_var": Real(gt=0), "sigma": Real(gt=0), "sparsity": Int(ge=1)}
+
     def __init__(self, *, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, sigma: float = 1.0, sparsity: int = 2,
                  seed=None, dim: int | None = None):
-        if not (isinstance(M, (int, np.integer)) and M >= 1):
-            raise ValueError(f"M must be an int >= 1, got {M!r}")
-        for name, kind in (("reference", reference), ("perturbation", perturbation)):
-            if kind not in DISTRIBUTIONS:
-                raise ValueError(f"{name} must be one of {DISTRIBUTIONS}, got {kind!r}")
-        if not (isinstance(sparsity, (int, np.integer)) and 1 <= sparsity <= M):
-            raise ValueError(f"sparsity must be an int in [1, M={M}], got {sparsity!r}")
-        _positive("prior_var", prior_var)
-        _positive("sigma", sigma)
         self.M, self.reference, self.perturbation = M, reference, perturbation
         self.prior_var, self.sigma, self.sparsity = prior_var, sigma, sparsity
         super().__init__(seed=seed, dim=dim)
+        if self.sparsity > M:
+            raise ValueError(f"sparsity must be an int in [1, M={M}], got {sparsity!r}")
 
     def _init_state(self, n, d):
         self.W_ = np.empty((n, d, d + 1 + self.M))          # [Sigma_t | mu_t | A_t], one RLS system

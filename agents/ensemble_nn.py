@@ -26,13 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import register
-from agents.linear import LinearAgent, _nonnegative, _positive
+from agents.linear import LinearAgent
+from agents.params import Device, Int, Real, Widths
 from agents.torch_batch import FifoBuffer, StackedMLP, device_of, sphere, tensor, torch
-
-
-def _positive_int(name: str, value) -> None:
-    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0):
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 class _NeuralAgent(LinearAgent):
@@ -47,16 +43,11 @@ class _NeuralAgent(LinearAgent):
     """
 
     z_dim = 0
+    params = {"hidden": Widths(), "lr": Real(gt=0), "weight_decay": Real(ge=0), "batch_size": Int(ge=1),
+              "updates": Int(ge=1), "buffer_size": Int(ge=1), "device": Device()}
 
     def __init__(self, *, hidden=(64, 64), lr=1e-4, weight_decay=0.01, batch_size=128, updates=1,
                  buffer_size=10_000, device="cpu", seed=None, dim=None):
-        if not (isinstance(hidden, tuple) and hidden and all(isinstance(h, int) and h > 0 for h in hidden)):
-            raise ValueError(f"hidden must be a non-empty tuple of positive ints (layer widths), got {hidden!r}")
-        _positive("lr", lr)
-        _nonnegative("weight_decay", weight_decay)
-        for name, value in (("batch_size", batch_size), ("updates", updates), ("buffer_size", buffer_size)):
-            _positive_int(name, value)
-        device_of(device)  # validates the name
         self.hidden, self.lr, self.weight_decay = hidden, lr, weight_decay
         self.batch_size, self.updates, self.buffer_size, self.device = batch_size, updates, buffer_size, device
         super().__init__(seed=seed, dim=dim)
@@ -116,12 +107,10 @@ class EnsemblePP(_NeuralAgent):
             its training (App. B defaults).
     """
 
+    params = {"M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0), "posterior_scale": Real(ge=0)}
+
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, posterior_scale=1.0, hidden=(64, 64), lr=1e-4,
                  weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):
-        _positive_int("M", M)
-        _nonnegative("sigma_z", sigma_z)
-        _nonnegative("prior_scale", prior_scale)
-        _nonnegative("posterior_scale", posterior_scale)
         self.M, self.sigma_z, self.prior_scale, self.posterior_scale = M, sigma_z, prior_scale, posterior_scale
         super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
                          buffer_size=buffer_size, device=device, seed=seed, dim=dim)
@@ -189,11 +178,10 @@ class EnsemblePlus(_NeuralAgent):
     Same network, optimiser, buffer and scales as Ensemble++ (App. F.2).
     """
 
+    params = {"M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0)}
+
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, hidden=(64, 64), lr=1e-4, weight_decay=0.01,
                  batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):
-        _positive_int("M", M)
-        _nonnegative("sigma_z", sigma_z)
-        _nonnegative("prior_scale", prior_scale)
         self.M, self.sigma_z, self.prior_scale = M, sigma_z, prior_scale
         super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
                          buffer_size=buffer_size, device=device, seed=seed, dim=dim)

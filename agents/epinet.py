@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import register
-from agents.ensemble_nn import _NeuralAgent, _positive_int
-from agents.linear import _nonnegative, _positive
+from agents.ensemble_nn import _NeuralAgent
+from agents.params import Int, Real, Widths
 from agents.torch_batch import StackedMLP, linear_layer, tensor, torch
 
 
@@ -27,13 +27,12 @@ class EpiNet(_NeuralAgent):
     stored z_s ~ U(S^{M-1}). Not applicable to a transformer backbone (it needs the raw input).
     """
 
+    params = {"M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0), "index_samples": Int(ge=1),
+              "epinet_hidden": Widths(), "prior_hidden": Widths()}
+
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, index_samples=16, epinet_hidden=(15, 15),
                  prior_hidden=(5, 5), hidden=(64, 64), lr=1e-4, weight_decay=0.01, batch_size=128, updates=1,
                  buffer_size=10_000, device="cpu", seed=None, dim=None):
-        _positive_int("M", M)
-        _positive_int("index_samples", index_samples)
-        _nonnegative("sigma_z", sigma_z)
-        _nonnegative("prior_scale", prior_scale)
         self.M, self.sigma_z, self.prior_scale, self.index_samples = M, sigma_z, prior_scale, index_samples
         self.epinet_hidden, self.prior_hidden = epinet_hidden, prior_hidden
         super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
@@ -96,10 +95,10 @@ class LMCTS(_NeuralAgent):
     the paper gives no step size or step count (both kwargs).
     """
 
+    params = {"steps": Int(ge=1), "beta_inv": Real(gt=0)}
+
     def __init__(self, *, steps=10, lr=1e-3, beta_inv=0.01, weight_decay=0.01, hidden=(64, 64),
                  buffer_size=10_000, device="cpu", seed=None, dim=None):
-        _positive_int("steps", steps)
-        _positive("beta_inv", beta_inv)
         self.steps, self.beta_inv = steps, beta_inv
         super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=buffer_size, updates=1,
                          buffer_size=buffer_size, device=device, seed=seed, dim=dim)

@@ -42,16 +42,11 @@ import copy
 
 import numpy as np
 
-from agents.base import random_argmax, register
-from agents.linear import _nonnegative, _positive
+from agents.base import BaseAgent, register
+from agents.params import Bool, Device, Int, Options, Real, Str
 from agents.torch_batch import device_of, torch
 
 FINETUNE = ("none", "full")
-
-
-def _positive_int(name: str, value) -> None:
-    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0):
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def load_backbone(model: str):
@@ -96,7 +91,7 @@ def trainable_parameters(net, finetune) -> list:
 
 
 @register("GPT-Ensemble++")
-class GPTEnsemblePP:
+class GPTEnsemblePP(BaseAgent):
     """GPT-Ensemble++ of [S3] App. G.4 (catalog X2); see the module docstring for the model.
 
     Act: zeta ~ Sphere reference sqrt(M) U(S^{M-1}) (or "gaussian", App. G.4's example), play
@@ -122,43 +117,31 @@ class GPTEnsemblePP:
 
     batched = False
     ensemble = True
+    params = {"model": (Str(), None), "finetune": (Options(*FINETUNE), Int(ge=1)), "normalize": Bool(),
+              "M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0),
+              "reference": Options("sphere", "gaussian"), "lr": Real(gt=0), "weight_decay": Real(ge=0),
+              "batch_size": Int(ge=1), "updates": Int(ge=1), "buffer_size": Int(ge=1),
+              "max_tokens": (Int(ge=1), None), "device": Device()}
 
     def __init__(self, *, model="gpt2", finetune=1, normalize=True, M=8, sigma_z=0.01, prior_scale=1.0,
                  reference="sphere", lr=1e-4, weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000,
                  max_tokens=None, device="cpu", seed=None):
-        if model is not None and not isinstance(model, str):
-            raise ValueError(f"model must be a Hugging Face name or path (str) or None, got {model!r}")
-        if finetune not in FINETUNE:
-            try:
-                _positive_int("finetune", finetune)
-            except ValueError:
-                raise ValueError(f"finetune must be 'none', 'full' or a positive int (blocks), got {finetune!r}") from None
-        if reference not in ("sphere", "gaussian"):
-            raise ValueError(f"reference must be 'sphere' or 'gaussian', got {reference!r}")
-        for name, value in (("M", M), ("batch_size", batch_size), ("updates", updates), ("buffer_size", buffer_size)):
-            _positive_int(name, value)
-        if max_tokens is not None:
-            _positive_int("max_tokens", max_tokens)
-        _nonnegative("sigma_z", sigma_z)
-        _nonnegative("prior_scale", prior_scale)
-        _positive("lr", lr)
-        _nonnegative("weight_decay", weight_decay)
-        if not isinstance(normalize, bool):
-            raise ValueError(f"normalize must be True or False, got {normalize!r}")
-        device_of(device)
-        self.model, self.finetune, self.normalize = model, finetune, normalize
-        self.M, self.sigma_z, self.prior_scale, self.reference = M, sigma_z, prior_scale, reference
-        self.lr, self.weight_decay, self.batch_size, self.updates = lr, weight_decay, batch_size, updates
-        self.buffer_size, self.max_tokens, self.device, self.seed = buffer_size, max_tokens, device, seed
         self._backbone = None   # the pretrained weights, loaded once and copied by reset()
-        self.reset()
+        super().__init__(model=model, finetune=finetune, normalize=normalize, M=M, sigma_z=sigma_z,
+                         prior_scale=prior_scale, reference=reference, lr=lr, weight_decay=weight_decay,
+                         batch_size=batch_size, updates=updates, buffer_size=buffer_size, max_tokens=max_tokens,
+                         device=device, seed=seed)
 
     # -- state ------------------------------------------------------------------------------------
-    def reset(self) -> None:
-        """Forget everything: fresh heads, buffer and generator; the backbone back to its pretrained weights."""
-        self.rng_ = np.random.default_rng(self.seed)
+    def _reset(self) -> None:
+        """Fresh heads and buffer at the next obs; the backbone back to its pretrained weights."""
         self.K_ = None
-        self.t_ = 0
+
+    def _seed(self, seqs) -> None:
+        self.rng_ = np.random.default_rng(seqs[0])   # head initialisation, zeta, z, minibatches, ties
+
+    def _start(self, X: np.ndarray) -> None:
+        self._setup(X[0])
 
     def _setup(self, obs: np.ndarray) -> None:
         t = torch()
@@ -201,21 +184,19 @@ class GPTEnsemblePP:
 
     # -- features ---------------------------------------------------------------------------------
     def _check(self, obs) -> np.ndarray:
+        """obs (K, L) token ids or (K, d) float features, checked; the first obs builds the heads."""
         obs = np.asarray(obs)
-        if obs.ndim != 2:
-            raise ValueError(f"obs must be (K, L) token ids or (K, d) features, got shape {obs.shape}")
-        if self.K_ is not None and obs.shape[0] != self.K_:
-            raise ValueError(f"obs has {obs.shape[0]} rows (actions) but the agent was set up for {self.K_}; "
-                             "call reset() for a new problem")
-        if self.model is None:
-            if not np.isfinite(obs).all():
-                raise ValueError("obs contains NaN or inf; the features must be finite")
-            if self.K_ is not None and obs.shape[1] != self.D_:
-                raise ValueError(f"obs has {obs.shape[1]} features (dim) but the agent was set up for {self.D_}")
-            return obs.astype(np.float32)
-        if obs.dtype.kind not in "iu":
+        if self.model is None and obs.dtype.kind in "fiu" and not np.isfinite(obs).all():
+            raise ValueError("obs contains NaN or inf; the features must be finite")
+        if self.model is not None and obs.ndim == 2 and obs.dtype.kind not in "iu":
             raise ValueError(f"obs must be integer token ids (CtxBandit/HateSpeechTokens-v0), got dtype {obs.dtype}; "
                              "for float features use model=None")
+        if self.K_ is not None and obs.ndim == 2 and obs.shape[0] != self.K_:
+            raise ValueError(f"obs has {obs.shape[0]} rows (actions) but the agent was set up for {self.K_}; "
+                             "call reset() for a new problem")
+        self._check_obs(obs)
+        if self.model is None:
+            return obs.astype(np.float32)
         vocab = getattr(self, "vocab_", None)
         if obs.min() < -1 or (vocab is not None and obs.max() >= vocab):
             raise ValueError(f"obs token ids must lie in [-1, {vocab}) (-1 = padding), got [{obs.min()}, {obs.max()}]")
@@ -247,9 +228,6 @@ class GPTEnsemblePP:
     def act(self, obs) -> int:
         """Play argmax_a f(x, zeta)[a] for a fresh zeta."""
         obs = self._check(obs)
-        if self.K_ is None:
-            self._setup(obs)
-            obs = self._check(obs)
         t = torch()
         with t.no_grad():
             rows, inverse = np.unique(obs, axis=0, return_inverse=True)   # usually one post for all actions
@@ -258,19 +236,12 @@ class GPTEnsemblePP:
             zeta = t.as_tensor(self._zeta(), dtype=t.float32, device=self.dev_)
             direction = self.b_ + t.einsum("m,kmd->kd", zeta, self.A_ + self.prior_scale * self.A0_)
             scores = (phi * direction).sum(1).double().cpu().numpy()
-        return int(random_argmax(scores, self.rng_))
+        return int(self._argmax(scores))
 
     def observe(self, obs, action, reward) -> None:
         """Store (x_a, a, r, z) and take `updates` Adam steps on the symmetrised loss plus `penalty()`."""
         obs = self._check(obs)
-        if not (isinstance(action, (int, np.integer)) and not isinstance(action, bool)):
-            raise ValueError(f"action must be an int, got {action!r}")
-        if self.K_ is None:
-            raise ValueError("observe() before act(): the agent has not seen a problem yet")
-        if not 0 <= action < self.K_:
-            raise ValueError(f"action {action} out of range [0, {self.K_})")
-        if not np.isfinite(reward):
-            raise ValueError(f"reward must be finite, got {reward!r}")
+        (action,), (reward,) = self._feedback(obs[None], action, reward)
         z = self.rng_.standard_normal(self.M)
         if self.frozen_:
             key, phi = self.last_

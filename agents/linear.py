@@ -19,131 +19,47 @@ over N independent instances: a single agent is the N = 1 case of the same math.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
-from agents.base import Streams, check_batch_feedback, random_argmax, register, seed_spec
+from agents.base import BaseAgent, check_finite, register
+from agents.params import Int, Real
 from agents.linalg import potter_update_, rls_update_
 
 __all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES", "RRLS"]
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value)
+class LinearAgent(BaseAgent):
+    """The linear families' act/observe on the one base: greedy on `_scores`, or `_choose`.
 
+    Subclasses declare `params`, store their hyperparameters, call
+    `super().__init__(seed=seed, dim=dim)` and provide `_init_state(n, d)` (allocate state for n
+    instances of dimension d), `_update(x, y)` (x (N, d) chosen features, y (N,) rewards) and either
+    `_scores(X) -> (N, K)` (arm indices; checked for NaN/inf, ties broken at random) or
+    `_choose(X) -> (N,)` (then checking X is theirs), with X the (N, K, d) obs.
 
-def _positive(name: str, value: float) -> None:
-    if not (_number(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-
-
-def _nonnegative(name: str, value: float) -> None:
-    if not (_number(value) and value >= 0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-
-
-class LinearAgent:
-    """Shared machinery: seeding, lazy shape inference, input validation, batched act/observe.
-
-    Subclasses set their hyperparameters, call `super().__init__(seed=seed, dim=dim)` and provide
-    `_init_state(n, d)` (allocate state for n instances of dimension d), `_update(x, y)` (x (N, d)
-    chosen features, y (N,) rewards) and either `_scores(X) -> (N, K)` (arm indices; the base
-    checks them for NaN/inf and breaks ties at random) or `_choose(X) -> (N,)` (then checking X is
-    theirs), with X the (N, K, d) obs.
-
-    `seed=None` draws fresh entropy once at construction; `reset()` replays the same stream.
+    Finiteness is checked where the values are used: on the arm scores in `act` (a score is finite
+    exactly when its arm's features are, and checking K scores is much cheaper than K d features)
+    and on the chosen arm's features in `observe`.
     """
 
-    batched = True
-
-    def __init__(self, *, seed=None, dim: int | None = None):
-        if dim is not None and not (isinstance(dim, (int, np.integer)) and dim > 0):
-            raise ValueError(f"dim must be a positive int or None, got {dim!r}")
-        self.seed = seed
-        self.dim = dim
-        self._seed_seq = seed_spec(seed)
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget all data and restart the random streams: the agent behaves as when constructed."""
-        self.rng_ = None     # Streams, one per instance, made when the first obs fixes N
-        self.n_ = None       # number of instances, fixed by the first obs
-        self.single_ = None  # True when the first obs was (K, d)
-        self.d_ = None
-        self.t_ = 0          # rounds observed
-
-    # -- the protocol ---------------------------------------------------------------------------
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
-        X = self._check_obs(obs)
-        actions = self._choose(X)
-        return int(actions[0]) if self.single_ else actions
+        return self._unwrap(self._choose(self._check_obs(obs)))
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
-        """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched).
-
-        Only the chosen arm's features enter the update, so only that row is checked for NaN/inf.
-        """
+        """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
         X = self._check_obs(obs)
-        K = X.shape[1]
-        if self.single_:
-            try:
-                a = operator.index(action)
-            except TypeError:
-                raise ValueError(f"action must be an int, got {action!r}") from None
-            if not 0 <= a < K:
-                raise ValueError(f"action {a} out of range for {K} arms")
-            try:
-                r = float(reward)
-            except (TypeError, ValueError):
-                raise ValueError(f"reward must be a real number, got {reward!r}") from None
-            if not math.isfinite(r):
-                raise ValueError(f"reward must be finite, got {r}")
-            x, y = X[0, a][None], np.array([r])
-        else:
-            a, y = check_batch_feedback(action, reward, self.n_, K)
-            x = X[self._rows, a]
+        a, y = self._feedback(X, action, reward)
+        x = X[self._rows, a]
         if not math.isfinite(x.sum()):
             raise ValueError("obs: the chosen arm's features contain NaN or inf")
         self._update(x.astype(float, copy=False), y)
         self.t_ += 1
 
-    # -- helpers --------------------------------------------------------------------------------
-    def _check_obs(self, obs) -> np.ndarray:
-        """Validate the shape and dtype of obs and return it as an (N, K, d) view (never a copy).
-
-        Shapes must match the first obs (the agent's mode and d). Finiteness is checked where the
-        values are used: on the arm scores in `act` (a score is finite exactly when its arm's
-        features are, and checking K scores is much cheaper than K d features) and on the chosen
-        arm's features in `observe`.
-        """
-        obs = np.asarray(obs)
-        if obs.ndim == 2:
-            single, X = True, obs[None]
-        elif obs.ndim == 3:
-            single, X = False, obs
-        else:
-            raise ValueError(f"obs must be a (K, d) feature matrix, or (N, K, d) for N instances; "
-                             f"got shape {obs.shape}")
-        if obs.dtype.kind not in "fiu":
-            raise ValueError(f"obs must be a real-valued array, got dtype {obs.dtype}")
-        if self.n_ is None:
-            if self.dim is not None and X.shape[2] != self.dim:
-                raise ValueError(f"obs has feature dimension {X.shape[2]} but the agent was built with dim={self.dim}")
-            if X.shape[1] == 0 or X.shape[2] == 0:
-                raise ValueError(f"obs must have at least one arm and one feature; got shape {obs.shape}")
-            if isinstance(self._seed_seq, list) and len(self._seed_seq) != X.shape[0]:
-                raise ValueError(f"obs holds {X.shape[0]} instances but the agent was given {len(self._seed_seq)} seeds")
-            self.rng_ = Streams(self._seed_seq, X.shape[0])
-            self.single_, self.n_, self.d_ = single, X.shape[0], X.shape[2]
-            self._rows = np.arange(self.n_)
-            self._init_state(self.n_, self.d_)
-        elif single != self.single_ or X.shape[0] != self.n_ or X.shape[2] != self.d_ or X.shape[1] == 0:
-            want = f"(K, {self.d_})" if self.single_ else f"({self.n_}, K, {self.d_})"
-            raise ValueError(f"obs has shape {obs.shape} but this agent started with obs of shape {want}; "
-                             "call reset() to change")
-        return X
+    def _start(self, X):
+        self._rows = np.arange(self.n_)
+        self._init_state(self.n_, self.d_)
 
     def _checked_scores(self, X: np.ndarray) -> np.ndarray:
         scores = self._scores(X)
@@ -152,12 +68,8 @@ class LinearAgent:
         return scores
 
     def _choose(self, X: np.ndarray) -> np.ndarray:
-        """Greedy arm of the scores: np.argmax where every row's maximum is unique (the usual case,
-        and no random draw), otherwise `random_argmax`, uniform among the tied arms."""
-        scores = self._checked_scores(X)
-        if np.count_nonzero(scores == scores.max(axis=1, keepdims=True)) == self.n_:
-            return scores.argmax(axis=1)
-        return random_argmax(scores, self.rng_)
+        """Greedy arm of the scores, uniform among tied arms."""
+        return self._argmax(self._checked_scores(X))
 
     def _init_state(self, n: int, d: int) -> None:
         pass
@@ -188,8 +100,7 @@ class Random(LinearAgent):
     """Uniformly random arm each round; the floor every comparison should beat."""
 
     def _choose(self, X):
-        if not np.isfinite(X).all():
-            raise ValueError("obs contains NaN or inf")
+        check_finite(X)
         return self.rng_.integers(X.shape[1], size=self.n_)
 
 
@@ -201,8 +112,9 @@ class Greedy(LinearAgent):
         lam: ridge regulariser lambda (V_0 = lam I).
     """
 
+    params = {"lam": Real(gt=0)}
+
     def __init__(self, *, lam: float = 1.0, seed=None, dim: int | None = None):
-        _positive("lam", lam)
         self.lam = lam
         super().__init__(seed=seed, dim=dim)
 
@@ -225,9 +137,9 @@ class EpsilonGreedy(Greedy):
         lam: ridge regulariser lambda.
     """
 
+    params = {"epsilon": Real(ge=0, le=1)}
+
     def __init__(self, *, epsilon: float = 0.1, lam: float = 1.0, seed=None, dim: int | None = None):
-        if not (isinstance(epsilon, (int, float, np.floating)) and 0.0 <= epsilon <= 1.0):
-            raise ValueError(f"epsilon must be a probability in [0, 1], got {epsilon!r}")
         self.epsilon = epsilon
         super().__init__(lam=lam, seed=seed, dim=dim)
 
@@ -259,14 +171,11 @@ class LinUCB(LinearAgent):
         alpha: width multiplier (1 = theory; smaller values are the usual practical tuning).
     """
 
+    params = {"lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0), "delta": (Real(gt=0, lt=1), None),
+              "alpha": Real(ge=0)}
+
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
                  alpha: float = 1.0, seed=None, dim: int | None = None):
-        _positive("lam", lam)
-        _positive("sigma", sigma)
-        _positive("S", S)
-        if delta is not None and not (isinstance(delta, (float, np.floating)) and 0.0 < delta < 1.0):
-            raise ValueError(f"delta must be a float in (0, 1) or None, got {delta!r}")
-        _nonnegative("alpha", alpha)
         self.lam, self.sigma, self.S, self.delta, self.alpha = lam, sigma, S, delta, alpha
         super().__init__(seed=seed, dim=dim)
 
@@ -308,11 +217,10 @@ class LinTS(LinearAgent):
         v: posterior scale multiplier.
     """
 
+    params = {"lam": Real(gt=0), "sigma": Real(gt=0), "v": Real(ge=0)}
+
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
                  seed=None, dim: int | None = None):
-        _positive("lam", lam)
-        _positive("sigma", sigma)
-        _nonnegative("v", v)
         self.lam, self.sigma, self.v = lam, sigma, v
         super().__init__(seed=seed, dim=dim)
 
@@ -349,15 +257,11 @@ class LinTSAG(LinTS):
         horizon: T, used only for the two defaults above.
     """
 
+    params = {"R": Real(gt=0), "epsilon": (Real(gt=0, le=1), None), "delta": (Real(gt=0, lt=1), None),
+              "horizon": Int(ge=3)}
+
     def __init__(self, *, R: float = 1.0, epsilon: float | None = None, delta: float | None = None,
                  horizon: int = 10_000, seed=None, dim: int | None = None):
-        _positive("R", R)
-        if not (isinstance(horizon, (int, np.integer)) and horizon >= 3):
-            raise ValueError(f"horizon must be an int >= 3, got {horizon!r}")
-        if epsilon is not None and not (isinstance(epsilon, (float, np.floating)) and 0.0 < epsilon <= 1.0):
-            raise ValueError(f"epsilon must be a float in (0, 1] or None, got {epsilon!r}")
-        if delta is not None and not (isinstance(delta, (float, np.floating)) and 0.0 < delta < 1.0):
-            raise ValueError(f"delta must be a float in (0, 1) or None, got {delta!r}")
         self.R, self.epsilon, self.delta, self.horizon = R, epsilon, delta, horizon
         super().__init__(lam=1.0, sigma=1.0, v=1.0, seed=seed, dim=dim)
 
@@ -367,37 +271,11 @@ class LinTSAG(LinTS):
         return self.R * math.sqrt(24.0 / epsilon * d * math.log(1.0 / delta))
 
 
-@register("Lin-ES")
-class LinES(LinearAgent):
-    """Linear ensemble sampling, [S0] §4.1 Alg. 1 with the ridge loss (CATALOG L4; §7.2 defaults).
+class _RidgeEnsemble(LinearAgent):
+    """m ridge models sharing V_t, each fitting its own perturbed targets; one acts per round.
 
-    m ridge models share V_t = lam I + sum x x^T; model j has targets perturbed once and for all,
-        theta^j_t = V_t^{-1} (lam theta~^j_0 + sum_{l<=t} x_l (y_l + Z^j_l)),  Z^j_l ~ N(0, sigma_R^2),
-    and each round one model j_t ~ Unif[m] picks the greedy arm (Alg. 1 lines 4-5). [S0] has no
-    prior perturbation (theta~^j_0 = 0, the default `prior_sd = 0`); `prior_sd > 0` draws
-    theta~^j_0 ~ N(0, prior_sd^2 I) as in Lee & Oh (2024) / Lu & Van Roy (2017). Per round:
-    O(d^2) for V^{-1} and the chosen model, O(m d) for the m perturbed sums b^j.
-
-    Args:
-        m: ensemble size.
-        lam: ridge regulariser lambda.
-        sigma_R: standard deviation of the reward perturbations Z.
-        prior_sd: standard deviation of the prior perturbation theta~_0 (0: none).
+    Subclasses give `_spec()`: (ensemble size, lambda, perturbation sd, prior sd).
     """
-
-    def __init__(self, *, m: int = 25, lam: float = 1.0, sigma_R: float = 0.1, prior_sd: float = 0.0,
-                 seed=None, dim: int | None = None):
-        if not (isinstance(m, (int, np.integer)) and m >= 1):
-            raise ValueError(f"m must be an int >= 1, got {m!r}")
-        _positive("lam", lam)
-        _positive("sigma_R", sigma_R)
-        _nonnegative("prior_sd", prior_sd)
-        self.m, self.lam, self.sigma_R, self.prior_sd = m, lam, sigma_R, prior_sd
-        super().__init__(seed=seed, dim=dim)
-
-    def _spec(self) -> tuple[int, float, float, float]:
-        """(ensemble size, lambda, perturbation sd, prior sd) in the ridge form above."""
-        return self.m, self.lam, self.sigma_R, self.prior_sd
 
     def _init_state(self, n, d):
         m, lam, _, prior_sd = self._spec()
@@ -416,8 +294,38 @@ class LinES(LinearAgent):
         return arm_scores(X, theta)
 
 
+@register("Lin-ES")
+class LinES(_RidgeEnsemble):
+    """Linear ensemble sampling, [S0] §4.1 Alg. 1 with the ridge loss (CATALOG L4; §7.2 defaults).
+
+    m ridge models share V_t = lam I + sum x x^T; model j has targets perturbed once and for all,
+        theta^j_t = V_t^{-1} (lam theta~^j_0 + sum_{l<=t} x_l (y_l + Z^j_l)),  Z^j_l ~ N(0, sigma_R^2),
+    and each round one model j_t ~ Unif[m] picks the greedy arm (Alg. 1 lines 4-5). [S0] has no
+    prior perturbation (theta~^j_0 = 0, the default `prior_sd = 0`); `prior_sd > 0` draws
+    theta~^j_0 ~ N(0, prior_sd^2 I) as in Lee & Oh (2024) / Lu & Van Roy (2017). Per round:
+    O(d^2) for V^{-1} and the chosen model, O(m d) for the m perturbed sums b^j.
+
+    Args:
+        m: ensemble size.
+        lam: ridge regulariser lambda.
+        sigma_R: standard deviation of the reward perturbations Z.
+        prior_sd: standard deviation of the prior perturbation theta~_0 (0: none).
+    """
+
+    params = {"m": Int(ge=1), "lam": Real(gt=0), "sigma_R": Real(gt=0), "prior_sd": Real(ge=0)}
+
+    def __init__(self, *, m: int = 25, lam: float = 1.0, sigma_R: float = 0.1, prior_sd: float = 0.0,
+                 seed=None, dim: int | None = None):
+        self.m, self.lam, self.sigma_R, self.prior_sd = m, lam, sigma_R, prior_sd
+        super().__init__(seed=seed, dim=dim)
+
+    def _spec(self) -> tuple[int, float, float, float]:
+        """(ensemble size, lambda, perturbation sd, prior sd) in the ridge form above."""
+        return self.m, self.lam, self.sigma_R, self.prior_sd
+
+
 @register("ES")
-class ES(LinES):
+class ES(_RidgeEnsemble):
     """Linear ensemble sampling of Lu & Van Roy (2017) as described in [S3] App. A.5 (CATALOG L5).
 
     theta_{0,m} ~ N(0, Sigma_0 = prior_var I); act greedily on a uniformly chosen member; every
@@ -433,14 +341,12 @@ class ES(LinES):
         sigma: reward noise standard deviation.
     """
 
+    params = {"M": Int(ge=1), "prior_var": Real(gt=0), "sigma": Real(gt=0)}
+
     def __init__(self, *, M: int = 8, prior_var: float = 10.0, sigma: float = 1.0,
                  seed=None, dim: int | None = None):
-        if not (isinstance(M, (int, np.integer)) and M >= 1):
-            raise ValueError(f"M must be an int >= 1, got {M!r}")
-        _positive("prior_var", prior_var)
-        _positive("sigma", sigma)
         self.M, self.prior_var, self.sigma = M, prior_var, sigma
-        LinearAgent.__init__(self, seed=seed, dim=dim)     # LinES's own hyperparameters do not apply
+        super().__init__(seed=seed, dim=dim)
 
     def _spec(self):
         return self.M, self.sigma**2 / self.prior_var, self.sigma, math.sqrt(self.prior_var)

@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import random_argmax, register
-from agents.linear import LinUCB, _positive
+from agents.linear import LinUCB
+from agents.params import Bool, Int, Real, Str
 
 __all__ = ["OAM", "OSSB", "optimal_allocation", "barycentric_spanner", "oam_f"]
 
@@ -235,15 +236,8 @@ class _ContextTable:
         return m
 
 
-def _check_common(horizon, max_contexts, zeta, solver) -> None:
-    if not (isinstance(horizon, (int, np.integer)) and not isinstance(horizon, bool) and horizon >= 3):
-        raise ValueError(f"horizon must be an int >= 3 (the run length n), got {horizon!r}")
-    if not (isinstance(max_contexts, (int, np.integer)) and not isinstance(max_contexts, bool) and max_contexts >= 1):
-        raise ValueError(f"max_contexts must be an int >= 1, got {max_contexts!r}")
-    if not (isinstance(zeta, (int, float, np.integer, np.floating)) and zeta >= 0 and math.isfinite(zeta)):
-        raise ValueError(f"zeta must be a finite number >= 0 (0: re-solve every round), got {zeta!r}")
-    if solver is not None and not isinstance(solver, str):
-        raise ValueError(f"solver must be a CVXPY solver name (e.g. 'CLARABEL', 'SCS') or None, got {solver!r}")
+# what OAM and OSSB share besides LinUCB's lam
+_COMMON = {"horizon": Int(ge=3), "max_contexts": Int(ge=1), "zeta": Real(ge=0), "solver": (Str(), None)}
 
 
 class _SingleInstance:
@@ -255,12 +249,6 @@ class _SingleInstance:
         state = self.__dict__.copy()
         state["_programs"] = {}              # compiled CVXPY programs are a cache, rebuilt on demand
         return state
-
-    def _check_obs(self, obs):
-        if np.ndim(obs) == 3:
-            raise ValueError(f"{type(self).__name__} serves one instance: obs must be a (K, d) action set, got shape "
-                             f"{np.shape(obs)}; run one agent per instance")
-        return super()._check_obs(obs)
 
     def observe(self, obs, action, reward) -> None:
         self._pending = (obs, action)
@@ -337,19 +325,12 @@ class OAM(_SingleInstance, LinUCB):
     """
 
     batched = False
+    params = {**_COMMON, "c": Real(ge=0), "epsilon": (Real(ge=0, le=1), None), "spanner": Bool()}
 
     def __init__(self, *, horizon: int = 10_000, c: float = 1.0, zeta: float = 0.1, epsilon: float | None = None,
                  spanner: bool = False, lam: float = 1e-6, max_contexts: int = 10, solver: str | None = "CLARABEL",
                  seed: int | None = None, dim: int | None = None):
-        _check_common(horizon, max_contexts, zeta, solver)
-        if not (isinstance(c, (int, float, np.integer, np.floating)) and c >= 0 and math.isfinite(c)):
-            raise ValueError(f"c must be a finite number >= 0, got {c!r}")
-        if epsilon is not None and not (isinstance(epsilon, (int, float, np.integer, np.floating))
-                                        and 0.0 <= epsilon <= 1.0):
-            raise ValueError(f"epsilon must be None (1 / log log t) or a number in [0, 1], got {epsilon!r}")
-        if not isinstance(spanner, (bool, np.bool_)):
-            raise ValueError(f"spanner must be a bool, got {spanner!r}")
-        self.horizon, self.c, self.zeta, self.epsilon, self.spanner = horizon, c, zeta, epsilon, bool(spanner)
+        self.horizon, self.c, self.zeta, self.epsilon, self.spanner = horizon, c, zeta, epsilon, spanner
         self.max_contexts, self.solver = max_contexts, solver
         super().__init__(lam=lam, seed=seed, dim=dim)
 
@@ -541,14 +522,11 @@ class OSSB(_SingleInstance, LinUCB):
     """
 
     batched = False
+    params = {**_COMMON, "epsilon": Real(ge=0), "gamma": Real(ge=0)}
 
     def __init__(self, *, epsilon: float = 0.0, gamma: float = 0.0, horizon: int = 10_000, zeta: float = 0.1,
                  lam: float = 1e-6, max_contexts: int = 10, solver: str | None = "CLARABEL",
                  seed: int | None = None, dim: int | None = None):
-        _check_common(horizon, max_contexts, zeta, solver)
-        for name, value in (("epsilon", epsilon), ("gamma", gamma)):
-            if not (isinstance(value, (int, float, np.integer, np.floating)) and value >= 0 and math.isfinite(value)):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         self.epsilon, self.gamma, self.horizon, self.zeta = epsilon, gamma, horizon, zeta
         self.max_contexts, self.solver = max_contexts, solver
         super().__init__(lam=lam, seed=seed, dim=dim)

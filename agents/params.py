@@ -1,0 +1,147 @@
+"""Declared hyper-parameters, validated in one place (as scikit-learn's parameter constraints).
+
+An agent class lists its hyper-parameters in `params`, a dict name -> constraint; a constraint is
+one rule or a tuple of alternatives, where a rule is a `Real`, `Int`, `Options`, `Widths` or a
+literal value (None, "theory") accepted as itself:
+
+    params = {"lam": Real(gt=0), "delta": (Real(gt=0, lt=1), None), "link": Options("logistic", "identity")}
+
+`agents.base.BaseAgent` checks every declared value at construction, so a wrong value fails at
+once with one message naming the parameter, what it accepts and what it got.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+
+class Real:
+    """A finite real number (not a bool) within optional bounds: gt, ge, lt, le."""
+
+    def __init__(self, *, gt=None, ge=None, lt=None, le=None):
+        self.bounds = [(op, v) for op, v in ((">", gt), (">=", ge), ("<", lt), ("<=", le)) if v is not None]
+
+    def _bounded(self, value) -> bool:
+        tests = {">": value.__gt__, ">=": value.__ge__, "<": value.__lt__, "<=": value.__le__}
+        return all(tests[op](v) for op, v in self.bounds)
+
+    def accepts(self, value) -> bool:
+        return (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+                and self._bounded(value))
+
+    def __str__(self) -> str:
+        return "a finite number" + "".join(f" {op} {v}" for op, v in self.bounds)
+
+
+class Int(Real):
+    """An integer (not a bool) within optional bounds."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool) and self._bounded(value)
+
+    def __str__(self) -> str:
+        return "an int" + "".join(f" {op} {v}" for op, v in self.bounds)
+
+
+class Options:
+    """One of a fixed set of values (strings, usually)."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def accepts(self, value) -> bool:
+        return any(value == v and type(value) is type(v) for v in self.values)
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class Bool:
+    """True or False."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+    def __str__(self) -> str:
+        return "a bool"
+
+
+class Str:
+    """Any string (a name checked later, e.g. a solver or a model)."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, str)
+
+    def __str__(self) -> str:
+        return "a string"
+
+
+class Widths:
+    """A non-empty tuple of positive ints: the hidden layer widths of a network."""
+
+    def accepts(self, value) -> bool:
+        return (isinstance(value, tuple) and len(value) > 0
+                and all(isinstance(h, numbers.Integral) and not isinstance(h, bool) and h > 0 for h in value))
+
+    def __str__(self) -> str:
+        return "a non-empty tuple of positive ints (layer widths)"
+
+
+class Device:
+    """A torch device name: "cpu", "cuda", "cuda:<index>" or "auto" (cuda when available)."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, str) and (value in ("cpu", "cuda", "auto")
+                                           or (value.startswith("cuda:") and value[5:].isdigit()))
+
+    def __str__(self) -> str:
+        return "'cpu', 'cuda', 'cuda:<index>' or 'auto'"
+
+
+class Anything:
+    """Any value (checked by the agent itself, e.g. a callable or a model name)."""
+
+    def accepts(self, value) -> bool:
+        return True
+
+    def __str__(self) -> str:
+        return "anything"
+
+
+def _alternatives(constraint) -> tuple:
+    return constraint if isinstance(constraint, tuple) else (constraint,)
+
+
+def _accepts(rule, value) -> bool:
+    if hasattr(rule, "accepts"):
+        return rule.accepts(value)
+    return value is rule if rule is None else (type(value) is type(rule) and value == rule)
+
+
+def _describe(rule) -> str:
+    return str(rule) if hasattr(rule, "accepts") else repr(rule)
+
+
+def check_param(name: str, value: Any, constraint) -> None:
+    """Raise a ValueError naming `name` unless `value` satisfies `constraint`."""
+    rules = _alternatives(constraint)
+    if not any(_accepts(rule, value) for rule in rules):
+        raise ValueError(f"{name} must be {' or '.join(_describe(r) for r in rules)}, got {value!r}")
+
+
+def declared(cls) -> dict[str, Any]:
+    """Every hyper-parameter declared by `cls` and its bases (a subclass's entry wins)."""
+    out: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        out.update(vars(klass).get("params", {}))
+    return out
+
+
+def validate(agent) -> None:
+    """Check every declared hyper-parameter of `agent` (its attributes of the same names)."""
+    for name, constraint in declared(type(agent)).items():
+        check_param(name, getattr(agent, name), constraint)
