@@ -270,8 +270,12 @@ class BaseAgent:
         self.__dict__.update(hyperparameters)
         self.seed, self.dim = seed, dim
         validate(self)
+        self._check_params()
         self._seed_spec = seed_spec(seed)
         self.reset()
+
+    def _check_params(self) -> None:
+        """Rules that tie several hyper-parameters together (hook; each one alone is in `params`)."""
 
     def reset(self) -> None:
         """Forget all data and restart the random streams: the agent behaves as when constructed."""
@@ -314,8 +318,12 @@ class BaseAgent:
                                  f"{len(self._seed_spec)} seeds")
             self.n_, self.single_, self.d_ = X.shape[0], single, X.shape[2]
             self.seqs_ = seed_sequences(self._seed_spec, self.n_)
-            self._seed(self.seqs_)
-            self._start(X)
+            try:
+                self._seed(self.seqs_)
+                self._start(X)
+            except BaseException:
+                self.reset()             # a first obs that cannot start the agent leaves it as it was
+                raise
         return X
 
     def _seed(self, seqs: list[np.random.SeedSequence]) -> None:

@@ -24,15 +24,14 @@ instance, and a single agent is the N = 1 case of the same code, so a batched ag
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy.special import expit
 
 from agents.anytime import GOLDEN_B, DoublingTrick
-from agents.base import _child, check_feedback, check_obs, random_argmax, register
+from agents.base import BaseAgent, _child, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
-from agents.glm_batch import LINKS, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance  # noqa: F401
+from agents.glm_batch import LINKS, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance
+from agents.params import Int, Options, Real
 from agents.linalg import rls_update_
 
 
@@ -139,84 +138,40 @@ def theory_a(algorithm: str, d: int, n: int, sigma=0.5, mu_dot_min=0.25, mu_dot_
     raise ValueError(f"theory_a knows 'GLM-TSL' and 'GLM-FPL', not {algorithm!r}")
 
 
-class _GLMAgent:
-    """Validation, lazy sizing, sufficient statistics and [S1] §5.1's initial exploration.
+class _GLMAgent(BaseAgent):
+    """One-instance GLM agents on the one base: sufficient statistics, the arm's float64 features.
 
-    Subclasses validate their hyperparameters, pass them to `_store`, and implement `_setup()`
-    (state that needs d), `_choose(X)` (the arm once exploration is over) and `_learn(x, y)`.
+    Subclasses declare `params`, store their hyperparameters, call `super().__init__(seed=seed,
+    dim=dim)`, and implement `_setup()` (state that needs d), `_choose(X)` and `_learn(x, y)`.
     """
 
+    batched = False
     cols = 1  # reward-sum columns in the sufficient statistics (m for an ensemble)
 
-    def _store(self, **hyperparameters) -> None:
-        """Keep the constructor's arguments as given, then start from scratch."""
-        dim = hyperparameters["dim"]
-        if dim is not None and not (isinstance(dim, (int, np.integer)) and dim > 0):
-            raise ValueError(f"dim must be a positive int or None, got {dim!r}")
-        _link(hyperparameters.get("link", "logistic"))
-        self.__dict__.update(hyperparameters)
-        self._seed_seq = np.random.SeedSequence(self.seed)  # seed=None: fresh entropy, replayed by reset()
-        self.reset()
+    def _seed(self, seqs) -> None:
+        self.rng_ = np.random.default_rng(seqs[0])
 
-    def reset(self) -> None:
-        """Forget all data and restart the random stream: the agent behaves as when constructed."""
-        self.rng_ = np.random.default_rng(self._seed_seq)
-        self.d_ = self.dim
-        self.t_ = 0
+    def _reset(self) -> None:
         self.stats_ = None
-        if self.d_ is not None:
-            self._init(self.d_)
 
-    def _init(self, d: int) -> None:
-        self.d_ = d
-        self.stats_ = SufficientStats(d, self.cols)
-        self.basis_ = np.zeros((d, d))  # orthonormal basis of the pulled arms' span
-        self.rank_ = 0
+    def _start(self, X) -> None:
+        self.stats_ = SufficientStats(self.d_, self.cols)
         self._setup()
-
-    def _check_obs(self, obs) -> np.ndarray:
-        X = check_obs(obs, self.d_)
-        X = X.astype(float, copy=False)
-        if self.d_ is None:
-            self._init(X.shape[1])
-        return X
 
     def act(self, obs: np.ndarray) -> int:
         """Index of the arm to pull among the rows of obs (K, d)."""
-        X = self._check_obs(obs)
-        if self.init_explore and self.rank_ < self.d_:
-            residual = np.linalg.norm(X - (X @ self.basis_) @ self.basis_.T, axis=1)
-            if residual.max() > 1e-8 * max(1.0, np.abs(X).max()):
-                return random_argmax(residual, self.rng_)
-        return self._choose(X)
+        return self._choose(self._check_obs(obs, finite=True)[0].astype(float, copy=False))
 
     def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
         """Record that arm `action` of obs gave `reward`, and update the estimates."""
-        X = self._check_obs(obs)
-        a, y = check_feedback(action, reward, X.shape[0])
-        x = X[a]
-        if self.rank_ < self.d_:                        # Gram-Schmidt: track span of pulled arms
-            v = x - self.basis_ @ (self.basis_.T @ x)
-            norm = np.linalg.norm(v)
-            if norm > 1e-8 * max(1.0, np.abs(x).max()):
-                self.basis_[:, self.rank_] = v / norm
-                self.rank_ += 1
+        X = self._check_obs(obs, finite=True)
+        (a,), (y,) = self._feedback(X, action, reward)
         self.t_ += 1
-        self._learn(x, y)
+        self._learn(X[0, a].astype(float, copy=False), y)
 
 
-def _check_positive(**values) -> None:
-    for name, value in values.items():
-        if not (isinstance(value, numbers.Real) and value > 0):
-            raise ValueError(f"{name} must be a number > 0, got {value!r}")
-
-
-def _check_scale(value, name, horizon):
-    if value == "theory":
-        if horizon is None:
-            raise ValueError(f"{name}='theory' needs the horizon n: pass horizon=...")
-    elif not (isinstance(value, numbers.Real) and value >= 0):
-        raise ValueError(f"{name} must be a non-negative number or 'theory', got {value!r}")
+_POSITIVE = Real(gt=0)
+_SCALE = (Real(ge=0), "theory")    # a perturbation or width scale: a number, or the theory value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,13 +198,16 @@ class GLMTSL(BatchedGLMAgent):
         seed: seed of the agent's own streams (an int, or one int per instance).
     """
 
+    params = {"a": _SCALE, "horizon": (Int(ge=2), None)}
     theta_ = _PerInstance()
     root_ = _PerInstance()
 
+    def _check_params(self):
+        if self.a == "theory" and self.horizon is None:
+            raise ValueError("a='theory' needs the horizon n: pass horizon=...")
+
     def __init__(self, *, a=1.0, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
-        _check_scale(a, "a", horizon)
-        _check_positive(lam=lam)
-        self._store(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
+        super().__init__(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
 
     def _hyper(self, d):
         self.a_ = theory_a("GLM-TSL", d, self.horizon) if self.a == "theory" else float(self.a)
@@ -283,19 +241,19 @@ class GLMFPL(BatchedGLMAgent):
             finite when a perturbed reward sum leaves [0, N_x] (logistic loss unbounded below).
     """
 
+    params = GLMTSL.params
     theta_ = _PerInstance()
+    _check_params = GLMTSL._check_params
 
     def __init__(self, *, a=0.5, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
-        _check_scale(a, "a", horizon)
-        _check_positive(lam=lam)
-        self._store(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
+        super().__init__(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
 
     def _hyper(self, d):
         self.a_ = theory_a("GLM-FPL", d, self.horizon) if self.a == "theory" else float(self.a)
 
     def _init_state(self, n, d):
         self._theta = np.zeros((n, d))
-        self._noise = RaggedNormals([_child(s, 3) for s in self._seqs])  # one draw per table row
+        self._noise = RaggedNormals([_child(s, 3) for s in self.seqs_])  # one draw per table row
 
     def _scores(self, X):
         st = self._stats
@@ -308,6 +266,7 @@ class GLMFPL(BatchedGLMAgent):
 class _GLMUCBBase(BatchedGLMAgent):
     """MLE theta_hat_t plus a bonus alpha_t ||x||_{V_t^{-1}}, V_t = lam I + sum_l X_l X_l^T."""
 
+    params = {"alpha": _SCALE, "delta": _POSITIVE, "sigma": _POSITIVE, "mu_dot_min": _POSITIVE}
     theta_ = _PerInstance()
     V_inv_ = _PerInstance()
 
@@ -342,12 +301,11 @@ class GLMUCB(_GLMUCBBase):
         lam, init_explore, link, horizon, dim, seed: as for GLM-TSL.
     """
 
+    params = {"mu_dot_max": _POSITIVE, "horizon": (Int(ge=2), None)}
+
     def __init__(self, *, alpha="theory", delta=0.05, sigma=0.5, mu_dot_min=0.25, mu_dot_max=0.25, lam=1e-3,
                  init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
-        if alpha != "theory":
-            _check_scale(alpha, "alpha", horizon)
-        _check_positive(delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam)
-        self._store(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam,
+        super().__init__(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam,
                     init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
 
     def _scores(self, X):
@@ -378,10 +336,7 @@ class UCBGLM(_GLMUCBBase):
 
     def __init__(self, *, alpha="theory", delta=0.05, sigma=0.5, mu_dot_min=0.25, lam=1e-3,
                  init_explore=True, link="logistic", dim=None, seed=None):
-        if alpha != "theory":
-            _check_scale(alpha, "alpha", None)
-        _check_positive(delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, lam=lam)
-        self._store(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, lam=lam,
+        super().__init__(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, lam=lam,
                     init_explore=init_explore, link=link, dim=dim, seed=seed)
 
     def _scores(self, X):
@@ -421,19 +376,11 @@ class GLMES(_GLMAgent):
         dim, seed: as for GLM-TSL.
     """
 
-    init_explore = False
+    params = {"m": Int(ge=1), "sigma_R": Real(ge=0), "lam": _POSITIVE, "warmup": Int(ge=0),
+              "design_a": Real(gt=0, lt=1), "link": Options(*LINKS)}
 
     def __init__(self, *, m=10, sigma_R=0.1, lam=1.0, warmup=500, design_a=0.5, link="logistic", dim=None, seed=None):
-        if not (isinstance(m, (int, np.integer)) and m >= 1):
-            raise ValueError(f"m must be a positive integer, got {m!r}")
-        if not (isinstance(warmup, (int, np.integer)) and warmup >= 0):
-            raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
-        _check_positive(lam=lam)
-        if not (isinstance(sigma_R, numbers.Real) and sigma_R >= 0):
-            raise ValueError(f"sigma_R must be a number >= 0, got {sigma_R!r}")
-        if not (isinstance(design_a, numbers.Real) and 0 < design_a < 1):
-            raise ValueError(f"design_a must be in (0, 1), got {design_a!r}")
-        self._store(m=m, sigma_R=sigma_R, lam=lam, warmup=warmup, design_a=design_a, link=link, dim=dim, seed=seed)
+        super().__init__(m=m, sigma_R=sigma_R, lam=lam, warmup=warmup, design_a=design_a, link=link, dim=dim, seed=seed)
 
     @property
     def cols(self):
@@ -516,12 +463,10 @@ class LogisticUCB1(_GLMAgent):
         dim, seed: as for GLM-TSL.
     """
 
-    init_explore = False
-    link = "logistic"
+    params = {"nu": _POSITIVE, "kappa": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
 
     def __init__(self, *, nu=1.0, kappa=10.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
-        _check_positive(nu=nu, kappa=kappa, S=S, lam=lam, delta=delta)
-        self._store(nu=nu, kappa=kappa, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
+        super().__init__(nu=nu, kappa=kappa, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
 
     def _setup(self):
         d = self.d_
@@ -567,12 +512,10 @@ class AdaOFUECOLog(_GLMAgent):
         dim, seed: as for GLM-TSL.
     """
 
-    init_explore = False
-    link = "logistic"
+    params = {"nu": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
 
     def __init__(self, *, nu=1.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
-        _check_positive(nu=nu, S=S, lam=lam, delta=delta)
-        self._store(nu=nu, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
+        super().__init__(nu=nu, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
 
     def _setup(self):
         self.theta_ = np.zeros(self.d_)

@@ -26,7 +26,8 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from agents.base import Streams, check_feedbacks, seed_sequences, seed_spec
+from agents.base import BaseAgent, check_finite, random_argmax
+from agents.params import Bool, Options, Real
 
 __all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm_batched"]
 
@@ -282,18 +283,6 @@ def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100):
     return theta, H_out
 
 
-def _argmax(values: np.ndarray, gens: list) -> np.ndarray:
-    """Row-wise argmax of (m, K) values, ties broken uniformly with row i's generator gens[i]."""
-    best = values.max(axis=-1, keepdims=True)
-    ties = values >= best
-    out = ties.argmax(axis=-1)
-    if np.count_nonzero(ties) > len(values):
-        for row in np.flatnonzero(ties.sum(axis=-1) > 1):
-            candidates = np.flatnonzero(ties[row])
-            out[row] = candidates[gens[row].integers(len(candidates))]
-    return out
-
-
 class _PerInstance:
     """Learned state kept as (N, ...) arrays in `_name`; read as `name_`: instance 0's slice for a
     single agent, the whole array for a batched one."""
@@ -308,44 +297,24 @@ class _PerInstance:
         return value[0] if obj.single_ else value
 
 
-class BatchedGLMAgent:
-    """Seeding, lazy shapes, validation, sufficient statistics and [S1] §5.1's initial exploration.
+class BatchedGLMAgent(BaseAgent):
+    """The [S1] agents on the one base: sufficient statistics and [S1] §5.1's initial exploration.
 
-    obs is (K, d) for one instance (act returns an int, observe takes an int and a float) or
-    (N, K, d) for N (act returns (N,) ints, observe takes (N,) ints and (N,) floats); the first
-    obs fixes the mode until `reset()`. `seed` is an int or None (one instance, or spawned into N
-    streams) or a sequence of N ints, one per instance.
-
-    Subclasses validate their hyperparameters, call `_store(...)`, and implement `_hyper(d)`
-    (scalars that need d), `_init_state(n, d)`, `_scores(X)` ((N, K) policy scores; called every
-    round, exploration or not, so that every instance draws the same amount each round) and
-    `_learn(x, y)` (after the statistics got the round's pulls).
+    Subclasses declare `params`, store their hyperparameters, call `super().__init__(seed=seed,
+    dim=dim)`, and implement `_hyper(d)` (scalars that need d), `_init_state(n, d)`,
+    `_scores(X)` ((N, K) policy scores; called every round, exploration or not, so that every
+    instance draws the same amount each round) and `_learn(x, y)` (after the statistics got the
+    round's pulls).
     """
 
-    batched = True
+    params = {"lam": Real(gt=0), "init_explore": Bool(), "link": Options(*LINKS)}
     rank_ = _PerInstance()
     basis_ = _PerInstance()
 
-    def _store(self, **hyperparameters) -> None:
-        """Keep the constructor's arguments as given, then start from scratch."""
-        dim, seed = hyperparameters["dim"], hyperparameters["seed"]
-        if dim is not None and not (isinstance(dim, (int, np.integer)) and dim > 0):
-            raise ValueError(f"dim must be a positive int or None, got {dim!r}")
-        _link(hyperparameters.get("link", "logistic"))
-        self._seed_spec = seed_spec(seed)
-        self.__dict__.update(hyperparameters)
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget all data and restart the random streams: the agent behaves as when constructed."""
-        self.rng_ = None
-        self.n_ = None
-        self.single_ = None
-        self.d_ = self.dim
-        self.t_ = 0
+    def _reset(self) -> None:
         self._stats = None
-        if self.d_ is not None:
-            self._hyper(self.d_)
+        if self.dim is not None:
+            self._hyper(self.dim)
 
     @property
     def stats_(self):
@@ -355,57 +324,25 @@ class BatchedGLMAgent:
         views = [self._stats.view(i) for i in range(self.n_)]
         return views[0] if self.single_ else views
 
-    # -- validation -----------------------------------------------------------------------------
-    def _check_obs(self, obs) -> np.ndarray:
-        """obs as an (N, K, d) array (a view), after checking its shape against the agent's mode."""
-        obs = np.asarray(obs)
-        if obs.ndim not in (2, 3) or 0 in obs.shape:
-            raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
-                             f"K, d >= 1; got shape {obs.shape}")
-        if obs.dtype.kind not in "fiu":
-            raise ValueError(f"obs must be a finite real array, got dtype {obs.dtype}")
-        single, X = obs.ndim == 2, (obs[None] if obs.ndim == 2 else obs)
-        if self.d_ is not None and X.shape[2] != self.d_:
-            raise ValueError(f"obs has d={X.shape[2]} features per arm but this agent was set up for d={self.d_}")
-        if self.n_ is not None and (single != self.single_ or X.shape[0] != self.n_):
-            want = f"(K, {self.d_})" if self.single_ else f"({self.n_}, K, {self.d_})"
-            raise ValueError(f"obs has shape {obs.shape} but this agent started with obs of shape {want}; "
-                             "call reset() to change")
-        return X
-
-    def _start(self, X: np.ndarray, single: bool) -> None:
+    def _start(self, X: np.ndarray) -> None:
         """Allocate everything once the first (finite) obs fixes N and d."""
         n, _, d = X.shape
-        seqs = seed_sequences(self._seed_spec, n)
-        if self.d_ is None:
+        check_finite(X)
+        if self.dim is None:
             self._hyper(d)
-        self.rng_ = Streams(seqs, n)
-        self.single_, self.n_, self.d_ = single, n, d
-        self._seqs = seqs
-        self._stats = ArmStats(X)
+        self._stats = ArmStats(X.astype(np.float64, copy=False))
         self._basis = np.zeros((n, d, d))     # orthonormal basis of each instance's pulled arms' span
         self._rank = np.zeros(n, dtype=np.int64)
         self._init_state(n, d)
 
-    @staticmethod
-    def _finite(X: np.ndarray) -> np.ndarray:
-        Xf = X.astype(np.float64, copy=False)
-        if not math.isfinite(Xf.sum()) and not np.isfinite(Xf).all():
-            raise ValueError("obs must be a finite real array (found NaN or inf)")
-        return Xf
-
     # -- the protocol ---------------------------------------------------------------------------
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Index of the arm to pull among the rows of obs (K, d), or one per instance of obs (N, K, d)."""
-        X = self._check_obs(obs)
-        Xf = self._finite(X)
-        if self.n_ is None:
-            self._start(Xf, np.asarray(obs).ndim == 2)
-        gens = self.rng_.gens
+        Xf = self._check_obs(obs, finite=True).astype(np.float64, copy=False)
         scores = self._scores(Xf)
         if not math.isfinite(scores.sum()):
             raise ValueError("obs: features so large that the arm scores overflow")
-        actions = _argmax(scores, gens)
+        actions = self._argmax(scores)
         if self.init_explore:
             exploring = np.flatnonzero(self._rank < self.d_)
             if exploring.size:                 # pull the arm farthest from the span of the pulled ones
@@ -414,20 +351,16 @@ class BatchedGLMAgent:
                 go = residual.max(axis=-1) > 1e-8 * np.maximum(1.0, np.abs(Xe).max(axis=(1, 2)))
                 if go.any():
                     rows = exploring[go]
-                    actions[rows] = _argmax(residual[go], [gens[i] for i in rows])
-        return int(actions[0]) if self.single_ else actions
+                    actions[rows] = random_argmax(residual[go], [self.rng_.gens[i] for i in rows])
+        return self._unwrap(actions)
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Record that arm `action` of obs gave `reward` (per instance when batched); update the estimates."""
         X = self._check_obs(obs)
-        K = X.shape[1]
-        single = np.asarray(obs).ndim == 2
-        a, y = check_feedbacks(action, reward, X.shape[0], K, single)
+        a, y = self._feedback(X, action, reward)
         x = X[np.arange(X.shape[0]), a].astype(np.float64)
         if not np.isfinite(x).all():
             raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
-        if self.n_ is None:
-            self._start(self._finite(X), single)
         self._track_span(x)
         self.t_ += 1
         self._stats.add(a, x, y)
