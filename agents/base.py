@@ -264,6 +264,7 @@ class BaseAgent:
     """
 
     batched = True
+    torch_streams = False   # True: per-instance torch Generators on `_dev` (gens_) and numpy ones for ties (rngs_)
     params: dict = {"dim": (Int(ge=1), None)}
 
     def __init__(self, *, seed=None, dim=None, **hyperparameters):
@@ -284,6 +285,8 @@ class BaseAgent:
         self.d_ = None
         self.seqs_ = None
         self.t_ = 0          # rounds observed
+        if self.torch_streams:
+            self.gens_ = self.rngs_ = None
         self._reset()
 
     def _reset(self) -> None:
@@ -327,8 +330,19 @@ class BaseAgent:
         return X
 
     def _seed(self, seqs: list[np.random.SeedSequence]) -> None:
-        """The instances' random streams: `Streams` (children 0-2 of each instance's seed)."""
-        self.rng_ = Streams(seqs, len(seqs))
+        """The instances' random streams: numpy `Streams` (children 0-2 of each instance's seed), or
+        with `torch_streams` a torch.Generator on the agent's device (child 0) and a numpy
+        Generator for ties (child 1) per instance."""
+        if not self.torch_streams:
+            self.rng_ = Streams(seqs, len(seqs))
+            return
+        import torch
+
+        self.gens_, self.rngs_ = [], []
+        for seq in seqs:            # children that do not advance seq: reset() replays them
+            self.gens_.append(torch.Generator(device=self._dev))
+            self.gens_[-1].manual_seed(int(_child(seq, 0).generate_state(1, np.uint64)[0]))
+            self.rngs_.append(np.random.default_rng(_child(seq, 1)))
 
     def _start(self, X: np.ndarray) -> None:
         """Build the learned state once the first obs X (N, K, d) fixes N and d."""
@@ -339,7 +353,7 @@ class BaseAgent:
 
     def _ties(self):
         """What `random_argmax` draws from: one Generator per instance (or a `Streams`)."""
-        return self.rng_
+        return self.rngs_ if self.torch_streams else self.rng_
 
     def _argmax(self, scores: np.ndarray) -> np.ndarray:
         """Greedy arm of each row of the (N, K) scores, ties uniform with the instance's own stream."""
@@ -348,6 +362,24 @@ class BaseAgent:
     def _unwrap(self, values: np.ndarray):
         """An (N,) result as the caller's mode wants it: a Python int for a single agent."""
         return values[0].item() if self.single_ else values
+
+    def __getstate__(self) -> dict:
+        """Pickle torch generators as their states (torch.Generator pickles only in recent torch)."""
+        state = self.__dict__.copy()
+        if state.get("gens_") is not None:
+            state["gens_"] = [g.get_state() for g in state["gens_"]]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if state.get("gens_") is not None:
+            import torch
+
+            gens = []
+            for g_state in state["gens_"]:
+                gens.append(torch.Generator(device=state["_dev"]))
+                gens[-1].set_state(g_state)
+            state = dict(state, gens_=gens)
+        self.__dict__.update(state)
 
 
 def check_finite(X: np.ndarray) -> np.ndarray:

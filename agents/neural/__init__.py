@@ -46,7 +46,7 @@ class LazyAgent:
     """
 
     # what agents.make's callers look up before building (the run loop's batching test), without
-    # torch: every agent here serves N instances in one object (agents.neural.core.InstanceStreams)
+    # torch: every agent here serves N instances in one object (agents.base.BaseAgent)
     batched = True
 
     def __init__(self, name: str, module: str, attr: str):

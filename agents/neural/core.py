@@ -23,12 +23,12 @@ arm scores coming back to pick the actions.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import torch
 
-from agents.base import _child, check_feedbacks, check_instances, random_argmax, seed_sequences, seed_spec
+from agents.base import BaseAgent
+from agents.params import Bool, Device, Int, Options, Real
 from agents.neural.buffer import ReplayBuffer, Schedule
 from agents.neural.nets import NTKEnsemble
 from agents.torch_batch import device_of
@@ -36,41 +36,22 @@ from agents.torch_batch import device_of
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
-def check_int(name: str, value, low: int = 1) -> None:
-    if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low):
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+class TorchAgent(BaseAgent):
+    """The one base with per-instance torch streams (`torch_streams`), a device and a dtype.
 
-
-def check_real(name: str, value, *, positive: bool = False) -> None:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    if not (ok and (value > 0 if positive else value >= 0)):
-        raise ValueError(f"{name} must be a finite number {'>' if positive else '>='} 0, got {value!r}")
-
-
-class InstanceStreams:
-    """What the torch agents serving N instances share (NeuralAgent, agents.neural.fpl.DeepFPL): the
-    mode fixed by the first obs, per-instance random streams, and pickling them.
-
-    Subclasses set `_seed_spec` (agents.base.seed_spec), `_dev`, `_dtype` and `dim`, and build
-    their state in `_start(n, d, single)`, which calls `_seed_streams`.
+    What the torch agents serving N instances share (NeuralAgent, agents.neural.fpl.DeepFPL):
+    the device and dtype are checked once, and instance i draws from `gens_[i]` (a
+    torch.Generator on the device) and breaks ties with `rngs_[i]`.
     """
 
-    def _seed_streams(self, n: int, d: int, single: bool) -> None:
-        """Instance i's torch.Generator (child 0 of its seed) and numpy Generator (child 1; ties)."""
-        self.n_, self.single_, self.d_ = n, single, d
-        self.seqs_ = seed_sequences(self._seed_spec, n)
-        self.gens_, self.rngs_ = [], []
-        for seq in self.seqs_:      # children that do not advance seq: reset() replays them
-            self.gens_.append(torch.Generator(device=self._dev))
-            self.gens_[-1].manual_seed(int(_child(seq, 0).generate_state(1, np.uint64)[0]))
-            self.rngs_.append(np.random.default_rng(_child(seq, 1)))
+    torch_streams = True
+    params = {"device": Device(), "dtype": Options(*DTYPES)}
 
-    def _check_obs(self, obs) -> np.ndarray:
-        """obs as a finite (N, K, d) array (a view), after checking it against the agent's mode."""
-        X, single = check_instances(obs, self.d_ if self.d_ is not None else self.dim, self.n_, self.single_)
-        if self.n_ is None:
-            self._start(X.shape[0], X.shape[2], single)
-        return X
+    def _check_params(self) -> None:
+        self._dev = device_of(self.device)
+        if self._dev.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device={self.device!r} but torch.cuda.is_available() is False; use device='cpu' or 'auto'")
+        self._dtype = DTYPES[self.dtype]
 
     def _randn(self, *shape: int) -> torch.Tensor:
         """Standard normals (N, *shape), row i from instance i's generator."""
@@ -80,28 +61,8 @@ class InstanceStreams:
         """Integers uniform in [0, high), (N, *shape), row i from instance i's generator."""
         return torch.stack([torch.randint(high, shape, generator=g, device=self._dev) for g in self.gens_])
 
-    def _unwrap(self, values: np.ndarray):
-        """An (N,) result as the caller's mode wants it: a Python scalar for a single agent."""
-        return values[0].item() if self.single_ else values
 
-    def __getstate__(self) -> dict:
-        """Pickle the generators as their states (torch.Generator pickles only in recent torch)."""
-        state = self.__dict__.copy()
-        if self.gens_ is not None:
-            state["gens_"] = [g.get_state() for g in self.gens_]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        if state["gens_"] is not None:
-            gens = []
-            for g_state in state["gens_"]:
-                gens.append(torch.Generator(device=state["_dev"]))
-                gens[-1].set_state(g_state)
-            state = dict(state, gens_=gens)
-        self.__dict__.update(state)
-
-
-class NeuralAgent(InstanceStreams):
+class NeuralAgent(TorchAgent):
     """Shared machinery of the [S0] neural agents (subclasses document the algorithms).
 
     Network and training (the same for all, [S0] §7.2 "the network structure is the same"):
@@ -133,40 +94,23 @@ class NeuralAgent(InstanceStreams):
     say how its code scales the loss (catalog G1/N1 ambiguity "sum vs mean").
     """
 
-    batched = True
+    params = {"width": Int(ge=2), "depth": Int(ge=2), "lam": Real(ge=0), "lr": Real(gt=0), "steps": Int(ge=0),
+              "update_every": Int(ge=1), "batch_size": (Int(ge=1), None), "buffer_size": (Int(ge=1), None),
+              "warm_start": Bool(), "warmup": Int(ge=0), "mean_loss": Bool(), "duplicate_input": Bool()}
 
     def __init__(self, *, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1, batch_size=None,
                  buffer_size=None, warm_start=True, warmup=0, mean_loss=True, duplicate_input=True, device="cpu",
                  dtype="float32", dim=None, seed=None):
-        check_int("width", width, 2)
-        if width % 2:
-            raise ValueError(f"width must be even (the symmetric initialisation has two blocks), got {width}")
-        check_int("depth", depth, 2)
-        check_real("lam", lam)
-        check_real("lr", lr, positive=True)
-        check_int("steps", steps, 0)
-        check_int("update_every", update_every)
-        if batch_size is not None:
-            check_int("batch_size", batch_size)
-        if buffer_size is not None:
-            check_int("buffer_size", buffer_size)
-        check_int("warmup", warmup, 0)
-        if dim is not None:
-            check_int("dim", dim)
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
-        dev = device_of(device)
-        if dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} but torch.cuda.is_available() is False; use device='cpu' or 'auto'")
-        self.width, self.depth, self.lam, self.lr, self.steps = width, depth, lam, lr, steps
-        self.update_every, self.batch_size, self.buffer_size = update_every, batch_size, buffer_size
-        self.warm_start, self.warmup, self.mean_loss = warm_start, warmup, mean_loss
-        self.duplicate_input, self.device, self.dtype, self.dim, self.seed = duplicate_input, device, dtype, dim, seed
-        self._dev = dev
-        self._dtype = DTYPES[dtype]
-        self._schedule = Schedule(update_every, steps, batch_size, bool(warm_start), warmup)
-        self._seed_spec = seed_spec(seed)
-        self.reset()
+        super().__init__(width=width, depth=depth, lam=lam, lr=lr, steps=steps, update_every=update_every,
+                         batch_size=batch_size, buffer_size=buffer_size, warm_start=warm_start, warmup=warmup,
+                         mean_loss=mean_loss, duplicate_input=duplicate_input, device=device, dtype=dtype, dim=dim,
+                         seed=seed)
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.width % 2:
+            raise ValueError(f"width must be even (the symmetric initialisation has two blocks), got {self.width}")
+        self._schedule = Schedule(self.update_every, self.steps, self.batch_size, bool(self.warm_start), self.warmup)
 
     # -- what subclasses provide (tensors carry the instance axis N first) ------------------------
     members = 1      # networks trained per instance (m)
@@ -199,20 +143,13 @@ class NeuralAgent(InstanceStreams):
         return y[:, None].expand(-1, self.members, -1)
 
     # -- the protocol ---------------------------------------------------------------------------
-    def reset(self) -> None:
-        """Forget all data and restart the random streams: the agent behaves as when constructed."""
-        self.gens_ = None       # per instance: torch.Generator on the device
-        self.rngs_ = None       # per instance: numpy Generator (ties)
-        self.n_ = None          # number of instances, fixed by the first obs
-        self.single_ = None     # True when the first obs was (K, d)
-        self.t_ = 0
-        self.d_ = None
+    def _reset(self) -> None:
         self.net_ = None
         self.buffer_ = None
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Index of the arm to pull among the rows of obs (K, d), or one per instance of obs (N, K, d)."""
-        X = self._check_obs(obs)
+        X = self._check_obs(obs, finite=True)
         if self.t_ < self.warmup:
             actions = np.full(self.n_, self.t_ % X.shape[1])
         else:
@@ -221,13 +158,13 @@ class NeuralAgent(InstanceStreams):
             if not np.isfinite(scores).all():
                 raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
                                          f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")
-            actions = random_argmax(scores, self.rngs_)
+            actions = self._argmax(scores)
         return self._unwrap(actions)
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Record that arm `action` of obs gave `reward` (per instance when batched), then train if the schedule says so."""
-        X = self._check_obs(obs)
-        a, y = check_feedbacks(action, reward, self.n_, X.shape[1], self.single_)
+        X = self._check_obs(obs, finite=True)
+        a, y = self._feedback(X, action, reward)
         x = self._input(X[np.arange(self.n_), a])
         with torch.no_grad():
             self._before_store(self._to_device(x))
@@ -237,13 +174,13 @@ class NeuralAgent(InstanceStreams):
                 self._train()
 
     # -- helpers --------------------------------------------------------------------------------
-    def _start(self, n: int, d: int, single: bool) -> None:
-        """Seed the N instances' streams and build their networks and buffer once the first obs fixes N and d."""
+    def _start(self, X: np.ndarray) -> None:
+        """Build the N instances' networks and buffer once the first obs fixes N and d."""
+        n, d = self.n_, self.d_
         d_in = 2 * d if self.duplicate_input else d
         if d_in % 2:
             raise ValueError(f"obs has an odd feature dimension d={d}: the symmetric initialisation needs an even "
                              "input, so use duplicate_input=True")
-        self._seed_streams(n, d, single)
         self.net_ = NTKEnsemble.symmetric(self.members, d_in, self.width, self.depth, self.gens_,
                                           paired_input=self.duplicate_input, device=self._dev, dtype=self._dtype)
         self.buffer_ = ReplayBuffer(n, d_in, self.z_dim, self.buffer_size, self._dev, self._dtype)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from agents.anytime import GOLDEN_B, DoublingTrick
-from agents.neural.core import NeuralAgent, check_int, check_real
+from agents.neural.core import NeuralAgent
+from agents.params import Int, Real
 
 
 class NeuralES(NeuralAgent):
@@ -39,12 +40,11 @@ class NeuralES(NeuralAgent):
             lam = 1, 100 GD steps of size 0.01 each round, full batch).
     """
 
+    params = {"m": Int(ge=1), "sigma_R": Real(ge=0), "prior_sd": Real(ge=0)}
+
     def __init__(self, *, m=10, sigma_R=0.1, prior_sd=0.0, width=20, depth=3, lam=1.0, lr=0.01, steps=100,
                  update_every=1, batch_size=None, buffer_size=None, warm_start=True, warmup=50, mean_loss=True,
                  duplicate_input=True, device="cpu", dtype="float32", dim=None, seed=None):
-        check_int("m", m)
-        check_real("sigma_R", sigma_R)
-        check_real("prior_sd", prior_sd)
         self.m, self.sigma_R, self.prior_sd = m, sigma_R, prior_sd
         super().__init__(width=width, depth=depth, lam=lam, lr=lr, steps=steps, update_every=update_every,
                          batch_size=batch_size, buffer_size=buffer_size, warm_start=warm_start, warmup=warmup,

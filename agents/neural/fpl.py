@@ -40,16 +40,15 @@ exactly the choices of a single agent seeded seed[i]. float32 throughout; `devic
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.base import _child, check_feedbacks, random_argmax, seed_spec
+from agents.base import _child
 from agents.glm import GLMFPL
-from agents.neural.core import InstanceStreams, check_int, check_real
-from agents.torch_batch import device_of
+from agents.neural.core import TorchAgent
+from agents.params import Int, Options, Real
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
 LOSSES = ("bce", "mse")
@@ -81,7 +80,7 @@ class KerasAdam:
             p.addcdiv_(m, v.sqrt().add_(self.eps), value=-alpha)
 
 
-class DeepFPL(InstanceStreams):
+class DeepFPL(TorchAgent):
     """DeepFPL ([S1] §5.2, catalog N6): follow the perturbed leader with a neural network.
 
     Each round pull argmax_i f(x_i) (ties at random), f the network; then take one Adam step on
@@ -103,65 +102,38 @@ class DeepFPL(InstanceStreams):
         seed: int or None (fresh entropy, replayed by reset()), or a list of N ints for N instances.
     """
 
-    batched = True
-    _dtype = torch.float32
+    params = {"a": Real(ge=0), "hidden": Int(ge=1), "activation": Options(*ACTIVATIONS), "lr": Real(gt=0),
+              "batch_size": Int(ge=1), "steps": Int(ge=0),
+              "loss": Options(*LOSSES),                  # cross-entropy ([S1] default here) or squared error
+              "perturbation": Options(*PERTURBATIONS)}   # redrawn each round, or one per example
 
     def __init__(self, *, a=1.0, hidden=50, activation="relu", lr=1e-3, batch_size=32, steps=1, loss="bce",
                  perturbation="fresh", device="cpu", dim=None, seed=None):
-        self._validate(a=a, hidden=hidden, activation=activation, lr=lr, batch_size=batch_size, steps=steps,
-                       loss=loss, perturbation=perturbation, dim=dim)
-        self.a, self.hidden, self.activation, self.lr, self.batch_size, self.steps = (
-            a, hidden, activation, lr, batch_size, steps)
-        self.loss, self.perturbation, self.device, self.dim, self.seed = loss, perturbation, device, dim, seed
-        self._dev = device_of(device)
-        if self._dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} but torch.cuda.is_available() is False; use device='cpu' or 'auto'")
-        self._seed_spec = seed_spec(seed)
-        self.reset()
-
-    @staticmethod
-    def _validate(*, a, hidden, activation, lr, batch_size, steps, loss, perturbation, dim):
-        check_real("a", a)
-        check_int("hidden", hidden)
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        check_real("lr", lr, positive=True)
-        check_int("batch_size", batch_size)
-        check_int("steps", steps, 0)
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be 'bce' (cross-entropy, [S1] default here) or 'mse', got {loss!r}")
-        if perturbation not in PERTURBATIONS:
-            raise ValueError(f"perturbation must be 'fresh' (redrawn each round) or 'fixed' (one per example), "
-                             f"got {perturbation!r}")
-        if dim is not None:
-            check_int("dim", dim)
+        super().__init__(a=a, hidden=hidden, activation=activation, lr=lr, batch_size=batch_size, steps=steps,
+                         loss=loss, perturbation=perturbation, device=device, dtype="float32", dim=dim, seed=seed)
 
     # -- the protocol ---------------------------------------------------------------------------
-    def reset(self) -> None:
-        """Forget all data and restart the random streams: the agent behaves as when constructed."""
-        self.gens_ = self.rngs_ = None    # per instance: torch.Generator, numpy Generator
-        self.n_ = self.single_ = self.d_ = None
-        self.t_ = 0
+    def _reset(self) -> None:
         self.params_ = None     # [W1 (N, d, H), b1 (N, 1, H), w2 (N, H, 1), b2 (N, 1, 1)]
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Index of the arm to pull among the rows of obs (K, d) (one per instance of obs (N, K, d)):
         argmax of the network's output."""
-        return self._unwrap(self._greedy(self._check_obs(obs)))
+        return self._unwrap(self._greedy(self._check_obs(obs, finite=True)))
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Store (x_action, reward) and take `steps` Adam steps on the perturbed recent minibatch."""
-        X = self._check_obs(obs)
-        a, y = check_feedbacks(action, reward, self.n_, X.shape[1], self.single_)
+        X = self._check_obs(obs, finite=True)
+        a, y = self._feedback(X, action, reward)
         self._store(X[np.arange(self.n_), a], y)
         self.t_ += 1
         self._train()
 
     # -- the network ----------------------------------------------------------------------------
-    def _start(self, n: int, d: int, single: bool) -> None:
-        """Seed the N instances and build their networks (Keras' defaults: Glorot-uniform W1, w2,
+    def _start(self, X: np.ndarray) -> None:
+        """Build the N instances' networks (Keras' defaults: Glorot-uniform W1, w2,
         U(+-sqrt(6 / (fan_in + fan_out))), zero biases) once the first obs fixes N and d."""
-        self._seed_streams(n, d, single)
+        n, d = self.n_, self.d_
         H, dev = self.hidden, self._dev
 
         def glorot(fan_in, fan_out, shape):
@@ -194,7 +166,7 @@ class DeepFPL(InstanceStreams):
         if not np.isfinite(scores).all():
             raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
                                      f"diverged; lower lr, currently {self.lr})")
-        return random_argmax(scores, self.rngs_)   # sigmoid is increasing: argmax of the logits
+        return self._argmax(scores)   # sigmoid is increasing: argmax of the logits
 
     def _store(self, x: np.ndarray, y: np.ndarray) -> None:
         p = self.t_ % self.batch_size
@@ -276,17 +248,12 @@ class RepGLMFPL(DeepFPL):
             phase-1 network and its training, as DeepFPL.
     """
 
+    params = {"explore_fraction": Real(ge=0, le=1), "horizon": Int(ge=1), "explore_rounds": (Int(ge=0), None),
+              "glm_a": Real(ge=0), "glm_lam": Real(gt=0)}
+
     def __init__(self, *, explore_fraction=0.05, horizon=10_000, explore_rounds=None, glm_a=0.5, glm_lam=1e-3,
                  a=1.0, hidden=50, activation="relu", lr=1e-3, batch_size=32, steps=1, loss="bce",
                  perturbation="fresh", device="cpu", dim=None, seed=None):
-        if not (isinstance(explore_fraction, numbers.Real) and not isinstance(explore_fraction, bool)
-                and 0 <= explore_fraction <= 1):
-            raise ValueError(f"explore_fraction must be a number in [0, 1] (m% / 100), got {explore_fraction!r}")
-        check_int("horizon", horizon)
-        if explore_rounds is not None:
-            check_int("explore_rounds", explore_rounds, 0)
-        check_real("glm_a", glm_a)
-        check_real("glm_lam", glm_lam, positive=True)
         self.explore_fraction, self.horizon, self.explore_rounds = explore_fraction, horizon, explore_rounds
         self.glm_a, self.glm_lam = glm_a, glm_lam
         self.explore_rounds_ = (explore_rounds if explore_rounds is not None
@@ -294,8 +261,8 @@ class RepGLMFPL(DeepFPL):
         super().__init__(a=a, hidden=hidden, activation=activation, lr=lr, batch_size=batch_size, steps=steps,
                          loss=loss, perturbation=perturbation, device=device, dim=dim, seed=seed)
 
-    def reset(self) -> None:
-        super().reset()
+    def _reset(self) -> None:
+        super()._reset()
         self.history_x_, self.history_y_ = [], []     # phase-1 examples, replayed into GLM-FPL
         self.glm_ = None
         self.frozen_ = None
@@ -306,14 +273,14 @@ class RepGLMFPL(DeepFPL):
         return self.t_ < self.explore_rounds_
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
-        X = self._check_obs(obs)
+        X = self._check_obs(obs, finite=True)
         if self.exploring:
             return self._unwrap(np.array([rng.integers(X.shape[1]) for rng in self.rngs_]))
         return self._phase2().act(self._glm_obs(self._embedded(X)))
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
-        X = self._check_obs(obs)
-        a, y = check_feedbacks(action, reward, self.n_, X.shape[1], self.single_)
+        X = self._check_obs(obs, finite=True)
+        a, y = self._feedback(X, action, reward)
         if self.exploring:
             self.history_x_.append(np.asarray(X[np.arange(self.n_), a], dtype=np.float32).copy())
             self.history_y_.append(y)

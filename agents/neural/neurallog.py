@@ -58,13 +58,13 @@ statistics are all the gradient needs.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import torch
 
 from agents.neural.buffer import Schedule
-from agents.neural.core import NeuralAgent, check_int, check_real
+from agents.neural.core import NeuralAgent
+from agents.params import Bool, Options, Real
 from agents.neural.nets import NTKEnsemble, readout
 
 GRADIENTS = ("current", "initial")
@@ -130,28 +130,22 @@ class NeuralLogistic(NeuralAgent):
     constant_lam = False    # NCBF-UCB: no lam_t schedule
     S_power = 2             # nu^(1), nu^(2) = O~(S^2 sqrt(d~)) (App. I); NCBF's width has no S
 
+    params = {"nu": Real(ge=0), "lam": Real(gt=0), "S": Real(gt=0), "kappa": Real(gt=0), "R": Real(gt=0),
+              "C1": Real(gt=0), "C_nu": Real(gt=0), "delta": Real(gt=0, lt=1),
+              "gradient": Options(*GRADIENTS),    # g(x; theta_t) ([S2] §7) or g(x; theta_0)/sqrt(m) (Alg. 1-2)
+              "schedule": Options(*SCHEDULES),    # fixed nu, lam ([S2] §7) or eqs. 1-3
+              "diag": Bool()}
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.schedule == "theory" and self.constant_lam:
+            raise ValueError(f"{type(self).__name__} uses a constant lam (Verma et al. 2025): schedule must be "
+                             "'fixed'; NeuralLog-UCB-1 is the version with the data-adaptive lam_t")
+
     def __init__(self, *, nu=0.01, lam=1.0, S=1.0, kappa=10.0, R=0.25, gradient="current", schedule="fixed",
                  delta=0.05, C1=1.0, C_nu=1.0, diag=True, width=20, depth=2, lr=0.01, steps=100, update_every=50,
                  warm_start=True, warmup=0, mean_loss=True, duplicate_input=True, device="cpu", dtype="float32",
                  dim=None, seed=None):
-        check_real("nu", nu)
-        check_real("lam", lam, positive=True)       # the ridge of V and W
-        for name, value in (("S", S), ("kappa", kappa), ("R", R), ("C1", C1), ("C_nu", C_nu)):
-            check_real(name, value, positive=True)
-        if not (isinstance(delta, numbers.Real) and 0 < delta < 1):
-            raise ValueError(f"delta must be a confidence level in (0, 1), got {delta!r}")
-        if gradient not in GRADIENTS:
-            raise ValueError(f"gradient must be 'current' (g(x; theta_t), [S2] §7) or 'initial' "
-                             f"(g(x; theta_0)/sqrt(m), Alg. 1-2), got {gradient!r}")
-        if schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be 'fixed' (fixed nu, lam, [S2] §7) or 'theory' (eqs. 1-3), "
-                             f"got {schedule!r}")
-        if schedule == "theory" and self.constant_lam:
-            raise ValueError(f"{type(self).__name__} uses a constant lam (Verma et al. 2025): schedule must be "
-                             "'fixed'; NeuralLog-UCB-1 is the version with the data-adaptive lam_t")
-        if not isinstance(diag, bool):
-            raise ValueError(f"diag must be True or False, got {diag!r}")
-        check_int("update_every", update_every)
         self.nu, self.S, self.kappa, self.R = nu, S, kappa, R
         self.gradient, self.schedule, self.delta, self.C1, self.C_nu, self.diag = \
             gradient, schedule, delta, C1, C_nu, diag

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from agents.neural.core import NeuralAgent, check_real
+from agents.neural.core import NeuralAgent
+from agents.params import Real
 
 
 class NeuralPHE(NeuralAgent):
@@ -30,10 +31,11 @@ class NeuralPHE(NeuralAgent):
             network and training; no warm-up by default).
     """
 
+    params = {"nu": Real(ge=0)}
+
     def __init__(self, *, nu=0.1, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1, batch_size=None,
                  buffer_size=None, warm_start=True, warmup=0, mean_loss=True, duplicate_input=True, device="cpu",
                  dtype="float32", dim=None, seed=None):
-        check_real("nu", nu)
         self.nu = nu
         super().__init__(width=width, depth=depth, lam=lam, lr=lr, steps=steps, update_every=update_every,
                          batch_size=batch_size, buffer_size=buffer_size, warm_start=warm_start, warmup=warmup,

@@ -21,20 +21,19 @@ from __future__ import annotations
 
 import torch
 
-from agents.neural.core import NeuralAgent, check_real
+from agents.neural.core import NeuralAgent
+from agents.params import Bool, Real
 from agents.neural.nets import NTKEnsemble, readout
 
 
 class _NeuralConfidence(NeuralAgent):
     """A single NTK network with a (diagonal or full) design matrix Z of its gradient features."""
 
+    params = {"nu": Real(ge=0), "diag": Bool(), "lam": Real(gt=0)}   # Z_0 = lam I must be invertible
+
     def __init__(self, *, nu=1.0, diag=True, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1,
                  batch_size=None, buffer_size=None, warm_start=True, warmup=0, mean_loss=True, duplicate_input=True,
                  device="cpu", dtype="float32", dim=None, seed=None):
-        check_real("nu", nu)
-        check_real("lam", lam, positive=True)       # Z_0 = lam I must be invertible
-        if not isinstance(diag, bool):
-            raise ValueError(f"diag must be True or False, got {diag!r}")
         self.nu, self.diag = nu, diag
         super().__init__(width=width, depth=depth, lam=lam, lr=lr, steps=steps, update_every=update_every,
                          batch_size=batch_size, buffer_size=buffer_size, warm_start=warm_start, warmup=warmup,
