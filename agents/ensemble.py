@@ -1,4 +1,4 @@
-"""Linear Ensemble++ sampling ([S3] §3.1-3.2, Lemma 4.2; CATALOG L7) and its distributions (C3).
+"""Linear Ensemble++ sampling ([S3] §3.1-3.2, Lemma 4.2) and its distributions ([S3] §4.2, App. E).
 
 State per instance: the ridge posterior (mu_t, Sigma_t) of [S3] eq. 2 and the shared ensemble factor
 A_t in R^{d x M}, which tracks Sigma_t^{1/2}: A_t A_t^T ~ Sigma_t once M ~ d log T (Lemma 4.2), so
@@ -23,7 +23,7 @@ DISTRIBUTIONS = ("gaussian", "sphere", "cube", "coordinate", "sparse")
 
 
 def sample_reference(kind: str, rng: np.random.Generator, n: int, M: int, sparsity: int = 2) -> np.ndarray:
-    """n draws zeta in R^M of a reference distribution of [S3] §4.2 Table 1 / App. E (CATALOG C3).
+    """n draws zeta in R^M of a reference distribution of [S3] §4.2 Table 1 / App. E.
 
     All have E zeta = 0 and E zeta zeta^T = I_M:
     gaussian N(0, I_M); sphere sqrt(M) U(S^{M-1}) (App. E.1, Alg. 3); cube U({-1, 1}^M);
@@ -63,7 +63,7 @@ def sample_perturbation(kind: str, rng: np.random.Generator, n: int, M: int, spa
 
 @register("Linear-Ensemble++")
 class LinearEnsemblePP(LinearAgent):
-    """Linear Ensemble++ sampling, [S3] §3.1 eqs. 2-4 (CATALOG L7).
+    """Linear Ensemble++ sampling, [S3] §3.1 eqs. 2-4 (choices: docs/papers.md, S3-A5).
 
     Init: mu_0 = 0, Sigma_0 = prior_var I, A_0 = M^{-1/2} [A~_{0,1}, ..., A~_{0,M}], A~_{0,m} ~ N(0, Sigma_0).
     Act:  zeta_t ~ P_zeta (`reference`), theta_t = mu_{t-1} + A_{t-1} zeta_t (eq. 3), greedy arm.

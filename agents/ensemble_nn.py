@@ -1,20 +1,20 @@
 """The neural agents of [S3] (Li, Xu, Wang, Luo, "Scalable Exploration via Ensemble++"), section 5.2.
 
 - ``Ensemble++``   shared feature extractor, base head, M stop-gradient ensemble heads and M fixed
-                   prior heads, trained on the symmetrised loss (App. B eqs. 12-17, catalog X1);
+                   prior heads, trained on the symmetrised loss (App. B eqs. 12-17);
 - ``Ensemble+``    M heads on a shared extractor plus a fixed random prior network, one member
-                   acting per round (Osband et al.; [S3] App. A.5 eq. 11, A.7.1, catalog X3);
+                   acting per round (Osband et al.; [S3] App. A.5 eq. 11, A.7.1);
 - ``NeuralGreedy`` the same network without the ensemble factor, greedy on the mean ([S3]'s
-                   "Greedy", catalog X5; named apart from the linear ridge `Greedy`).
+                   "Greedy"; named apart from the linear ridge `Greedy`).
 
 Defaults are App. B's: M = 8, a 2 x 64 ReLU extractor, perturbation scale sigma_z = 0.01, weight
 decay 0.01, Adam with lr 1e-4, minibatch 128 from a FIFO buffer of 10,000, G = 1 gradient step per
-round; Sphere reference, Coordinate update and Sphere perturbation distributions (catalog C3).
+round; Sphere reference, Coordinate update and Sphere perturbation distributions (App. B, App. E).
 Weight decay is the authors' code's: lambda / n on the mean loss of the n points held, the
 penalty of ridge regression on their sum, so it fades as data arrives. (Adam's own coupled
 weight_decay = lambda would be ridge with n lambda: it keeps the ensemble heads from cancelling the
 prior heads, and the ensemble's spread, the exploration, never shrinks.)
-The authors' code differs in places (catalog X1 "CODE"): its `prior_scale`/`posterior_scale`
+The authors' code differs in places (docs/papers.md, S3-A7): its `prior_scale`/`posterior_scale`
 multipliers are kwargs here (default 1, the paper's equations).
 
 All of them are batched: N instances are one set of stacked tensors (agents.torch_batch), and a
@@ -86,7 +86,7 @@ class _NeuralAgent(LinearAgent):
 
 @register("Ensemble++")
 class EnsemblePP(_NeuralAgent):
-    """Neural Ensemble++ of [S3] section 3.3, Alg. 1, App. B (catalog X1).
+    """Neural Ensemble++ of [S3] section 3.3, Alg. 1, App. B.
 
     f(x, zeta) = <x~, b> + posterior_scale <sg(x~), sum_m zeta_m theta_m>
                  + prior_scale sg(<x~, sum_m zeta_m theta0_m>),    x~ = h(x; w)      (eq. 12)
@@ -149,7 +149,7 @@ class EnsemblePP(_NeuralAgent):
 
 @register("NeuralGreedy")
 class NeuralGreedy(_NeuralAgent):
-    """[S3]'s Greedy (catalog X5): Ensemble++'s extractor and base head, no ensemble factor.
+    """[S3]'s Greedy: Ensemble++'s extractor and base head, no ensemble factor.
 
     f(x) = <h(x; w), b> fit by squared loss on the buffer; act greedily on f. The same network and
     training as Ensemble++ (App. B), so the two differ only in exploration.
@@ -168,7 +168,7 @@ class NeuralGreedy(_NeuralAgent):
 
 @register("Ensemble+")
 class EnsemblePlus(_NeuralAgent):
-    """Ensemble+ (Osband et al. 2018, 2019) as described in [S3] App. A.5 eq. 11 and A.7.1 (catalog X3).
+    """Ensemble+ (Osband et al. 2018, 2019) as described in [S3] App. A.5 eq. 11 and A.7.1 (S3-A8).
 
     M members share a trainable extractor x~ = h(x; w) with M trainable linear heads theta_m, plus
     a separate fixed random prior network x^ = h0(x) with M fixed prior heads theta0_m:

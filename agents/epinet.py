@@ -16,13 +16,13 @@ from agents.torch_batch import StackedMLP, linear_layer, tensor, torch
 
 @register("EpiNet")
 class EpiNet(_NeuralAgent):
-    """EpiNet as [S3] App. A.7.1 describes it (catalog X4).
+    """EpiNet as [S3] App. A.7.1 describes it.
 
     f(x, z) = mu(x) + sigma_L([x, sg(x~), z]) + prior_scale sigma_P(x, z), index z ~ N(0, I_M):
     mu(x) = <x~, b> with x~ = h(x; w) the shared extractor; the learnable epinet sigma_L is an MLP
     with 2 hidden layers of 15 units on [x, sg(x~), z] whose M outputs are contracted with z; the
     fixed prior sigma_P is M small MLPs (2 hidden layers of 5 units) on the raw x, combined with z.
-    Act: one z per round, greedy arm of f(., z). Learn (catalog X4, the code's form): `index_samples`
+    Act: one z per round, greedy arm of f(., z). Learn (the code's form, docs/papers.md, S3-A9): `index_samples`
     indices z_j ~ N(0, I_M) per minibatch, regress f(x_s, z_j) on y_s + sigma_z z_j^T z_s with the
     stored z_s ~ U(S^{M-1}). Not applicable to a transformer backbone (it needs the raw input).
     """
@@ -84,7 +84,7 @@ class EpiNet(_NeuralAgent):
 
 @register("LMCTS")
 class LMCTS(_NeuralAgent):
-    """Langevin Monte Carlo Thompson sampling (Xu et al. 2022), the [S3] baseline (catalog X6).
+    """Langevin Monte Carlo Thompson sampling (Xu et al. 2022), the [S3] baseline (docs/papers.md, S3-A10).
 
     Each round runs `steps` Langevin steps on the network's parameters theta over the whole buffer
     (full batch, the official code's default; the buffer holds the last `buffer_size` points):

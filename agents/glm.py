@@ -1,6 +1,6 @@
 """Generalized-linear-bandit agents: the mean reward of arm x is mu(x^T theta*) for a known link mu.
 
-Registered names (papers' keys as in shared/CATALOG.md):
+Registered names (papers' keys [S0]-[S4] as in docs/papers.md):
 
 - ``GLM-TSL``   Laplace-approximation Thompson sampling, [S1] §3.1 eqs. 4-5.
 - ``GLM-FPL``   follow the perturbed leader on a perturbed-reward MLE, [S1] §3.2 eq. 6.
@@ -423,7 +423,7 @@ class GLMESDT(DoublingTrick):
     """Anytime GLM-ES ("GLM-ES-DT<T0>", [S0] §6, §7.2): GLM-ES restarted at T_i = floor(T0 b^i).
 
     Epoch i (length tau_i) runs a fresh GLM-ES with m = max(1, round(2 ln tau_i)) members and
-    sigma_R = 0.02 ln tau_i ([S0] §7.2; natural log, CATALOG ambiguity 5). The warm-up (500 rounds)
+    sigma_R = 0.02 ln tau_i ([S0] §7.2; natural log, docs/papers.md, S0-A5). The warm-up (500 rounds)
     is cut short by the restart when an epoch is shorter, e.g. the first one for T0 = 100.
 
     Args:
@@ -443,7 +443,7 @@ class GLMESDT(DoublingTrick):
 
 
 # ---------------------------------------------------------------------------------------------
-# Linear-logistic baselines of [S2] §7 (definitions from the original papers, CATALOG flag NIS).
+# Linear-logistic baselines of [S2] §7 (definitions from the original papers; docs/papers.md, S2-A13).
 
 @register("Logistic-UCB-1")
 class LogisticUCB1(_GLMAgent):

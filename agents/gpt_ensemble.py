@@ -1,4 +1,4 @@
-"""GPT-Ensemble++ of [S3] App. G.4 (catalog X2): Ensemble++ heads on a language-model backbone.
+"""GPT-Ensemble++ of [S3] App. G.4: Ensemble++ heads on a language-model backbone.
 
 - ``GPT-Ensemble++``  phi(x; w) = the backbone's mean-pooled last hidden states of the post x,
                       one base head b^a and one ensemble factor A^a (d x M) per action a:
@@ -92,7 +92,7 @@ def trainable_parameters(net, finetune) -> list:
 
 @register("GPT-Ensemble++")
 class GPTEnsemblePP(BaseAgent):
-    """GPT-Ensemble++ of [S3] App. G.4 (catalog X2); see the module docstring for the model.
+    """GPT-Ensemble++ of [S3] App. G.4 (docs/papers.md, S3-A12); see the module docstring for the model.
 
     Act: zeta ~ Sphere reference sqrt(M) U(S^{M-1}) (or "gaussian", App. G.4's example), play
     argmax_a f(x, zeta)[a] (ties at random).

@@ -161,7 +161,7 @@ class LinUCB(LinearAgent):
     ||x|| <= 1 it is at most d log(1 + t / (lam d)), the familiar closed form, so this radius is never
     wider than that one and needs no bound on ||x||. Default delta_t = t^{-3} ([S4] Thm 3.9:
     P(||theta_hat_t - theta||_{V_t} >= beta_t^{1/2}) <= 1/t^3; anytime, no horizon needed); a float
-    `delta` fixes it. [S0] and [S4] give no constants (CATALOG L1), so lam = 1, sigma = 1, S = 1.
+    `delta` fixes it. [S0] and [S4] give no constants (docs/papers.md, S4-A3), so lam = 1, sigma = 1, S = 1.
 
     Args:
         lam: ridge regulariser lambda.
@@ -203,7 +203,7 @@ class LinUCB(LinearAgent):
 
 @register("LinTS")
 class LinTS(LinearAgent):
-    """Linear Thompson sampling, Bayesian / "heuristic" form (CATALOG L2; [S3] §3.1 eq. 2, App. A.1).
+    """Linear Thompson sampling, Bayesian / "heuristic" form ([S3] §3.1 eq. 2, App. A.1; [S4] App. D).
 
     With prior theta ~ N(0, sigma^2 / lam I) and noise N(0, sigma^2) the posterior is
     N(theta_hat_t, sigma^2 V_t^{-1}); each round samples theta~ = theta_hat + v sigma R eps with
@@ -244,7 +244,7 @@ class LinTS(LinearAgent):
 
 @register("LinTS-AG")
 class LinTSAG(LinTS):
-    """LinTS, theory version of Agrawal & Goyal (2013) (CATALOG L3; [S4] §5.4 baseline).
+    """LinTS, theory version of Agrawal & Goyal (2013) ([S4] §5.4 baseline; docs/papers.md, S4-A5).
 
     B_t = I + sum x x^T (lam = 1), theta~ ~ N(theta_hat, v^2 B_t^{-1}) with the inflated scale
     v = R sqrt(24 / epsilon * d * log(1 / delta)). Agrawal & Goyal take epsilon = 1 / log T; [S4]
@@ -296,7 +296,7 @@ class _RidgeEnsemble(LinearAgent):
 
 @register("Lin-ES")
 class LinES(_RidgeEnsemble):
-    """Linear ensemble sampling, [S0] §4.1 Alg. 1 with the ridge loss (CATALOG L4; §7.2 defaults).
+    """Linear ensemble sampling, [S0] §4.1 Alg. 1 with the ridge loss (§7.2 defaults).
 
     m ridge models share V_t = lam I + sum x x^T; model j has targets perturbed once and for all,
         theta^j_t = V_t^{-1} (lam theta~^j_0 + sum_{l<=t} x_l (y_l + Z^j_l)),  Z^j_l ~ N(0, sigma_R^2),
@@ -326,7 +326,7 @@ class LinES(_RidgeEnsemble):
 
 @register("ES")
 class ES(_RidgeEnsemble):
-    """Linear ensemble sampling of Lu & Van Roy (2017) as described in [S3] App. A.5 (CATALOG L5).
+    """Linear ensemble sampling of Lu & Van Roy (2017) as described in [S3] App. A.5.
 
     theta_{0,m} ~ N(0, Sigma_0 = prior_var I); act greedily on a uniformly chosen member; every
     member takes the RRLS step of [S3] eq. 10 with its own fresh noise Z_{t,m} ~ N(0, sigma^2):
@@ -354,7 +354,7 @@ class ES(_RidgeEnsemble):
 
 @register("RRLS")
 class RRLS(ES):
-    """Recursive randomized least squares, [S3] App. A.4 Alg. 2 / eq. 10 (CATALOG L6): ES with M = 1.
+    """Recursive randomized least squares, [S3] App. A.4 Alg. 2 / eq. 10: ES with M = 1.
 
     Kept as the sequential-dependence counterexample of [S3] (it may suffer linear regret).
 

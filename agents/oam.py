@@ -260,7 +260,7 @@ class _SingleInstance:
 
 @register("OAM")
 class OAM(_SingleInstance, LinUCB):
-    """Optimal Allocation Matching, [S4] section 4.1 Algorithm 1 (CATALOG L8).
+    """Optimal Allocation Matching, [S4] section 4.1 Algorithm 1 (choices: docs/papers.md, S4-A1 to S4-A9).
 
     Statistics: least squares theta_hat_t = G_t^{-1} sum X_s Y_s with G_t = lam I + sum X_s X_s^T
     ([S4] has no regulariser; lam = 1e-6 only keeps G invertible before the initialisation ends and
@@ -278,7 +278,7 @@ class OAM(_SingleInstance, LinUCB):
        A^{c_t} (eq. 4.3; f_n = f_{n,1/n} of eq. 4.1 with the constant c and the horizon n): play
        argmax <x, theta_hat> (eq. 4.4).
     3. Otherwise explore: s <- s + 1; target_x = min(T^{c_t}_x(Delta_hat), f_n / Delta_hat_min^2)
-       (the text of section 4.1; the box prints a misplaced square, CATALOG ambiguity 22). If some arm
+       (the text of section 4.1; the box prints a misplaced square, docs/papers.md, S4-A8). If some arm
        has N_x < target_x: b1 = argmin N_x / target_x, b2 = argmin N_x (eq. 4.5); play b2 if
        N_b2 <= epsilon_t s (forced exploration, s = s(t) after the increment, as in the text), else b1.
        With `spanner=True`, b2 is the least played arm of a barycentric spanner of A^{c_t} ([S4]
@@ -294,8 +294,8 @@ class OAM(_SingleInstance, LinUCB):
 
     The allocation T(Delta_hat) solves (4.2) over the arms of all tracked contexts,
         min sum_m sum_x T^m_x Delta_hat^m_x  s.t.  ||x||^2_{H_T^{-1}} <= (Delta_hat^m_x)^2 / f_n for Delta_hat^m_x > 0,
-    H_T = sum T^m_x x x^T, T in [0, inf], with the estimated gaps in the constraint (CATALOG ambiguity
-    21), exactly: T = inf on the estimated-optimal arms (free), closed form when they leave one free
+    H_T = sum T^m_x x x^T, T in [0, inf], with the estimated gaps in the constraint (docs/papers.md,
+    S4-A7), exactly: T = inf on the estimated-optimal arms (free), closed form when they leave one free
     direction (see `optimal_allocation`). So the target of x_hat* is f_n / Delta_hat_min^2, and the
     tracking (b1) pulls x_hat* and the arms with the most information per unit regret.
     Lazily ([S4] section 5): re-solved when det G_t has grown by a factor (1 + zeta) since the last
@@ -312,8 +312,8 @@ class OAM(_SingleInstance, LinUCB):
     (forced fraction d * epsilon). Measurements and timings: docs/oam.md.
 
     Args:
-        horizon: n, the run length used by f_n (CATALOG ambiguity 20: [S4] does not state it).
-        c: the absolute constant c of f_{n,delta} (eq. 4.1; [S4] gives no value, CATALOG: c = 1).
+        horizon: n, the run length used by f_n ([S4] does not state it; docs/papers.md, S4-A1).
+        c: the absolute constant c of f_{n,delta} (eq. 4.1; [S4] gives no value, S4-A2: c = 1).
         zeta: lazy-update factor (re-solve when det G_t >= (1 + zeta) det G_at_last_solve); [S4]: 0.1.
         epsilon: forced-exploration rate; None for epsilon_t = 1 / log(log t) ([S4] Thm 4.3), capped at 1
             (for t < e^e, where log log t <= 1); a float in [0, 1] for a constant rate.
@@ -488,7 +488,7 @@ class OAM(_SingleInstance, LinUCB):
 @register("OSSB")
 class OSSB(_SingleInstance, LinUCB):
     """OSSB, Optimal Sampling for Structured Bandits (Combes, Magureanu, Proutiere 2017), for a
-    linear bandit with Gaussian noise (CATALOG L9, NIS: the standard definition, as [S4] only cites it).
+    linear bandit with Gaussian noise (the standard definition, as [S4] only cites it; docs/papers.md, S4-A4).
 
     Per arm empirical means mu_hat_x and counts N_x (no least squares: OSSB estimates each arm's mean
     on its own and uses the linear structure only in the allocation). Each round, with
@@ -502,7 +502,7 @@ class OSSB(_SingleInstance, LinUCB):
     - exploit (play x_hat*) if N_x >= (1 + gamma) eta_x log t for every x with Delta_hat_x > 0;
     - otherwise s <- s + 1; play argmin N_x if min N_x <= epsilon s (forced exploration), else
       argmin_{x: Delta_hat_x > 0} N_x / eta_x.
-    Defaults epsilon = gamma = 0 (CATALOG ambiguity 20; with epsilon = 0 forced exploration happens
+    Defaults epsilon = gamma = 0 (docs/papers.md, S4-A4; with epsilon = 0 forced exploration happens
     only for never-pulled arms). Combes et al. re-solve every round; to save computation the program
     is re-solved lazily as OAM's ([S4] section 5): when det(lam I + sum_x N_x x x^T) has grown by
     (1 + zeta) or the estimated optimal arm changed (zeta = 0 re-solves every round).

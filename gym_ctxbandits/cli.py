@@ -1,7 +1,7 @@
 """The `ctxbandits` command: `run` a comparison, `plot` a results folder, `list` envs and agents.
 
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 5 --horizon 2000 --out results/x
-    ctxbandits run --config scripts/configs/s0_linear.toml
+    ctxbandits run --config my_comparison.toml --backend processes
     ctxbandits plot results/x
     ctxbandits list
 """
@@ -91,7 +91,7 @@ def cmd_list(args) -> int:
     import gym_ctxbandits
     from gym_ctxbandits.experiment import import_agents
 
-    print("Environments (id: paper section, catalog entry; default horizon):")
+    print("Environments (id: paper and section, see docs/papers.md; default horizon):")
     for name, (_, horizon, _, paper) in gym_ctxbandits.ENVIRONMENTS.items():
         print(f"  CtxBandit/{name}-v0: {paper}; T={horizon}")
     print("\nAgents:")

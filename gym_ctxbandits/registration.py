@@ -19,57 +19,57 @@ CLASSIFICATION = {
 # images for a bandit that samples examples, and the MNIST file that is most often at hand.
 IMAGE_SPLIT = {"mnist": {"split": "test"}, "fashion-mnist": {"split": "test"}}
 
-# id name -> (family, horizon T, registered kwargs, paper and catalog entry)
+# id name -> (family, horizon T, registered kwargs, paper and section; docs/papers.md has the details)
 ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     # [S0] Sun, Wang, Xu: anytime ensemble sampling, section 7.1.
-    "Linear": ("Linear", 10_000, {}, "[S0] 7.1 linear, E01"),
-    "Logistic": ("Logistic", 10_000, {}, "[S0] 7.1 logistic with Gaussian noise, E02"),
-    "Distance": ("Distance", 10_000, {}, "[S0] 7.1 distance, E03"),
-    "Quadratic": ("Quadratic", 10_000, {}, "[S0] 7.1 quadratic, E04"),
+    "Linear": ("Linear", 10_000, {}, "[S0] 7.1 linear"),
+    "Logistic": ("Logistic", 10_000, {}, "[S0] 7.1 logistic with Gaussian noise"),
+    "Distance": ("Distance", 10_000, {}, "[S0] 7.1 distance"),
+    "Quadratic": ("Quadratic", 10_000, {}, "[S0] 7.1 quadratic"),
     # [S1] Kveton et al.: GLM-TSL / GLM-FPL, section 5.1.
-    "BernoulliLogistic": ("BernoulliLogistic", 50_000, {}, "[S1] 5.1 logistic with Bernoulli rewards, E06"),
+    "BernoulliLogistic": ("BernoulliLogistic", 50_000, {}, "[S1] 5.1 logistic with Bernoulli rewards"),
     # [S2] Bae, Lee: neural logistic bandits, section 7 and App. J.
     **{
-        f"NeuralLogisticH{i}": ("NeuralLogistic", 2_000, {"reward_fn": f"h{i}"}, f"[S2] 7 / App. J, h{i}, E08")
+        f"NeuralLogisticH{i}": ("NeuralLogistic", 2_000, {"reward_fn": f"h{i}"}, f"[S2] 7 / App. J, h{i}")
         for i in range(1, 7)
     },
     # [S3] Li, Xu, Wang, Luo: Ensemble++, section 5 and App. F.
-    "FiniteLinear": ("FiniteLinear", 1_000, {}, "[S3] 5.1 finite-action linear, E11"),
-    "SphereLinear": ("SphereLinear", 1_000, {}, "[S3] App. F.1 sphere-action linear, E12"),
+    "FiniteLinear": ("FiniteLinear", 1_000, {}, "[S3] 5.1 finite-action linear"),
+    "SphereLinear": ("SphereLinear", 1_000, {}, "[S3] App. F.1 sphere-action linear"),
     "QuadraticPool": ("Quadratic", 100_000, {"num_arms": 50, "dim": 100, "pool_size": 1000, "noise_std": 0.1},
-                      "[S3] 5.2 quadratic, E13"),
-    "VectorQuadratic": ("VectorQuadratic", 100_000, {}, "[S3] App. F.2 vector quadratic, E14"),
-    "MLPTeacher": ("MLPTeacher", 100_000, {}, "[S3] 5.2 neural (MLP teacher), E15"),
+                      "[S3] 5.2 quadratic"),
+    "VectorQuadratic": ("VectorQuadratic", 100_000, {}, "[S3] App. F.2 vector quadratic"),
+    "MLPTeacher": ("MLPTeacher", 100_000, {}, "[S3] 5.2 neural (MLP teacher)"),
     # [S4] Hao, Lattimore, Szepesvari: OAM, section 5 and App. D.
-    "FixedActionSet": ("FixedActionSet", 10_000, {}, "[S4] 5.1 fixed action set, E18"),
+    "FixedActionSet": ("FixedActionSet", 10_000, {}, "[S4] 5.1 fixed action set"),
     "ChangingActionSet1": ("ActionSets", 10_000, {
         "action_sets": [[[1, 0, 0], [0, 1, 0], [0.9, 0.5, 0]], [[0, 1, 0], [0, 0, 1], [0, 0.5, 0.9]]],
-        "context_probs": [0.3, 0.7], "theta": [1, 0, 1]}, "[S4] 5.2 changing action set, scenario one, E19"),
+        "context_probs": [0.3, 0.7], "theta": [1, 0, 1]}, "[S4] 5.2 changing action set, scenario one"),
     "ChangingActionSet2": ("ActionSets", 10_000, {
         "action_sets": [[[1, 0], [0, 1], [0.9, 0.5]], [[0, 1], [-1, 0], [-1, 0]]],
-        "context_probs": [0.99, 0.01], "theta": [1, 0]}, "[S4] 5.2 changing action set, scenario two, E20"),
+        "context_probs": [0.99, 0.01], "theta": [1, 0]}, "[S4] 5.2 changing action set, scenario two"),
     "BoundedRegret": ("ActionSets", 10_000, {
         "action_sets": [[[1, 0], [0, 1], [0.9, 0.5]], [[0, 1], [-1, 0], [-1, 0]]],
-        "context_probs": [0.8, 0.2], "theta": [1, 0]}, "[S4] 5.3 bounded regret, E21"),
-    "UnitCircle": ("UnitCircle", 10_000, {}, "[S4] 5.4 large fixed action set, E22"),
-    "UnitCircleSmall": ("UnitCircle", 10_000, {"num_arms": 5}, "[S4] App. D(1) small fixed action set, E23"),
-    "RandomTheta": ("UnitCircle", 10_000, {"theta": None}, "[S4] App. D(2) random theta, E24"),
+        "context_probs": [0.8, 0.2], "theta": [1, 0]}, "[S4] 5.3 bounded regret"),
+    "UnitCircle": ("UnitCircle", 10_000, {}, "[S4] 5.4 large fixed action set"),
+    "UnitCircleSmall": ("UnitCircle", 10_000, {"num_arms": 5}, "[S4] App. D(1) small fixed action set"),
+    "RandomTheta": ("UnitCircle", 10_000, {"theta": None}, "[S4] App. D(2) random theta"),
     # Classification datasets as bandits: [S0] App. F.2, [S2] 7 / App. J, [S3] 5.2 (presets "S0", "S2", "S3").
     **{
         name: ("Classification", 10_000, {"dataset": dataset, **IMAGE_SPLIT.get(dataset, {})},
-               f"[S0] F.2, [S2] 7, [S3] 5.2: {dataset}, E05/E09/E16")
+               f"[S0] F.2, [S2] 7, [S3] 5.2: {dataset}")
         for name, dataset in CLASSIFICATION.items()
     },
     # [S1] Kveton et al. section 5.2: the deep bandit with a target class.
-    "MNISTTarget": ("ClassTarget", 10_000, {"dataset": "mnist", "split": "test"}, "[S1] 5.2 deep bandit on MNIST, E07"),
+    "MNISTTarget": ("ClassTarget", 10_000, {"dataset": "mnist", "split": "test"}, "[S1] 5.2 deep bandit on MNIST"),
     "FashionMNISTTarget": ("ClassTarget", 10_000, {"dataset": "fashion-mnist", "split": "test"},
-                           "[S1] 5.2 deep bandit on Fashion-MNIST, E07"),
+                           "[S1] 5.2 deep bandit on Fashion-MNIST"),
     # [S3] Li et al. App. G: online hate-speech moderation (embeddings computed once and cached).
-    "HateSpeech": ("HateSpeech", 10_000, {}, "[S3] 5.2(4) / App. G hate-speech moderation, E17"),
+    "HateSpeech": ("HateSpeech", 10_000, {}, "[S3] 5.2(4) / App. G hate-speech moderation"),
     "HateSpeechTokens": ("HateSpeech", 10_000, {"observation": "tokens"},
-                         "[S3] App. G.4 moderation with token ids, for fine-tuned backbones, E17"),
+                         "[S3] App. G.4 moderation with token ids, for fine-tuned backbones"),
     # [S2] Bae, Lee App. J.1: the Open Bandit Dataset replay (horizon in accepted events, set by the run loop).
-    "OpenBandit": ("OpenBandit", None, {}, "[S2] App. J.1 Open Bandit Dataset replay, E10"),
+    "OpenBandit": ("OpenBandit", None, {}, "[S2] App. J.1 Open Bandit Dataset replay"),
 }
 # Replay families: no simulated regret, no native vector env, the episode ends when the log does.
 REPLAY = {"OpenBandit"}

@@ -1,18 +1,18 @@
-"""[S0] (anytime ensemble sampling) figure 1(a)-(f): CATALOG C.1 claims 1-4.
+"""[S0] (anytime ensemble sampling) figure 1(a)-(f): the claims S0-C1 to S0-C4 of docs/papers.md.
 
-(a) fig1a: linear bandit (E01; K=50, d=20, noise sd 0.5, T=10^4, 50 repetitions): Lin-ES (m=25,
+(a) fig1a: linear bandit (K=50, d=20, noise sd 0.5, T=10^4, 50 repetitions): Lin-ES (m=25,
     lambda=1, sigma_R=0.1) against LinUCB and LinTS.
-(b) fig1b: logistic bandit with Gaussian noise (E02; same sizes): GLM-ES (m=10, sigma_R=0.1,
+(b) fig1b: logistic bandit with Gaussian noise (same sizes): GLM-ES (m=10, sigma_R=0.1,
     warm-up 500 on a G-optimal design) and its doubling-trick variants DT100 / DT300 (b=2.618)
     against GLM baselines the paper does not name; we run [S1]'s GLM-TSL (a=1) and GLM-FPL (a=0.5)
-    and the theory-width GLM-UCB and UCB-GLM (CATALOG ambiguity 2).
-(d) fig1d, (e) fig1e: distance (E03) and quadratic (E04) bandits, same sizes: Neural-ES (L=3,
+    and the theory-width GLM-UCB and UCB-GLM (docs/papers.md, S0-A2).
+(d) fig1d, (e) fig1e: distance and quadratic bandits, same sizes: Neural-ES (L=3,
     N=20, m=10, sigma_R=0.1, warm-up 50, 100 GD steps of 0.01 a round) and Neural-ES-DT against
     NeuralUCB, NeuralTS and Neural-PHE on the same network (agents.neural, [S0] 7.2's settings).
 (f) the run time of each agent, act and observe apart: each panel's runtime.png (fig1e's is the
     paper's figure 1(f)).
 
-The paper leaves the baselines' hyperparameters open (ambiguity 6): LinUCB and LinTS get the true
+The paper leaves the baselines' hyperparameters open (S0-A6): LinUCB and LinTS get the true
 noise sd (sigma=0.5), otherwise their defaults (lam=1, OFUL radius with delta_t = t^-3, v=1).
 Not in the paper: Lin-ES with the reward perturbation at the noise scale (sigma_R=0.5) and a prior
 perturbation (prior_sd=1), to show why the paper's sigma_R=0.1 locks some runs on a wrong arm.

@@ -1,6 +1,6 @@
-"""[S1] (GLM-TSL / GLM-FPL) figure 1: CATALOG C.2 claim 1.
+"""[S1] (GLM-TSL / GLM-FPL) figure 1: the claims S1-C1 to S1-C3 of docs/papers.md.
 
-Logistic bandit with Bernoulli rewards (E06; K=100 fixed arms in [-1,1]^d, theta* ~ N(0, 3/d^2 I)),
+Logistic bandit with Bernoulli rewards (K=100 fixed arms in [-1,1]^d, theta* ~ N(0, 3/d^2 I)),
 d in {5, 10, 20}, n=50,000 rounds, 100 instances; every algorithm first pulls d linearly
 independent arms. Theory designs: GLM-TSL and GLM-FPL with a from §4.3/§4.4, GLM-UCB (Filippi et
 al.) and UCB-GLM (Li et al.) with their theory widths (mu'_min = 0.25, sigma = 0.5). Informal

@@ -1,6 +1,6 @@
-"""[S1] (GLM-TSL / GLM-FPL) figure 2, the deep bandit: CATALOG C.2 claim 2.
+"""[S1] (GLM-TSL / GLM-FPL) figure 2, the deep bandit: the claims S1-C4 to S1-C7 of docs/papers.md.
 
-MNIST and Fashion-MNIST (E07): each round K=10 random images are the arms, an image of the
+MNIST and Fashion-MNIST: each round K=10 random images are the arms, an image of the
 instance's target class pays Ber(0.75), any other Ber(0.25); the best policy averages about 0.576.
 DeepFPL (one hidden layer of 50 units, sigmoid output, one Adam step a round on the 32 most recent
 examples with rewards perturbed by N(0, 1)) against DeepFL (the same with a=0) and repGLM-FPL
@@ -31,7 +31,7 @@ from _paper import QUICK_HORIZON, A, E, Panel, main
 
 N, RUNS = 10_000, 500
 EXPLORE = (0.01, 0.05, 0.20)          # m of repGLM-FPL
-OPTIMUM = 0.25 * 0.9**10 + 0.75 * (1 - 0.9**10)   # ~0.5757 for K = 10 balanced classes (catalog D.8)
+OPTIMUM = 0.25 * 0.9**10 + 0.75 * (1 - 0.9**10)   # ~0.5757 for K = 10 balanced classes (docs/papers.md, S1-A2)
 ENVS = [E("CtxBandit/MNISTTarget-v0"), E("CtxBandit/FashionMNISTTarget-v0")]
 
 

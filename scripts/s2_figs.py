@@ -1,14 +1,14 @@
-"""[S2] (Neural Logistic Bandits) figures 1 and 2: CATALOG C.3 claims 1-2.
+"""[S2] (Neural Logistic Bandits) figures 1 and 2: the claims S2-C1 and S2-C2 of docs/papers.md.
 
 NeuralLog-UCB-1, NeuralLog-UCB-2, NeuralLog-TS-1, NeuralLog-TS-2 and NCBF-UCB (agents.neural.neurallog,
 the practical settings of [S2] §7: L = 2, m = 20, diagonal design matrices, 100 GD steps of 0.01
 every 50 rounds, S = 1, kappa = 10) against the linear logistic baselines Logistic-UCB-1 and
 ada-OFU-ECOLog (agents.glm) and uniform Random as the floor, on:
 - `fig1`: the synthetic bandits h1 = 0.2 (x^T theta)^4, h2 = 20 cos(x^T theta), h3 = 5 x^T Theta x,
-  d = 20, K = 5 of a pool of 2500 unit vectors, Bernoulli rewards (E08);
+  d = 20, K = 5 of a pool of 2500 unit vectors, Bernoulli rewards;
 - `fig2`: mushroom and shuttle, and `mnist`: mnist, as K-class bandits with the disjoint block
   encoding and [S2]'s min-max preprocessing (`preset="S2"`: 14 x 14 mnist, random values for
-  categories; E09). mnist is its own panel because it costs about 20 times more than the others
+  categories). mnist is its own panel because it costs about 20 times more than the others
   (and goes without Logistic-UCB-1, whose d = 1960 MLE would take hours).
 
 The claims: the linear baselines are worst, NCBF-UCB is moderate, NeuralLog-UCB-2 is best.

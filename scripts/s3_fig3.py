@@ -1,12 +1,12 @@
-"""[S3] (Ensemble++) figure 3, the nonlinear bandits: CATALOG C.4 claim 4.
+"""[S3] (Ensemble++) figure 3, the nonlinear bandits: the claim S3-C4 of docs/papers.md.
 
 Ensemble++ (M=8, a 2 x 64 ReLU extractor, App. B) against Ensemble+, EpiNet, LMCTS and Greedy
 (the same network without the ensemble factor) on:
-- `quadratic`: 10^-2 x^T Theta Theta^T x + N(0, 0.1^2), d=100, 50 of 1000 unit actions a round (E13);
-- `neural`: Bernoulli rewards of a random MLP teacher, d=100, 50 of 1000 actions (E15);
-- `shuttle`: the UCI Shuttle classification bandit with [S3]'s N(0, 0.1^2) noise (E16), G=100 updates
+- `quadratic`: 10^-2 x^T Theta Theta^T x + N(0, 0.1^2), d=100, 50 of 1000 unit actions a round;
+- `neural`: Bernoulli rewards of a random MLP teacher, d=100, 50 of 1000 actions;
+- `shuttle`: the UCI Shuttle classification bandit with [S3]'s N(0, 0.1^2) noise, G=100 updates
   a round for Ensemble++ as App. B tunes it;
-- `hate`: content moderation (E17) on the Davidson corpus with MiniLM embeddings (the offline
+- `hate`: content moderation on the Davidson corpus with MiniLM embeddings (the offline
   stand-ins for the Hugging Face corpus and GPT-2; frozen backbone, the network on the embedding).
 
 The claims: Ensemble++ has sublinear regret and beats Ensemble+, EpiNet and Greedy; on Quadratic

@@ -1,6 +1,6 @@
-"""[S3] (Ensemble++) figure 3(a)(a): CATALOG C.4 claim 1.
+"""[S3] (Ensemble++) figure 3(a)(a): the claim S3-C1 of docs/papers.md.
 
-Finite-action linear bandit (E11; Russo & Van Roy): d=50, |X|=10,000 actions in
+Finite-action linear bandit (Russo & Van Roy): d=50, |X|=10,000 actions in
 Unif([-1/sqrt 5, 1/sqrt 5]^d), theta ~ N(0, 10 I) redrawn per run, noise N(0, 1), T=1000, 200 runs.
 Linear Ensemble Sampling (ES: Ensemble++ with the coordinate reference, [S3] §5.1) and Linear
 Ensemble++ (ES++: Gaussian reference), both with the sphere perturbation, for M in {2, 4, 8, 16, 32}

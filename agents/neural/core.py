@@ -66,7 +66,7 @@ class NeuralAgent(TorchAgent):
     """Shared machinery of the [S0] neural agents (subclasses document the algorithms).
 
     Network and training (the same for all, [S0] §7.2 "the network structure is the same"):
-        width, depth: N and L of the NTK ReLU network (catalog C4; [S0]: 20 and 3).
+        width, depth: N and L of the NTK ReLU network ([S0] §4.3; [S0]: 20 and 3).
         lam: regulariser lambda of 1/2 lam N ||theta - theta_0||^2 ([S0] eq. 4.4: 1.0).
         lr, steps: gradient-descent step size and steps per update ([S0] §7.2: 0.01 and 100).
         update_every: train every k rounds (1: every round, as in the papers).
@@ -91,7 +91,7 @@ class NeuralAgent(TorchAgent):
     curvature grows like t N, so gradient descent with the paper's step 0.01 diverges once an arm
     has been pulled a few dozen times. Dividing the whole loss (data term and regulariser) by n
     keeps the minimiser of eq. 4.4 and makes the step size 0.01 stable at every t; [S0] does not
-    say how its code scales the loss (catalog G1/N1 ambiguity "sum vs mean").
+    say how its code scales the loss (docs/papers.md, S0-A7).
     """
 
     params = {"width": Int(ge=2), "depth": Int(ge=2), "lam": Real(ge=0), "lr": Real(gt=0), "steps": Int(ge=0),

@@ -1,4 +1,4 @@
-"""Neural-ES and its anytime version Neural-ES-DT ([S0] §4.3, Alg. 1, §6, §7.2; catalog N1, N2)."""
+"""Neural-ES and its anytime version Neural-ES-DT ([S0] §4.3, Alg. 1, §6, §7.2)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from agents.params import Int, Real
 
 
 class NeuralES(NeuralAgent):
-    """Neural ensemble sampling, [S0] §4.3 eq. 4.4 with Alg. 1 (catalog N1).
+    """Neural ensemble sampling, [S0] §4.3 eq. 4.4 with Alg. 1 (choices: docs/papers.md, S0-A7 to S0-A10).
 
-    m NTK ReLU networks (catalog C4) start from one shared symmetric theta_0. Member j keeps its
+    m NTK ReLU networks ([S0] §4.3) start from one shared symmetric theta_0. Member j keeps its
     own perturbed history {(X_l, Y_l + Z^j_l)}, Z^j_l ~ N(0, sigma_R^2) drawn once when the
     observation arrives and never redrawn (Alg. 1 lines 6-8), and after every round takes
     `steps` gradient-descent steps (warm-started) on eq. 4.4,
@@ -81,10 +81,10 @@ class NeuralES(NeuralAgent):
 
 
 class NeuralESDT(DoublingTrick):
-    """Anytime Neural-ES ("Neural-ES-DT<T0>", [S0] §6, §7.2; catalog N2): restarts at T_i = floor(T0 b^i).
+    """Anytime Neural-ES ("Neural-ES-DT<T0>", [S0] §6, §7.2): restarts at T_i = floor(T0 b^i).
 
     Epoch i (length tau_i) runs a fresh Neural-ES with m = max(1, round(2 ln tau_i)) members and
-    sigma_R = 0.02 ln tau_i ([S0] §7.2, natural log, catalog ambiguity 5), warm-up 50 and lam = 1;
+    sigma_R = 0.02 ln tau_i ([S0] §7.2, natural log, docs/papers.md, S0-A5), warm-up 50 and lam = 1;
     data and networks are discarded at each restart (agents.anytime.DoublingTrick).
 
     Batched like Neural-ES: with `seed=[s_1, ..., s_N]` every epoch's agent serves the N instances

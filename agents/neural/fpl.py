@@ -1,5 +1,5 @@
 """The deep-bandit agents of [S1] §5.2 (Kveton et al., "Randomized Exploration in Generalized Linear
-Bandits"): DeepFPL, DeepFL and repGLM-FPL (catalog N6, N7, N8).
+Bandits"): DeepFPL, DeepFL and repGLM-FPL.
 
 All three use one network shared by the arms (its input is an arm's feature vector, a 784-pixel
 image in [S1]): one fully connected hidden layer of 50 units (ReLU or tanh) and a sigmoid output,
@@ -14,7 +14,7 @@ most recent examples.
   arms uniformly at random and train the network as DeepFPL does; then freeze it, drop its head
   and run GLM-FPL (logistic, agents.glm.GLMFPL) on the 50 hidden units as arm features.
 
-Choices where [S1] is silent (catalog ambiguity D.9), each a keyword:
+Choices where [S1] is silent (docs/papers.md, S1-A7 to S1-A10), each a keyword:
 - loss="bce": binary cross-entropy of the sigmoid output against the perturbed targets
   y + z, soft and unclipped (the logit form of the cross-entropy accepts any target). Its gradient in
   the output logit is mu(s) - y - z, exactly GLM-FPL's logistic-loss gradient with perturbed
@@ -81,7 +81,7 @@ class KerasAdam:
 
 
 class DeepFPL(TorchAgent):
-    """DeepFPL ([S1] §5.2, catalog N6): follow the perturbed leader with a neural network.
+    """DeepFPL ([S1] §5.2): follow the perturbed leader with a neural network.
 
     Each round pull argmax_i f(x_i) (ties at random), f the network; then take one Adam step on
     the mean loss of the 32 most recent examples (x_l, y_l + z_l), z_l ~ N(0, a^2) i.i.d., drawn
@@ -214,7 +214,7 @@ class DeepFPL(TorchAgent):
 
 
 class DeepFL(DeepFPL):
-    """DeepFL ([S1] §5.2, catalog N7): DeepFPL with a = 0, i.e. follow the (unperturbed) leader.
+    """DeepFL ([S1] §5.2): DeepFPL with a = 0, i.e. follow the (unperturbed) leader.
 
     The same network, minibatch and Adam step as DeepFPL; it draws no perturbation at all.
 
@@ -229,7 +229,7 @@ class DeepFL(DeepFPL):
 
 
 class RepGLMFPL(DeepFPL):
-    """repGLM-FPL ([S1] §5.2, catalog N8): learn a representation, then GLM-FPL on it.
+    """repGLM-FPL ([S1] §5.2; docs/papers.md, S1-A10): learn a representation, then GLM-FPL on it.
 
     Phase 1 (the first `explore_rounds` rounds, m% of the horizon): pull an arm uniformly at
     random and train DeepFPL's network on what is observed (DeepFPL's loss, perturbation and

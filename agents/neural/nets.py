@@ -1,4 +1,4 @@
-"""The NTK-parameterised ReLU network of [S0] §4.3 / App. C.1 (catalog C4) and its batched ensemble.
+"""The NTK-parameterised ReLU network of [S0] §4.3 / App. C.1 and its batched ensemble.
 
     f(x; theta) = sqrt(N) W_L phi(W_{L-1} phi( ... phi(W_1 x))),   phi = ReLU, no biases,
 

@@ -1,7 +1,7 @@
 """Neural logistic bandits of [S2] (Bae, Lee): NeuralLog-UCB-1/2, NeuralLog-TS-1/2, and NCBF-UCB.
 
-Catalog B.5 (N9-N13). Rewards are Bernoulli, r ~ Bern(mu(h(x))) with mu the sigmoid; one NTK
-ReLU network f(x; theta) (catalog C4, [S2] §4: depth L = 2, width m = 20, symmetric theta_0) is
+Choices: docs/papers.md, S2-A3 to S2-A12. Rewards are Bernoulli, r ~ Bern(mu(h(x))) with mu the sigmoid; one NTK
+ReLU network f(x; theta) ([S0] §4.3, [S2] §4: depth L = 2, width m = 20, symmetric theta_0) is
 fitted to the history by gradient descent on the regularised binary cross-entropy (TrainNN of
 Alg. 1), and exploration comes from the gradient features phi(x) of the network through a
 design matrix:
@@ -18,7 +18,7 @@ design matrix:
 and play the argmax (ties at random). The TS widths are App. I's nu_T^2 sigma_{t-1}^2(x):
 sigma^2 = kappa lam_t ||phi||^2_{V^-1} and nu = nu^(1) lam_t^{-1/2} multiply to kappa nu^(1)2
 ||phi||^2_{V^-1} (lam_t cancels), and likewise nu'^2 sigma'^2 = nu^(2)2 ||phi||^2_{W^-1} for TS-2
-(Remark I.2's norm taken squared, catalog ambiguity 13). m(x) is the latent estimate: f(x;
+(Remark I.2's norm taken squared, docs/papers.md, S2-A4). m(x) is the latent estimate: f(x;
 theta_{t-1}) in practice, g(x; theta_0)^T (theta_{t-1} - theta_0) in the theory version.
 
 Two levels, chosen by keyword:
@@ -320,12 +320,12 @@ class NeuralLogistic(NeuralAgent):
 
 
 class NCBFUCB(NeuralLogistic):
-    """NCBF-UCB (Verma et al. 2025), the neural logistic baseline (1) of [S2] §7 (catalog N13).
+    """NCBF-UCB (Verma et al. 2025), the neural logistic baseline (1) of [S2] §7.
 
     Constant lam, worst-case variance in V_t = sum phi phi^T + kappa lam I and the index
     mu(f(x; theta_{t-1})) + nu sqrt(kappa d~_t) ||phi(x)||_{V_{t-1}^{-1}} with
     d~_t = log det(sum phi phi^T / kappa + I) (App. A; the O~(sqrt(kappa d~)) width of [S2] §3).
-    [S2] only cites it (flag NIS). `schedule` must be "fixed": the constant lam is what sets it
+    [S2] only cites it (docs/papers.md, S2-A12). `schedule` must be "fixed": the constant lam is what sets it
     apart from NeuralLog-UCB-1.
     
     Args: see NeuralLogistic.
@@ -343,7 +343,7 @@ class NCBFUCB(NeuralLogistic):
 
 
 class NeuralLogUCB1(NeuralLogistic):
-    """NeuralLog-UCB-1, [S2] §4, Alg. 1 (catalog N9).
+    """NeuralLog-UCB-1, [S2] §4, Alg. 1.
 
     Pull argmax mu(f(x; theta_{t-1})) + R sqrt(kappa) nu^(1)_{t-1} ||phi(x)||_{V_{t-1}^{-1}},
     V_t = sum phi phi^T + kappa lam_t I; train on the regularised BCE (module docstring).
@@ -359,7 +359,7 @@ class NeuralLogUCB1(NeuralLogistic):
 
 
 class NeuralLogUCB2(NeuralLogistic):
-    """NeuralLog-UCB-2, [S2] §5, Alg. 2 (catalog N10).
+    """NeuralLog-UCB-2, [S2] §5, Alg. 2.
 
     Pull argmax m(x) + nu^(2)_{t-1} ||phi(x)||_{W_{t-1}^{-1}} (eq. 5) on the latent scale,
     W_t = sum_i mu'(f(x_i; theta_i)) phi_i phi_i^T + lam_t I with theta_i the weights after round
@@ -373,7 +373,7 @@ class NeuralLogUCB2(NeuralLogistic):
 
 
 class NeuralLogTS1(NeuralLogistic):
-    """NeuralLog-TS-1, [S2] App. I (catalog N11): Thompson sampling with NeuralLog-UCB-1's statistics.
+    """NeuralLog-TS-1, [S2] App. I: Thompson sampling with NeuralLog-UCB-1's statistics.
 
     Each round draw r~(x) ~ N(f(x; theta_{t-1}), kappa nu^(1)2 ||phi(x)||^2_{V_{t-1}^{-1}})
     independently per arm (App. I's nu_T^2 sigma_{t-1}^2 with lam_t cancelled) and pull the largest.
@@ -388,10 +388,10 @@ class NeuralLogTS1(NeuralLogistic):
 
 
 class NeuralLogTS2(NeuralLogistic):
-    """NeuralLog-TS-2, [S2] App. I Remark I.2, App. J (catalog N12): Thompson sampling with W.
+    """NeuralLog-TS-2, [S2] App. I Remark I.2, App. J: Thompson sampling with W.
 
     Each round draw r~(x) ~ N(m(x), nu^(2)2 ||phi(x)||^2_{W_{t-1}^{-1}}) per arm (the norm
-    squared, catalog ambiguity 13) and pull the largest; W and training as NeuralLog-UCB-2.
+    squared, docs/papers.md, S2-A4) and pull the largest; W and training as NeuralLog-UCB-2.
     
     Args: see NeuralLogistic.
     """

@@ -1,4 +1,4 @@
-"""Neural-PHE / NPR, "neural bandit with perturbed rewards" (Jia et al. 2022), baseline of [S0] §7 (catalog N5)."""
+"""Neural-PHE / NPR, "neural bandit with perturbed rewards" (Jia et al. 2022), baseline of [S0] §7."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class NeuralPHE(NeuralAgent):
 
     Args:
         nu: perturbation std ([S0] gives none; default 0.1, the sigma_R of Neural-ES, which
-            this perturbation plays the role of; catalog suggests tuning over {0.01, 0.1, 1}).
+            this perturbation plays the role of; docs/papers.md, S0-A6).
         width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start, warmup,
             mean_loss, duplicate_input, device, dtype, dim, seed: see NeuralAgent (Neural-ES's
             network and training; no warm-up by default).

@@ -1,6 +1,6 @@
-"""NeuralUCB (Zhou et al. 2020) and NeuralTS (Zhang et al. 2021), baselines of [S0] §7 (catalog N3, N4).
+"""NeuralUCB (Zhou et al. 2020) and NeuralTS (Zhang et al. 2021), baselines of [S0] §7.
 
-[S0] only names them (flag NIS): the definitions are those of the original papers, with the
+[S0] only names them (docs/papers.md, S0-A11): the definitions are those of the original papers, with the
 network and training of Neural-ES ([S0] §7.2: "the network structure is the same"). With
 g(x) = grad_theta f(x; theta_{t-1}) and N the width (the m of the original papers):
 
@@ -14,7 +14,7 @@ per-arm gradients without forming them. `diag=False` keeps the full p x p invers
 by Sherman-Morrison (O(p^2) a round, O(K p^2) to score K arms; never a fresh inverse).
 
 The gradient entering Z_t is taken at theta_{t-1}, the weights that scored the arms, before the
-round's training (as the authors' public code does; catalog N3 writes theta_t).
+round's training (as the authors' public code does).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class _NeuralConfidence(NeuralAgent):
 
 
 class NeuralUCB(_NeuralConfidence):
-    """NeuralUCB (Zhou, Li, Gu 2020), the "Neural-UCB" baseline of [S0] §7 (catalog N3).
+    """NeuralUCB (Zhou, Li, Gu 2020), the "Neural-UCB" baseline of [S0] §7.
 
     Pull argmax_x f(x; theta_{t-1}) + nu sqrt(g^T Z_{t-1}^{-1} g / N), then add the pulled
     arm's g g^T / N to Z and train the network as Neural-ES trains one member, without
@@ -84,8 +84,8 @@ class NeuralUCB(_NeuralConfidence):
     gamma_t, as in practice.
 
     Args:
-        nu: exploration scale gamma ([S0] gives none; the authors' code default 1; catalog
-            suggests tuning over {0.01, 0.1, 1}).
+        nu: exploration scale gamma ([S0] gives none; the authors' code default 1;
+            docs/papers.md, S0-A6).
         diag: diagonal approximation of Z (True) or the full matrix by Sherman-Morrison.
         width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start, warmup,
             mean_loss, duplicate_input, device, dtype, dim, seed: see NeuralAgent (Neural-ES's
@@ -98,7 +98,7 @@ class NeuralUCB(_NeuralConfidence):
 
 
 class NeuralTS(_NeuralConfidence):
-    """NeuralTS (Zhang, Zhou, Li, Gu 2021), the "Neural-TS" baseline of [S0] §7 (catalog N4).
+    """NeuralTS (Zhang, Zhou, Li, Gu 2021), the "Neural-TS" baseline of [S0] §7.
 
     Each round draw r~(x) ~ N(f(x; theta_{t-1}), nu^2 lam g^T U_{t-1}^{-1} g / N) independently
     for every arm and pull the largest; U (called Z here) and the training are NeuralUCB's.

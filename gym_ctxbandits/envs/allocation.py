@@ -2,7 +2,7 @@
 
 A contextual linear bandit with M discrete contexts: each round context m ~ p arrives and its
 action set A^m (K arms in R^d) is shown; Y_t = <X_t, theta> + eta_t, eta_t ~ N(0, 1). The
-horizon n of the figures is never stated: 10^4 is registered (catalog ambiguity 20).
+horizon n of the figures is never stated: 10^4 is registered (docs/papers.md, S4-A1).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from gym_ctxbandits.envs.pool import PoolEnv
 
 
 class ActionSetsEnv(PoolEnv):
-    """Linear contextual bandit over finitely many known action sets, [S4] sections 2 and 5, catalog E18-E21.
+    """Linear contextual bandit over finitely many known action sets, [S4] sections 2 and 5.
 
     Description:
         theta is fixed (frequentist). Each round a context m is drawn with probability
@@ -22,7 +22,7 @@ class ActionSetsEnv(PoolEnv):
         `info["context"]` (it is what the agent could tell from the arms themselves).
         Registered instances: `FixedActionSet-v0` (section 5.1; see `FixedActionSetEnv`),
         `ChangingActionSet1-v0` (section 5.2 scenario one), `ChangingActionSet2-v0` (scenario two;
-        theta = (1, 0) as the text implies, catalog ambiguity 23, and the duplicated arm (-1, 0)
+        theta = (1, 0) as the text implies, docs/papers.md, S4-A10, and the duplicated arm (-1, 0)
         kept as printed) and `BoundedRegret-v0` (section 5.3).
 
     Action Space: Discrete(K).
@@ -75,13 +75,13 @@ class ActionSetsEnv(PoolEnv):
 
 
 class FixedActionSetEnv(ActionSetsEnv):
-    """Fixed action set of [S4] section 5.1 (figure 1), catalog E18.
+    """Fixed action set of [S4] section 5.1 (figure 1).
 
     Description:
         d = 2, theta = (1, 0), A = {(1, 0), (0, 1), (1 - u, 5u)}, u in {0.1, 0.2}. x_1 is optimal,
         gaps 1 and u; for small u the near-optimal x_3 is nearly parallel to x_1, so optimism
-        rarely plays the informative x_2. For u = 0.2, ||x_3|| > 1, kept as printed (catalog
-        ambiguity 24).
+        rarely plays the informative x_2. For u = 0.2, ||x_3|| > 1, kept as printed
+        (docs/papers.md, S4-A11).
 
     Action Space: Discrete(3).
     Observation Space: Box(-1, 1, (3, 2), float32).
@@ -100,14 +100,14 @@ class FixedActionSetEnv(ActionSetsEnv):
 
 
 class UnitCircleEnv(PoolEnv):
-    """Fixed action sets on the unit circle of [S4] section 5.4 and App. D, catalogs E22-E24.
+    """Fixed action sets on the unit circle of [S4] section 5.4 and App. D.
 
     Description:
         d = 2, K actions drawn uniformly on the unit circle, fixed for a run and redrawn per
-        realisation (catalog: the paper does not say; per realisation is the default).
+        realisation (the paper does not say; docs/papers.md, S4-A12).
         `UnitCircle-v0`: K = 100, theta = (1, 0) (section 5.4); `UnitCircleSmall-v0`: K = 5
         (App. D(1)); `RandomTheta-v0`: K = 100 and theta ~ N(0, 10 I) normalised to unit norm per
-        realisation (App. D(2); action set as in section 5.4, catalog ambiguity 25).
+        realisation (App. D(2); action set as in section 5.4, docs/papers.md, S4-A12).
 
     Action Space: Discrete(K).
     Observation Space: Box(-1, 1, (K, 2), float32), the same arms every round.

@@ -2,10 +2,10 @@
 
 Two protocols:
 
-* `ClassificationEnv` (one id per dataset, catalog E05/E09/E16): each round one example x of the
+* `ClassificationEnv` (one id per dataset): each round one example x of the
   dataset arrives; arm k is the disjoint block encoding x^(k) = [0, .., x, .., 0] in R^{K d}
   (block k holds x) and pays 1 when k is the example's class, 0 otherwise.
-* `ClassTargetEnv` (`MNISTTarget-v0`, `FashionMNISTTarget-v0`, catalog E07): each round K
+* `ClassTargetEnv` (`MNISTTarget-v0`, `FashionMNISTTarget-v0`): each round K
   examples are the arms; an example of the target class c pays Ber(0.75), any other Ber(0.25).
 
 The papers prepare the data differently; `preset` picks one paper's preparation and every
@@ -13,9 +13,9 @@ choice is also its own kwarg (an explicit kwarg wins over the preset):
 
 | preset | scaling | categorical columns | missing | noise | MNIST image | source |
 |---|---|---|---|---|---|---|
-| "S0" (default) | L2 rows | ordinal codes | -1 | none | 28x28 | [S0]/[S3] authors' code, catalog ambiguity 3 |
-| "S3" | L2 rows | ordinal codes | -1 | N(0, 0.1^2) | 28x28 | [S3] App. F.2, ambiguity 16 (std 0.1) |
-| "S2" | min-max per feature to [-1, 1] | random value in [-1, 1] per category | 0 | none | 14x14 (196-d) | [S2] App. A, ambiguity 11 |
+| "S0" (default) | L2 rows | ordinal codes | -1 | none | 28x28 | [S0]/[S3] authors' code, docs/papers.md S0-A3 |
+| "S3" | L2 rows | ordinal codes | -1 | N(0, 0.1^2) | 28x28 | [S3] App. F.2, S3-A2, S3-A13 (std 0.1) |
+| "S2" | min-max per feature to [-1, 1] | random value in [-1, 1] per category | 0 | none | 14x14 (196-d) | [S2] App. A, S2-A2 |
 
 Examples are drawn i.i.d. (uniformly, with replacement) from the episode's generator: the
 stationary contextual bandit of the papers' analyses. The [S3] code instead walks once through
@@ -166,7 +166,7 @@ class ExampleStreamEnv(CtxBanditEnv):
 
 
 class ClassificationEnv(_DatasetEnv, ExampleStreamEnv):
-    """A classification dataset as a K-armed bandit with the disjoint block encoding, catalog E05, E09, E16.
+    """A classification dataset as a K-armed bandit with the disjoint block encoding.
 
     Description:
         Each round one example (x, c) is drawn uniformly from the dataset. Arm k, k = 0..K-1 with
@@ -204,15 +204,15 @@ class ClassificationEnv(_DatasetEnv, ExampleStreamEnv):
 
 
 class ClassTargetEnv(_DatasetEnv):
-    """[S1] section 5.2's "deep bandit" on an image dataset, catalog E07.
+    """[S1] section 5.2's "deep bandit" on an image dataset.
 
     Description:
         Each round K examples drawn uniformly from the dataset (without replacement within the
-        round) are the arms, their pixels scaled to [0, 1] (catalog ambiguity 9). An example of the
+        round) are the arms, their pixels scaled to [0, 1] (docs/papers.md, S1-A6). An example of the
         target class c pays Ber(0.75), any other Ber(0.25). The paper runs 50 instances per class
         c in 0..9: `target=None` (default) draws c uniformly per instance, an int fixes it. The
         paper reports the average reward; the best policy's is about 0.5757 for K = 10 and ten
-        balanced classes (catalog ambiguity 8). Regret is against the best example shown.
+        balanced classes (docs/papers.md, S1-A2). Regret is against the best example shown.
 
     Action Space: Discrete(K).
     Observation Space: Box(0, 1, (K, 784), float32) (Box(-1, 1) when another scaling is asked).

@@ -1,4 +1,4 @@
-"""Online hate-speech moderation of [S3] section 5.2(4) and App. G, catalog E17."""
+"""Online hate-speech moderation of [S3] section 5.2(4) and App. G."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ PAYOFF = np.array([[1.0, 0.5], [-0.5, 0.5]])
 
 
 class HateSpeechEnv(ExampleStreamEnv):
-    """Publish or block posts that arrive one a round, [S3] App. G, catalog E17.
+    """Publish or block posts that arrive one a round, [S3] App. G.
 
     Description:
         Each round one post is drawn uniformly from the corpus. Actions: 0 = publish, 1 = block.
@@ -30,7 +30,7 @@ class HateSpeechEnv(ExampleStreamEnv):
         embedding e is `info["context"]`. After each step `info["blocked"]` and
         `info["published_hate"]` say whether the post was blocked and whether a hateful post
         was published: their running means are the share of blocked posts and of published
-        hateful posts. No reward noise (catalog ambiguity 18).
+        hateful posts. No reward noise (docs/papers.md, S3-A11).
 
         Token-level variant (`observation="tokens"`, registered as `HateSpeechTokens-v0`), for
         agents that fine-tune the backbone (GPT-Ensemble++, [S3] App. G.4): both rows of the

@@ -1,4 +1,4 @@
-"""The Open Bandit Dataset replay of [S2] App. J.1, catalog E10.
+"""The Open Bandit Dataset replay of [S2] App. J.1 (choices: docs/papers.md, S2-A14).
 
 A replay environment plays back logged events instead of simulating rewards: the agent is
 shown the arms of a logged event, and the event counts ("is accepted") only when the agent
@@ -56,7 +56,7 @@ def obd_features(events, items) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 
 
 class OpenBanditEnv(gym.Env):
-    """Replay of the Open Bandit Dataset with [S2] App. J.1's reduced action set, catalog E10.
+    """Replay of the Open Bandit Dataset with [S2] App. J.1's reduced action set.
 
     Description:
         Logged events are replayed in an order drawn from the episode seed. Each event shows

@@ -15,8 +15,8 @@ from gym_ctxbandits.envs.pool import PoolEnv
 class _S0Env(PoolEnv):
     """Shared by the [S0] section 7.1 problems: K fixed unit-norm arms, Gaussian reward noise.
 
-    The paper does not say how arms and theta* are drawn (catalog ambiguity 1); we take its
-    suggested default: arms i.i.d. N(0, I_d) normalised to unit norm. The arm set is fixed for the whole run (section 3).
+    The paper does not say how arms and theta* are drawn (docs/papers.md, S0-A1): arms are
+    i.i.d. N(0, I_d) normalised to unit norm. The arm set is fixed for the whole run (section 3).
     """
 
     def __init__(self, num_arms: int = 50, dim: int = 20, noise_std: float = 0.5, pool_size: int | None = None,
@@ -41,12 +41,12 @@ class _S0ThetaEnv(_S0Env):
 
 
 class LinearEnv(_S0ThetaEnv):
-    """Linear bandit of [S0] section 7.1 (figure 1(a)), catalog E01.
+    """Linear bandit of [S0] section 7.1 (figure 1(a)).
 
     Description:
         Y_t = X_t^T theta* + eta_t, eta_t ~ N(0, sigma^2), sigma = 0.5, over K = 50 fixed arms in
         d = 20. Arms i.i.d. Gaussian normalised to unit norm, theta* Gaussian normalised to
-        `theta_norm` (the paper leaves both unstated; catalog ambiguity 1).
+        `theta_norm` (the paper leaves both unstated; docs/papers.md, S0-A1).
 
     Action Space: Discrete(K).
     Observation Space: Box(-1, 1, (K, d), float32), the same arm set every round.
@@ -64,13 +64,13 @@ class LinearEnv(_S0ThetaEnv):
 
 
 class LogisticEnv(_S0ThetaEnv):
-    """Logistic bandit with Gaussian noise of [S0] section 7.1 (figure 1(b)), catalog E02.
+    """Logistic bandit with Gaussian noise of [S0] section 7.1 (figure 1(b)).
 
     Description:
         Y_t = mu(X_t^T theta*) + eta_t with mu(s) = 1 / (1 + exp(-s)) and eta_t ~ N(0, 0.5^2): the
         observed reward is the mean plus Gaussian noise, not a Bernoulli draw (contrast
         `CtxBandit/BernoulliLogistic-v0`). K = 50, d = 20; the larger setting of App. F.1.3 is
-        `num_arms=500, dim=50`. Arms and theta* as in `LinearEnv` (catalog ambiguity 1).
+        `num_arms=500, dim=50`. Arms and theta* as in `LinearEnv` (docs/papers.md, S0-A1).
 
     Action Space: Discrete(K).
     Observation Space: Box(-1, 1, (K, d), float32), the same arm set every round.
@@ -87,7 +87,7 @@ class LogisticEnv(_S0ThetaEnv):
 
 
 class DistanceEnv(_S0ThetaEnv):
-    """Distance bandit of [S0] section 7.1 "Neural Bandit (i)" (figure 1(d)), catalog E03.
+    """Distance bandit of [S0] section 7.1 "Neural Bandit (i)" (figure 1(d)).
 
     Description:
         h_1(X) = -||X - theta*||_2, Y_t = h_1(X_t) + N(0, 0.5^2), K = 50, d = 20. theta* is drawn
@@ -108,14 +108,14 @@ class DistanceEnv(_S0ThetaEnv):
 
 
 class QuadraticEnv(_S0Env):
-    """Quadratic bandit of [S0] section 7.1 "Neural Bandit (ii)" and [S3] section 5.2, catalogs E04/E13.
+    """Quadratic bandit of [S0] section 7.1 "Neural Bandit (ii)" and [S3] section 5.2.
 
     Description:
         h_2(X) = 10^-2 X^T A A^T X with A_ij ~ N(0, 1) (d x d), Y_t = h_2(X_t) + N(0, sigma^2).
         [S0] (`CtxBandit/Quadratic-v0`): K = 50 fixed unit-norm arms, d = 20, sigma = 0.5; its
         larger setting (App. F.1.3) is `num_arms=500, dim=50`. [S3] (`CtxBandit/QuadraticPool-v0`):
         d = 100, a pool of 1000 unit-norm Gaussian arms with 50 drawn each round, sigma = 0.1
-        (std, catalog ambiguity 16).
+        (std; docs/papers.md, S3-A2).
 
     Action Space: Discrete(K).
     Observation Space: Box(-1, 1, (K, d), float32).
@@ -135,12 +135,12 @@ class QuadraticEnv(_S0Env):
 
 
 class BernoulliLogisticEnv(PoolEnv):
-    """Logistic bandit with Bernoulli rewards of [S1] section 5.1 (figure 1), catalog E06.
+    """Logistic bandit with Bernoulli rewards of [S1] section 5.1 (figure 1).
 
     Description:
         Y ~ Ber(mu(x_i^T theta*)), mu the logistic function, K = 100 arms fixed for the run with
         x_i ~ Unif([-1, 1]^d), theta* ~ N(0, v I_d). The paper prints v = 3 d^-2 but claims
-        var[x^T theta*] = 1, which needs v = 3 d^-1 (catalog ambiguity 7): the printed value is
+        var[x^T theta*] = 1, which needs v = 3 d^-1 (docs/papers.md, S1-A1): the printed value is
         the default (`theta_variance=None`), pass `theta_variance=3/d` for the other reading.
         The paper's panels use d in {5, 10, 20}; d = 10 is registered, the others are kwargs.
         (The paper's "pull d linearly independent arms first" is an agent's warm-up, not the env's.)
@@ -182,7 +182,7 @@ NEURAL_LOGISTIC_H = {
 
 
 class NeuralLogisticEnv(PoolEnv):
-    """Synthetic neural logistic bandits h1..h6 of [S2] section 7 and App. J, catalog E08.
+    """Synthetic neural logistic bandits h1..h6 of [S2] section 7 and App. J.
 
     Description:
         r_t ~ Bern(mu(h(x_t))) with mu the logistic function and latent reward h one of
@@ -191,8 +191,8 @@ class NeuralLogisticEnv(PoolEnv):
         entries of theta (d) and Theta (d x d) i.i.d. Unif(-1, 1). Context-arm features come from a
         finite pool of `pool_size` vectors (2500 in figures 1-2; 10, 50, 10000 for the effective-
         dimension study of App. A); each round shows K = 5 of them drawn uniformly without
-        replacement. The pool's distribution is not stated: uniform on the unit sphere (catalog
-        ambiguity 10). Regret is measured on the mean mu(h(x)).
+        replacement. The pool's distribution is not stated: uniform on the unit sphere
+        (docs/papers.md, S2-A1). Regret is measured on the mean mu(h(x)).
 
     Action Space: Discrete(K).
     Observation Space: Box(-1, 1, (K, d), float32).

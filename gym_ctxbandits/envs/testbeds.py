@@ -1,7 +1,8 @@
 """The synthetic testbeds of [S3] (Li, Xu, Wang, Luo, "Scalable Exploration via Ensemble++").
 
-Section numbers are the paper's. Where the paper is silent the catalog takes the authors'
-public code (`szrlee/Ensemble_Plus_Plus`) as the tie-breaker; each docstring says where.
+Section numbers are the paper's. Where the paper is silent the project takes the authors'
+public code (`szrlee/Ensemble_Plus_Plus`) as the tie-breaker; each docstring says where
+(docs/papers.md, S3-A1 to S3-A4).
 The quadratic bandit of [S3] section 5.2 is `QuadraticEnv` (synthetic.py) with the pool kwargs.
 """
 
@@ -14,7 +15,7 @@ from gym_ctxbandits.envs.pool import PoolEnv
 
 
 class FiniteLinearEnv(PoolEnv):
-    """Finite-action linear bandit (Russo & Van Roy 2018) of [S3] section 5.1 and App. F.1, catalog E11.
+    """Finite-action linear bandit (Russo & Van Roy 2018) of [S3] section 5.1 and App. F.1.
 
     Description:
         A fixed decision set of |X| = K actions with coordinates i.i.d. Unif([-u, u]); reward
@@ -22,7 +23,7 @@ class FiniteLinearEnv(PoolEnv):
         `instance_seed` for the code's frequentist "FreqRusso" variant), eps ~ N(0, 1). The
         paper's main comparison (figure 3(a)) is d = 50, |X| = 10,000, registered here; its grid is
         |X| in {100, 1000, 10000}, d in {10, 50}. The box half-width u is 1/sqrt(d) in section 5.1
-        and 1/sqrt(5) in App. F.1 and the code: default 1/sqrt(5) (catalog ambiguity 15).
+        and 1/sqrt(5) in App. F.1 and the code: default 1/sqrt(5) (docs/papers.md, S3-A1).
 
     Action Space: Discrete(K).
     Observation Space: Box(-u, u, (K, d), float32), the same set every round.
@@ -52,7 +53,7 @@ class FiniteLinearEnv(PoolEnv):
 
 
 class SphereLinearEnv(CtxBanditEnv):
-    """Compact-action linear bandit on the unit sphere of [S3] App. F.1 (figure 10(c)(e)), catalog E12.
+    """Compact-action linear bandit on the unit sphere of [S3] App. F.1 (figure 10(c)(e)).
 
     Description:
         The paper's action set is the whole sphere S^{d-1}, r_t = X_t^T theta + eps with
@@ -99,7 +100,7 @@ class _S3PoolEnv(PoolEnv):
     """[S3] App. F.2: d = 100, a pool of 1000 candidate actions, 50 drawn each round.
 
     The pool's distribution is not stated; the code draws N(0, I_d) and normalises to unit norm
-    (catalog ambiguity 16).
+    (docs/papers.md, S3-A2).
     """
 
     def __init__(self, num_arms: int = 50, dim: int = 100, pool_size: int = 1000, **kwargs):
@@ -110,12 +111,12 @@ class _S3PoolEnv(PoolEnv):
 
 
 class VectorQuadraticEnv(_S3PoolEnv):
-    """Vector-quadratic bandit of [S3] App. F.2, catalog E14.
+    """Vector-quadratic bandit of [S3] App. F.2.
 
     Description:
         f_2(x) = 10 (x^T theta)^2 with theta uniform on the unit sphere (the paper says "unit
-        ball"; the code normalises a Gaussian), r = f_2(x) + N(0, 0.1^2) (std 0.1, catalog
-        ambiguity 16). d = 100, 50 of a 1000-arm pool per round.
+        ball"; the code normalises a Gaussian), r = f_2(x) + N(0, 0.1^2) (std 0.1;
+        docs/papers.md, S3-A2, S3-A3). d = 100, 50 of a 1000-arm pool per round.
 
     Action Space: Discrete(K).
     Observation Space: Box(-1, 1, (K, d), float32).
@@ -139,7 +140,7 @@ class VectorQuadraticEnv(_S3PoolEnv):
 
 
 class MLPTeacherEnv(_S3PoolEnv):
-    """Neural (MLP-teacher) bandit of [S3] section 5.2(2) and App. F.2, catalog E15.
+    """Neural (MLP-teacher) bandit of [S3] section 5.2(2) and App. F.2.
 
     Description:
         A random ReLU network (the code's hidden sizes (50, 50), Xavier-normal weights, zero

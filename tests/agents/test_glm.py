@@ -17,7 +17,7 @@ GLM_NAMES = ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "GLM-ES", "GLM-ES-DT", 
 
 
 def logistic_problem(K=50, d=5, seed=0):
-    """[S1] §5.1: x ~ U[-1, 1]^d fixed, theta* ~ N(0, 3/d I) (var x^T theta* = 1, CATALOG D.7)."""
+    """[S1] §5.1: x ~ U[-1, 1]^d fixed, theta* ~ N(0, 3/d I) (var x^T theta* = 1; docs/papers.md, S1-A1)."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (K, d))
     theta = rng.normal(0, np.sqrt(3 / d), d)

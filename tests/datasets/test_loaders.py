@@ -175,7 +175,7 @@ def test_open_bandit_and_davidson_formats(tmp_path):
     assert posts["text"].tolist() == ["a", "b", "c"]
 
 
-REAL_SHAPES = {  # shared/data/README.md
+REAL_SHAPES = {  # the copies CI keeps in $CTXBANDITS_DATA (their README lists these shapes)
     "shuttle": ((58_000, 9), [45586, 50, 171, 8903, 3267, 10, 13]),
     "mushroom": ((8124, 22), [4208, 3916]),
     "adult": ((48_842, 14), None),

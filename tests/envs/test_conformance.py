@@ -41,7 +41,7 @@ STEP_KEYS = {"expected_reward", "optimal_expected_reward", "optimal_action", "re
 ROUND_KEYS = {"action_mask", "context"}
 
 
-def test_every_catalog_environment_is_registered():
+def test_every_paper_environment_is_registered():
     names = {i.split("/")[1].removesuffix("-v0") for i in IDS}
     expected = {"Linear", "Logistic", "Distance", "Quadratic", "BernoulliLogistic", "FiniteLinear", "SphereLinear",
                 "QuadraticPool", "VectorQuadratic", "MLPTeacher", "FixedActionSet", "ChangingActionSet1",

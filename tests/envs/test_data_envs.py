@@ -119,7 +119,7 @@ def test_target_bandit_means_and_optimum(fake_images):
         obs, r, _, _, info = env.step(0)
         best.append(info["optimal_expected_reward"])
         assert info["expected_reward"] in (0.25, 0.75)
-    # 0.25 + 0.5 P(a target among 10 shown) ~ 0.25 (1 - 1/K)^K + 0.75 (1 - (1 - 1/K)^K) = 0.5757 (catalog E07)
+    # 0.25 + 0.5 P(a target among 10 shown) ~ 0.25 (1 - 1/K)^K + 0.75 (1 - (1 - 1/K)^K) = 0.5757 (docs/papers.md, S1-A2)
     assert np.mean(best) == pytest.approx(0.5757, abs=0.02)
     drawn = set()
     for seed in range(30):
