@@ -141,79 +141,32 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
     return int(out[0]) if values.ndim == 1 else out
 
 
-def check_obs(obs, d: int | None) -> np.ndarray:
-    """A single-instance obs as a finite (K, d) array (d None: any), or a ValueError naming the problem."""
-    X = np.asarray(obs)
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"obs must be the (K, d) arm-feature matrix with K, d >= 1, got shape {X.shape}")
-    if d is not None and X.shape[1] != d:
-        raise ValueError(f"obs has d={X.shape[1]} features per arm but this agent was set up for d={d}")
-    if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
-        raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
-    return X
-
-
-def check_feedback(action, reward, num_arms: int) -> tuple[int, float]:
-    """(action, reward) of a single-instance `observe` as (int, float), or a ValueError naming the problem."""
-    try:
-        a = operator.index(action)
-    except TypeError:
-        raise ValueError(f"action must be an integer arm index, got {action!r}") from None
-    if not 0 <= a < num_arms:
-        raise ValueError(f"action {a} is out of range for {num_arms} arms")
-    try:
-        y = float(reward)
-    except (TypeError, ValueError):
-        raise ValueError(f"reward must be a real number, got {reward!r}") from None
-    if not math.isfinite(y):
-        raise ValueError(f"reward must be finite, got {y}")
-    return a, y
-
-
-def check_instances(obs, d: int | None, n: int | None, single: bool | None) -> tuple[np.ndarray, bool]:
-    """obs (K, d), or (N, K, d) for N instances, as a finite (N, K, d) view and whether it was (K, d).
-
-    d, n, single: what the agent expects (None before its first obs fixes them); a mismatch is a
-    ValueError that names the expected shape and the fix.
-    """
-    X = np.asarray(obs)
-    if X.ndim not in (2, 3) or 0 in X.shape:
-        raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
-                         f"K, d >= 1; got shape {X.shape}")
-    if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
-        raise ValueError("obs must be a finite real array (found NaN, inf or a non-numeric dtype)")
-    is_single, X = X.ndim == 2, (X[None] if X.ndim == 2 else X)
-    if d is not None and X.shape[2] != d:
-        raise ValueError(f"obs has d={X.shape[2]} features per arm but this agent was set up for d={d}")
-    if n is not None and (is_single != single or X.shape[0] != n):
-        want = f"(K, {d})" if single else f"({n}, K, {d})"
-        raise ValueError(f"obs has shape {np.shape(obs)} but this agent started with obs of shape {want}; "
-                         "call reset() to change")
-    return X, is_single
-
-
-def check_batch_feedback(action, reward, n: int, num_arms: int) -> tuple[np.ndarray, np.ndarray]:
-    """(actions, rewards) of a batched `observe` as (n,) int and float arrays, or a ValueError naming the problem."""
-    a = np.asarray(action)
-    if a.shape != (n,) or a.dtype.kind not in "iu":
-        raise ValueError(f"actions must be an int array of shape ({n},), got {a.dtype} {a.shape}")
+def check_feedback(action, reward, n: int, num_arms: int, single: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(actions (n,), rewards (n,)) of an `observe`, or a ValueError naming the problem: an int
+    and a real number for a single agent (n = 1), (n,) int and real arrays for a batched one."""
+    if single:
+        try:
+            a = np.array([operator.index(action)])
+        except TypeError:
+            raise ValueError(f"action must be an integer arm index, got {action!r}") from None
+        try:
+            y = np.array([float(reward)])
+        except (TypeError, ValueError):
+            raise ValueError(f"reward must be a real number, got {reward!r}") from None
+    else:
+        a, y = np.asarray(action), np.asarray(reward)
+        if a.shape != (n,) or a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an int array of shape ({n},), got {a.dtype} {a.shape}")
+        if y.shape != (n,) or y.dtype.kind not in "fiu":
+            raise ValueError(f"rewards must be a real array of shape ({n},), got {y.dtype} {y.shape}")
+        a, y = a.astype(np.int64, copy=False), y.astype(float, copy=False)
     if a.min() < 0 or a.max() >= num_arms:
-        raise ValueError(f"actions out of range for {num_arms} arms: min {a.min()}, max {a.max()}")
-    y = np.asarray(reward, dtype=float)
-    if y.shape != (n,):
-        raise ValueError(f"rewards must have shape ({n},), got {y.shape}")
+        raise ValueError(f"action out of range for {num_arms} arms: got {a if not single else a[0]}")
     if not np.isfinite(y).all():
         bad = np.flatnonzero(~np.isfinite(y))
-        raise ValueError(f"rewards must be finite, got NaN or inf at instances {bad}")
-    return a.astype(np.int64, copy=False), y
-
-
-def check_feedbacks(action, reward, n: int, num_arms: int, single: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(actions (n,), rewards (n,)) of an `observe` of a single (n = 1, int and float) or batched agent."""
-    if single:
-        a, y = check_feedback(action, reward, num_arms)
-        return np.array([a]), np.array([y])
-    return check_batch_feedback(action, reward, n, num_arms)
+        raise ValueError(f"reward must be finite, got {y if not single else y[0]}"
+                         + ("" if single else f" (NaN or inf at instances {bad})"))
+    return a, y
 
 
 def seed_spec(seed) -> list[int] | np.random.SeedSequence:
@@ -349,7 +302,7 @@ class BaseAgent:
 
     def _feedback(self, X: np.ndarray, action, reward) -> tuple[np.ndarray, np.ndarray]:
         """(actions (N,), rewards (N,)) of an `observe`, checked against obs X (N, K, d)."""
-        return check_feedbacks(action, reward, X.shape[0], X.shape[1], self.single_)
+        return check_feedback(action, reward, X.shape[0], X.shape[1], self.single_)
 
     def _ties(self):
         """What `random_argmax` draws from: one Generator per instance (or a `Streams`)."""
