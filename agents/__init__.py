@@ -11,7 +11,7 @@ from agents.base import REGISTRY, Agent, make, random_argmax, register
 __gym_ctxbandits__ = True
 
 # Importing the families fills REGISTRY.
-from agents import linear, ensemble, glm, oam, ensemble_nn, epinet, gpt_ensemble  # noqa: E402,F401
+from agents import glm, linear, linear_ensemble, oam  # noqa: E402,F401
 from agents.neural import registry as _neural  # noqa: E402,F401  (lazy entries: torch loads on first use)
 
 __all__ = ["Agent", "REGISTRY", "make", "random_argmax", "register"]

@@ -16,7 +16,7 @@ hand-written step, and (b) a loop over m `torch.nn` MLPs trained with autograd a
 `torch.optim.SGD`, the usual way to write it.
 
 Part 3: the agents that serve N instances in one object (the [S0] and [S2] agents of
-agents.neural.core, the [S3] agents of agents.ensemble_nn / epinet): seconds per 1,000 rounds of
+agents.neural.core, the [S3] agents of agents.neural.ensemble_pp, epinet, lmcts): seconds per 1,000 rounds of
 one agent serving `--N` instances of the quadratic bandit (each with its own arms), per instance,
 against the single-instance cost of part 1.
 

@@ -1,12 +1,22 @@
-"""The neural agents of [S0] (Sun, Wang, Xu, anytime ensemble sampling), [S1] (Kveton et al., §5.2)
-and [S2] (Bae, Lee, neural logistic bandits); the [S3] family is agents.ensemble_nn / agents.epinet.
+"""The neural agents of the four papers, on one engine: [S0] (Sun, Wang, Xu, anytime ensemble
+sampling), [S1] (Kveton et al., §5.2), [S2] (Bae, Lee, neural logistic bandits) and [S3] (Li, Xu,
+Wang, Luo, Ensemble++).
+
+The engine: `core` (TorchAgent, the one base with torch streams; NeuralAgent, the NTK agents'
+skeleton), `nets` (the stacked networks: NTKEnsemble with hand-written gradients, StackedMLP for
+autograd), `buffer` (ReplayBuffer with per-row statistics, FifoBuffer for minibatches, Schedule).
+Each paper's agents are a small module on top:
 
 - ``Neural-ES``     neural ensemble sampling (eq. 4.4, Alg. 1), m networks trained as one stacked model;
 - ``Neural-ES-DT``  its anytime version by the doubling trick (§6, agents.anytime);
 - ``NeuralUCB``, ``NeuralTS``  Zhou et al. (2020), Zhang et al. (2021), diagonal design matrix by default;
 - ``Neural-PHE``    perturbed-reward neural bandit of Jia et al. (2022);
 - ``DeepFPL``, ``DeepFL``, ``repGLM-FPL``  [S1] §5.2's deep bandit agents (agents.neural.fpl);
-- ``NeuralLog-UCB-1/2``, ``NeuralLog-TS-1/2``, ``NCBF-UCB``  [S2] (agents.neural.neurallog).
+- ``NeuralLog-UCB-1/2``, ``NeuralLog-TS-1/2``, ``NCBF-UCB``  [S2] (agents.neural.neurallog);
+- ``Ensemble++``, ``Ensemble+``, ``NeuralGreedy`` [S3] §5.2 (agents.neural.ensemble_pp), ``EpiNet``
+  (agents.neural.epinet), ``LMCTS`` (agents.neural.lmcts), ``GPT-Ensemble++``, ``GPT-Greedy`` [S3]
+  App. G (agents.neural.gpt_ensemble). The linear Ensemble++ is ``Linear-Ensemble++``
+  (agents.linear_ensemble).
 
 The modules need PyTorch; this package does not. `LAZY` holds one small factory per name
 (`LazyAgent`) that imports torch and the implementing module on first use; importing
@@ -36,7 +46,16 @@ NAMES = {
     "NeuralLog-TS-1": ("neurallog", "NeuralLogTS1"),
     "NeuralLog-TS-2": ("neurallog", "NeuralLogTS2"),
     "NCBF-UCB": ("neurallog", "NCBFUCB"),
+    # [S3] section 5.2 and App. G
+    "Ensemble++": ("ensemble_pp", "EnsemblePP"),
+    "Ensemble+": ("ensemble_pp", "EnsemblePlus"),
+    "NeuralGreedy": ("ensemble_pp", "NeuralGreedy"),
+    "EpiNet": ("epinet", "EpiNet"),
+    "LMCTS": ("lmcts", "LMCTS"),
+    "GPT-Ensemble++": ("gpt_ensemble", "GPTEnsemblePP"),
+    "GPT-Greedy": ("gpt_ensemble", "GPTGreedy"),
 }
+SINGLE = {"GPT-Ensemble++", "GPT-Greedy"}   # one instance per object (a language model per seed)
 
 
 class LazyAgent:
@@ -45,12 +64,10 @@ class LazyAgent:
     `cls()` gives the agent class itself (for signatures and docs).
     """
 
-    # what agents.make's callers look up before building (the run loop's batching test), without
-    # torch: every agent here serves N instances in one object (agents.base.BaseAgent)
-    batched = True
-
     def __init__(self, name: str, module: str, attr: str):
         self.name, self.module, self.attr = name, module, attr
+        # what agents.make's callers look up before building (the run loop's batching test), without torch
+        self.batched = name not in SINGLE
         self.__name__ = name
         self.__doc__ = f"{name}: agents.neural.{module}.{attr} (imports torch on first use)."
 

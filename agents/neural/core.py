@@ -30,8 +30,8 @@ import torch
 from agents.base import BaseAgent
 from agents.params import Bool, Device, Int, Options, Real
 from agents.neural.buffer import ReplayBuffer, Schedule
-from agents.neural.nets import NTKEnsemble
-from agents.torch_batch import device_of
+
+from agents.neural.nets import NTKEnsemble, device_of
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 

@@ -25,12 +25,17 @@ This re-indexing of the paper's block layout computes the same function with the
 theta_0; it is what makes f(x; theta_0) = 0 hold EXACTLY in floating point, because the twins then
 meet the same summation order in a matrix product, and the read-out adds each twin pair
 (+p) + (-p) = 0 before summing over pairs.
+
+`StackedMLP` is the same idea for the [S3] agents, trained by autograd: N instances' (or N G)
+ReLU MLPs with PyTorch's default initialisation as stacked (N, in, out) weights, one `baddbmm` a
+layer, initialised from the agent's numpy streams.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 Tensor = torch.Tensor
@@ -233,3 +238,58 @@ class NTKEnsemble:
         """g(x_b)^T D_j g(x_b) for diagonals D_j given per layer as (m, in, out) tensors (or (in, out),
         shared), without forming g: (m, B)."""
         return sum((torch.matmul(a * a, D) * (d * d)).sum(-1) for (a, d), D in zip(factors, inv_diag))
+
+
+# -- devices and the [S3] agents' stacked MLPs -------------------------------------------------
+
+def device_of(name: str) -> torch.device:
+    """torch.device for "cpu", "cuda", "cuda:<index>" or "auto" (cuda when available)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name not in ("cpu", "cuda") and not str(name).startswith("cuda:"):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto', got {name!r}")
+    return torch.device(name)
+
+
+def tensor(x: np.ndarray, device) -> Tensor:
+    """A float32 tensor of `x` on `device` (a copy: obs arrays may be read-only views of the env's data)."""
+    return torch.tensor(np.asarray(x, dtype=np.float32), device=device)
+
+
+class StackedMLP:
+    """N independent ReLU MLPs d -> hidden[0] -> ... -> hidden[-1] as stacked (N, in, out) weights.
+
+    PyTorch's default Linear initialisation, U(-1/sqrt(in), 1/sqrt(in)) for weights and biases,
+    drawn from the per-instance streams. Output: the last hidden layer (ReLU applied), (N, B, D).
+    `groups` = G stacks G networks per instance (N G of them, instance-major), e.g. EpiNet's M
+    prior networks.
+    """
+
+    def __init__(self, rng, n: int, d: int, hidden: tuple[int, ...], device, trainable: bool = True, groups: int = 1):
+        self.params = []
+        sizes = (d, *hidden)
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            self.params += list(linear_layer(rng, n, fan_in, fan_out, device, groups, trainable))
+        self.out_dim = sizes[-1]
+
+    def __call__(self, x: Tensor) -> Tensor:
+        h = x
+        for w, b in zip(self.params[::2], self.params[1::2]):
+            h = torch.relu(torch.baddbmm(b, h, w))
+        return h
+
+
+def linear_layer(rng, n: int, fan_in: int, fan_out: int, device, groups: int = 1, trainable: bool = True):
+    """Stacked weights (N G, in, out) and biases (N G, 1, out), PyTorch's default initialisation."""
+    bound = 1.0 / math.sqrt(fan_in)
+    w = bound * (2 * rng.random((n, groups * fan_in * fan_out)) - 1)
+    b = bound * (2 * rng.random((n, groups * fan_out)) - 1)
+    w = tensor(w.reshape(n * groups, fan_in, fan_out), device).requires_grad_(trainable)
+    b = tensor(b.reshape(n * groups, 1, fan_out), device).requires_grad_(trainable)
+    return w, b
+
+
+def sphere(rng, shape, device, radius: float = 1.0) -> Tensor:
+    """Uniform points of the sphere of `radius` in R^shape[-1] (N, ..., M), from normals / norm."""
+    v = rng.standard_normal(shape)
+    return tensor(radius * v / np.linalg.norm(v, axis=-1, keepdims=True), device)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agents.base import Streams
-from agents.ensemble import DISTRIBUTIONS, LinearEnsemblePP, sample_perturbation, sample_reference
+from agents.linear_ensemble import DISTRIBUTIONS, LinearEnsemblePP, sample_perturbation, sample_reference
 from agents.linear import LinTS
 
 D, K = 4, 6

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import agents  # noqa: E402
-from agents.ensemble_nn import EnsemblePP  # noqa: E402
+from agents.neural.ensemble_pp import EnsemblePP  # noqa: E402
 
 K, D = 5, 4
 

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 import agents  # noqa: E402
-from agents.gpt_ensemble import trainable_parameters  # noqa: E402
+from agents.neural.gpt_ensemble import trainable_parameters  # noqa: E402
 
 VOCAB = 100
 GPT2_BPE = Path(os.environ.get("CTXBANDITS_DATA", "../shared/data")) / "models" / "gpt2.tiktoken"
@@ -119,7 +119,7 @@ def adam_step(p, g, state, lr, betas=(0.9, 0.999), eps=1e-8):
 
 @pytest.mark.parametrize("name, backbone", [("GPT-Ensemble++", False), ("GPT-Greedy", False), ("GPT-Ensemble++", True)])
 def test_an_update_is_adam_on_the_mean_loss_plus_ridge_penalty_over_n(name, backbone, request):
-    """Weight decay as in agents.ensemble_nn (the authors' code's): an update is one plain Adam step
+    """Weight decay as in agents.neural.ensemble_pp (the authors' code's): an update is one plain Adam step
     on the minibatch mean loss + lambda / (2 n) ||(b, A)||^2, n the points held; a fine-tuned backbone
     is trained but not penalised. Replayed by hand; the old AdamW form (decoupled decay) is far off."""
     lr, wd, rng = 1e-2, 0.3, np.random.default_rng(8)

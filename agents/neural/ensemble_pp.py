@@ -17,21 +17,22 @@ prior heads, and the ensemble's spread, the exploration, never shrinks.)
 The authors' code differs in places (docs/papers.md, S3-A7): its `prior_scale`/`posterior_scale`
 multipliers are kwargs here (default 1, the paper's equations).
 
-All of them are batched: N instances are one set of stacked tensors (agents.torch_batch), and a
+All of them are batched: N instances are one set of stacked tensors (agents.neural.nets, agents.neural.buffer), and a
 single agent is the N = 1 case, with the seeding rules of agents.linear.LinearAgent.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
-from agents.base import register
 from agents.linear import LinearAgent
 from agents.params import Device, Int, Real, Widths
-from agents.torch_batch import FifoBuffer, StackedMLP, device_of, sphere, tensor, torch
+from agents.neural.buffer import FifoBuffer
+from agents.neural.nets import device_of, sphere, StackedMLP, tensor
 
 
-class _NeuralAgent(LinearAgent):
+class MLPAgent(LinearAgent):
     """A network f(x) trained by G Adam steps a round on minibatches of a FIFO buffer.
 
     Each step minimises the minibatch's mean loss plus weight_decay / (2 n) ||params||^2, n the
@@ -53,7 +54,7 @@ class _NeuralAgent(LinearAgent):
         super().__init__(seed=seed, dim=dim)
 
     def _init_state(self, n, d):
-        t = torch()
+        t = torch
         self.dev_ = device_of(self.device)
         self.net_ = StackedMLP(self.rng_, n, d, self.hidden, self.dev_)
         self.params_ = self.net_.params + self._build(n, self.net_.out_dim)
@@ -61,7 +62,7 @@ class _NeuralAgent(LinearAgent):
         self.buffer_ = FifoBuffer(n, self.buffer_size, d, self.z_dim, self.dev_)
 
     def _scores(self, X):
-        with torch().no_grad():
+        with torch.no_grad():
             return self._forward_scores(tensor(X, self.dev_)).double().cpu().numpy()
 
     def _update(self, x, y):
@@ -81,11 +82,10 @@ class _NeuralAgent(LinearAgent):
         return []
 
     def _perturbation(self, n):
-        return torch().zeros((n, 1), device=self.dev_)
+        return torch.zeros((n, 1), device=self.dev_)
 
 
-@register("Ensemble++")
-class EnsemblePP(_NeuralAgent):
+class EnsemblePP(MLPAgent):
     """Neural Ensemble++ of [S3] section 3.3, Alg. 1, App. B.
 
     f(x, zeta) = <x~, b> + posterior_scale <sg(x~), sum_m zeta_m theta_m>
@@ -127,7 +127,7 @@ class EnsemblePP(_NeuralAgent):
         return [self.b_, self.theta_]
 
     def _forward_scores(self, X):
-        t = torch()
+        t = torch
         feats = self.net_(X)                                                  # (N, K, D)
         zeta = sphere(self.rng_, (self.n_, self.M), self.dev_, radius=np.sqrt(self.M))
         direction = (self.b_ + self.posterior_scale * t.einsum("nm,nmd->nd", zeta, self.theta_)
@@ -138,7 +138,7 @@ class EnsemblePP(_NeuralAgent):
         return sphere(self.rng_, (n, self.M), self.dev_)
 
     def _loss(self, x, y, z):
-        t = torch()
+        t = torch
         feats = self.net_(x)                                                  # (N, B, D)
         base = 0.5 * (y - t.einsum("nbd,nd->nb", feats, self.b_)) ** 2
         sg = feats.detach()
@@ -147,8 +147,7 @@ class EnsemblePP(_NeuralAgent):
         return base.mean(dim=1) + 0.5 * ((target - heads) ** 2).mean(dim=(1, 2))
 
 
-@register("NeuralGreedy")
-class NeuralGreedy(_NeuralAgent):
+class NeuralGreedy(MLPAgent):
     """[S3]'s Greedy: Ensemble++'s extractor and base head, no ensemble factor.
 
     f(x) = <h(x; w), b> fit by squared loss on the buffer; act greedily on f. The same network and
@@ -160,14 +159,13 @@ class NeuralGreedy(_NeuralAgent):
         return [self.b_]
 
     def _forward_scores(self, X):
-        return torch().einsum("nkd,nd->nk", self.net_(X), self.b_)
+        return torch.einsum("nkd,nd->nk", self.net_(X), self.b_)
 
     def _loss(self, x, y, z):
-        return (0.5 * (y - torch().einsum("nbd,nd->nb", self.net_(x), self.b_)) ** 2).mean(dim=1)
+        return (0.5 * (y - torch.einsum("nbd,nd->nb", self.net_(x), self.b_)) ** 2).mean(dim=1)
 
 
-@register("Ensemble+")
-class EnsemblePlus(_NeuralAgent):
+class EnsemblePlus(MLPAgent):
     """Ensemble+ (Osband et al. 2018, 2019) as described in [S3] App. A.5 eq. 11 and A.7.1 (S3-A8).
 
     M members share a trainable extractor x~ = h(x; w) with M trainable linear heads theta_m, plus
@@ -199,14 +197,14 @@ class EnsemblePlus(_NeuralAgent):
 
     def _members(self, x):
         """Every member's prediction, (N, B, M)."""
-        t = torch()
+        t = torch
         prior = t.einsum("nbd,nmd->nbm", self.prior_net_(x), self.theta0_)
         return t.einsum("nbd,nmd->nbm", self.net_(x), self.theta_) + self.prior_scale * prior
 
     def _forward_scores(self, X):
-        member = torch().as_tensor(self.rng_.integers(self.M, size=self.n_), device=self.dev_)
+        member = torch.as_tensor(self.rng_.integers(self.M, size=self.n_), device=self.dev_)
         f = self._members(X)                                                   # (N, K, M)
-        return f[torch().arange(self.n_), :, member]
+        return f[torch.arange(self.n_), :, member]
 
     def _perturbation(self, n):
         return tensor(self.sigma_z * self.rng_.standard_normal((n, self.M)), self.dev_)

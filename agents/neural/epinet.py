@@ -1,21 +1,20 @@
-"""EpiNet (Osband et al. 2023) and LMCTS (Xu et al. 2022): the other baselines of [S3] section 5.2.
+"""EpiNet (Osband et al. 2023), a baseline of [S3] section 5.2.
 
-Both reuse the network, buffer and batching of agents.ensemble_nn (N instances as stacked
-tensors, per-instance random streams), so they differ from Ensemble++ only in how they explore.
+It reuses the network, buffer and batching of agents.neural.ensemble_pp.MLPAgent (N instances as
+stacked tensors, per-instance random streams), so it differs from Ensemble++ only in how it explores.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
-from agents.base import register
-from agents.ensemble_nn import _NeuralAgent
+from agents.neural.ensemble_pp import MLPAgent
 from agents.params import Int, Real, Widths
-from agents.torch_batch import StackedMLP, linear_layer, tensor, torch
+from agents.neural.nets import linear_layer, StackedMLP, tensor
 
 
-@register("EpiNet")
-class EpiNet(_NeuralAgent):
+class EpiNet(MLPAgent):
     """EpiNet as [S3] App. A.7.1 describes it.
 
     f(x, z) = mu(x) + sigma_L([x, sg(x~), z]) + prior_scale sigma_P(x, z), index z ~ N(0, I_M):
@@ -53,7 +52,7 @@ class EpiNet(_NeuralAgent):
 
     def _f(self, x, z):
         """f(x, z) for x (N, B, d) and indices z (N, J, M): (N, J, B)."""
-        t = torch()
+        t = torch
         n, B, _ = x.shape
         J, M = z.shape[1], self.M
         feats = self.net_(x)                                                       # (N, B, D)
@@ -78,50 +77,5 @@ class EpiNet(_NeuralAgent):
 
     def _loss(self, x, y, z):
         idx = tensor(self.rng_.standard_normal((self.n_, self.index_samples, self.M)), self.dev_)
-        target = y[:, None, :] + self.sigma_z * torch().einsum("njm,nbm->njb", idx, z)
+        target = y[:, None, :] + self.sigma_z * torch.einsum("njm,nbm->njb", idx, z)
         return (0.5 * (target - self._f(x, idx)) ** 2).mean(dim=(1, 2))
-
-
-@register("LMCTS")
-class LMCTS(_NeuralAgent):
-    """Langevin Monte Carlo Thompson sampling (Xu et al. 2022), the [S3] baseline (docs/papers.md, S3-A10).
-
-    Each round runs `steps` Langevin steps on the network's parameters theta over the whole buffer
-    (full batch, the official code's default; the buffer holds the last `buffer_size` points):
-        theta <- theta - lr grad L(theta) + sqrt(2 lr beta_inv / n) eps,   eps ~ N(0, I),
-    L = mean_s 1/2 (y_s - f(x_s))^2 + weight_decay / (2 n) ||theta||^2 on the n points held, which
-    is Langevin dynamics for the posterior exp(-(n L) / beta_inv); then acts greedily on f. Its cost
-    per round grows with the data held (the [S3] section 4.3 remark). beta_inv = 0.01 as in the code;
-    the paper gives no step size or step count (both kwargs).
-    """
-
-    params = {"steps": Int(ge=1), "beta_inv": Real(gt=0)}
-
-    def __init__(self, *, steps=10, lr=1e-3, beta_inv=0.01, weight_decay=0.01, hidden=(64, 64),
-                 buffer_size=10_000, device="cpu", seed=None, dim=None):
-        self.steps, self.beta_inv = steps, beta_inv
-        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=buffer_size, updates=1,
-                         buffer_size=buffer_size, device=device, seed=seed, dim=dim)
-
-    def _build(self, n, D):
-        self.b_ = tensor(np.sqrt(2.0 / (D + 1)) * self.rng_.standard_normal((n, D)), self.dev_).requires_grad_()
-        return [self.b_]
-
-    def _forward_scores(self, X):
-        return torch().einsum("nkd,nd->nk", self.net_(X), self.b_)
-
-    def _update(self, x, y):
-        t = torch()
-        self.buffer_.add(tensor(x, self.dev_), tensor(y, self.dev_), self._perturbation(len(y)))
-        m = self.buffer_.size
-        xb, yb = self.buffer_.x[:, :m], self.buffer_.y[:, :m]
-        noise = np.sqrt(2.0 * self.lr * self.beta_inv / m)
-        for _ in range(self.steps):
-            for p in self.params_:
-                p.grad = None
-            fit = (0.5 * (yb - t.einsum("nbd,nd->nb", self.net_(xb), self.b_)) ** 2).mean(dim=1)
-            (fit + self._penalty()).sum().backward()
-            with t.no_grad():
-                for p in self.params_:
-                    p -= self.lr * p.grad
-                    p += noise * tensor(self.rng_.standard_normal(tuple(p.shape)), self.dev_)

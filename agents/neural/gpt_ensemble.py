@@ -22,7 +22,7 @@ The backbone (when trained) and b get only the first term's gradient, A only the
 Each step minimises that minibatch mean plus weight_decay / (2 n) ||(b, A)||^2 (App. B's
 lambda = 0.01) with plain Adam, n the number of points held in the buffer: the authors' code's
 weight decay (Adam's coupled weight_decay set to lambda / n before each step) and the form of the
-MLP agents of agents.ensemble_nn (`_NeuralAgent._penalty`). It is ridge regression's penalty
+MLP agents of agents.neural.ensemble_pp (`MLPAgent._penalty`). It is ridge regression's penalty
 lambda/2 ||theta||^2 on the sum of the n losses, so it fades as data arrives and the ensemble heads
 can cancel the prior heads where the data lie (the spread, the exploration, shrinks); AdamW's
 decoupled decay lr lambda theta per step never fades.
@@ -41,10 +41,11 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import torch
 
-from agents.base import BaseAgent, register
+from agents.base import BaseAgent
 from agents.params import Bool, Device, Int, Options, Real, Str
-from agents.torch_batch import device_of, torch
+from agents.neural.nets import device_of
 
 FINETUNE = ("none", "full")
 
@@ -72,7 +73,7 @@ def trainable_parameters(net, finetune) -> list:
     The blocks are the model's largest ModuleList (GPT-2's `h`, BERT's `encoder.layer`, ...);
     "final norms" are the parameters outside the blocks and the embeddings (GPT-2's `ln_f`).
     """
-    nn = torch().nn
+    nn = torch.nn
     if finetune == "none":
         return []
     if finetune == "full":
@@ -90,7 +91,6 @@ def trainable_parameters(net, finetune) -> list:
     return last + [p for name, p in net.named_parameters() if id(p) not in skip and "emb" not in name]
 
 
-@register("GPT-Ensemble++")
 class GPTEnsemblePP(BaseAgent):
     """GPT-Ensemble++ of [S3] App. G.4 (docs/papers.md, S3-A12); see the module docstring for the model.
 
@@ -141,10 +141,14 @@ class GPTEnsemblePP(BaseAgent):
         self.rng_ = np.random.default_rng(seqs[0])   # head initialisation, zeta, z, minibatches, ties
 
     def _start(self, X: np.ndarray) -> None:
-        self._setup(X[0])
+        self._setup(self._truncated(X[0]))
+
+    def _truncated(self, obs: np.ndarray) -> np.ndarray:
+        """Token ids cut to `max_tokens` (features pass unchanged)."""
+        return obs[:, : self.max_tokens] if self.model is not None and self.max_tokens else obs
 
     def _setup(self, obs: np.ndarray) -> None:
-        t = torch()
+        t = torch
         self.dev_ = device_of(self.device)
         self.K_ = obs.shape[0]
         if self.model is None:
@@ -161,7 +165,7 @@ class GPTEnsemblePP(BaseAgent):
             self.vocab_ = self.net_.get_input_embeddings().num_embeddings
             D = self.net_.config.hidden_size + (1 if self.normalize else 0)
         self.D_ = D
-        std = np.sqrt(2.0 / (D + 1))  # Xavier-normal, as agents.ensemble_nn's heads
+        std = np.sqrt(2.0 / (D + 1))  # Xavier-normal, as agents.neural.ensemble_pp's heads
         self.b_ = t.tensor(std * self.rng_.standard_normal((self.K_, D)), dtype=t.float32, device=self.dev_)
         self.A_ = t.tensor(std * self.rng_.standard_normal((self.K_, self.M, D)), dtype=t.float32, device=self.dev_)
         v = self.rng_.standard_normal((self.K_, self.M, D))
@@ -202,11 +206,11 @@ class GPTEnsemblePP(BaseAgent):
             raise ValueError(f"obs token ids must lie in [-1, {vocab}) (-1 = padding), got [{obs.min()}, {obs.max()}]")
         if not (obs >= 0).any(axis=1).all():
             raise ValueError("every obs row needs at least one token (ids >= 0)")
-        return obs[:, : self.max_tokens] if self.max_tokens else obs
+        return self._truncated(obs)
 
     def _features(self, x: np.ndarray):
         """phi (B, D) of B rows: token ids through the backbone, or the float rows themselves."""
-        t = torch()
+        t = torch
         if self.net_ is None:
             return t.as_tensor(x, device=self.dev_)
         ids = t.as_tensor(x, device=self.dev_)
@@ -228,7 +232,7 @@ class GPTEnsemblePP(BaseAgent):
     def act(self, obs) -> int:
         """Play argmax_a f(x, zeta)[a] for a fresh zeta."""
         obs = self._check(obs)
-        t = torch()
+        t = torch
         with t.no_grad():
             rows, inverse = np.unique(obs, axis=0, return_inverse=True)   # usually one post for all actions
             phi = self._features(rows)[t.as_tensor(inverse.reshape(-1), device=self.dev_)]          # (K, D)
@@ -246,7 +250,7 @@ class GPTEnsemblePP(BaseAgent):
         if self.frozen_:
             key, phi = self.last_
             if key != obs.tobytes():
-                with torch().no_grad():
+                with torch.no_grad():
                     phi = self._features(obs)
             self.buf_x_[self.pos_] = phi[action].cpu().numpy()
         else:
@@ -265,14 +269,14 @@ class GPTEnsemblePP(BaseAgent):
     def penalty(self):
         """weight_decay / (2 n) ||(b, A)||^2, n = points held: ridge's penalty on a mean loss (module docstring).
 
-        `_NeuralAgent._penalty` of agents.ensemble_nn for one agent; that method is not reused because
+        `MLPAgent._penalty` of agents.neural.ensemble_pp for one agent; that method is not reused because
         it reads the MLP agents' batched state (params_ of N stacked instances, buffer_.size).
         """
         return sum((p ** 2).sum() for p in self.heads_) * (self.weight_decay / (2 * self.size_))
 
     def loss(self, x, a, y, z):
         """The symmetrised Ensemble++ loss (eq. 14) on a minibatch, each sample on its own action's heads."""
-        t = torch()
+        t = torch
         phi = t.as_tensor(x, device=self.dev_) if self.frozen_ else self._features(x)   # (B, D)
         a = t.as_tensor(a, device=self.dev_)
         y, z = t.as_tensor(y, device=self.dev_), t.as_tensor(z, device=self.dev_)
@@ -285,7 +289,6 @@ class GPTEnsemblePP(BaseAgent):
         return (base + 0.5 * ((target - heads) ** 2).mean(1)).mean()
 
 
-@register("GPT-Greedy")
 class GPTGreedy(GPTEnsemblePP):
     """[S3] App. G.5's Greedy: GPT-Ensemble++'s backbone and base heads b^a without the ensemble factor
     (A^a = 0), greedy on <phi(x), b^a>; the same training, so the two differ only in exploration."""
