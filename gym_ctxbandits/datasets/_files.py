@@ -4,6 +4,7 @@ Search order (DESIGN "Data and models"): the `path` the user gives (a file, or a
 data-home layout or holding the files directly), the data home (`data_home`, else
 $CTXBANDITS_DATA, else ~/.cache/gym-ctxbandits), files that installed packages carry, and last a
 download from the public source into the data home (temp file, checked, then renamed).
+$CTXBANDITS_OFFLINE=1 (the test suite sets it) turns every download off, whatever `download=` says.
 
 Checks: every file is parsed with structural checks (IDX magic numbers and sizes, column
 counts, label sets, row counts of the canonical files). Byte checksums would reject legitimate
@@ -63,6 +64,11 @@ def data_home(data_home: str | os.PathLike | None = None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "gym-ctxbandits"
 
 
+def offline() -> bool:
+    """Whether $CTXBANDITS_OFFLINE forbids downloads (1, true, yes or on)."""
+    return os.environ.get("CTXBANDITS_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _packaged_dirs(source: Source) -> list[Path]:
     out = []
     for package, sub in source.packaged:
@@ -96,14 +102,17 @@ def locate(source: Source, roles: list[str], path=None, home=None, download: boo
         found = {r: next((folder / n for n in source.files[r] if (folder / n).is_file()), None) for r in roles}
         if all(found.values()):
             return found, False
-    if download and all(r in source.urls for r in roles):
+    reason = "it has no direct download"
+    if not download:
+        reason = "downloading is off"
+    elif offline():
+        reason = "downloading is off ($CTXBANDITS_OFFLINE is set)"
+    elif all(r in source.urls for r in roles):
         try:
             target = data_home(home) / source.folder
             return {r: fetch(source.urls[r], target / source.urls[r].rsplit("/", 1)[-1]) for r in roles}, True
         except OSError as err:
             reason = f"the download failed ({err})"
-    else:
-        reason = "downloading is off" if download is False else "it has no direct download"
     need = ", ".join(" or ".join(source.files[r]) for r in roles)
     where = "\n".join(f"  {d}" for d in searched)
     urls = ", ".join(source.urls[r] for r in roles if r in source.urls) or source.page
@@ -117,6 +126,8 @@ def locate(source: Source, roles: list[str], path=None, home=None, download: boo
 
 def fetch(url: str, target: Path) -> Path:
     """Download `url` to `target` atomically (temp file, then rename); the caller parses it before use."""
+    if offline():
+        raise OSError(f"downloading is off ($CTXBANDITS_OFFLINE is set); not fetching {url}")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.part{os.getpid()}")
     try:

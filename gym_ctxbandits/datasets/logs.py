@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gym_ctxbandits.datasets._files import DatasetNotFound, Source, corrupt, data_home, locate, parse_checked
+from gym_ctxbandits.datasets._files import DatasetNotFound, Source, corrupt, data_home, locate, offline, parse_checked
 
 OBD_URL = "https://research.zozo.com/data.html"
 OBD_EVENT_COLUMNS = ("item_id", "position", "click", "propensity_score")
@@ -106,7 +106,7 @@ def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, do
         p = paths["data"]
         table = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
     except DatasetNotFound as err:
-        if not download:
+        if not download or offline():
             raise
         try:
             import datasets as hf  # Hugging Face `datasets`, the [data] extra
