@@ -9,8 +9,9 @@ $CTXBANDITS_OFFLINE=1 (the test suite sets it) turns every download off, whateve
 Checks: every file is parsed with structural checks (IDX magic numbers and sizes, column
 counts, label sets, row counts of the canonical files). Byte checksums would reject legitimate
 re-compressed copies (the shared MNIST copy and Debian's Fashion-MNIST differ byte-wise from the
-original .gz files), so the known SHA-256s (`CONTENT_SHA256`) are of the decompressed content.
-A file with a known content checksum that does not match is corrupt, wherever it came from.
+original .gz files), so the known SHA-256s (`content_sha256` in manifest.toml) are of the
+decompressed content. A file with a known content checksum that does not match is corrupt,
+wherever it came from. Folders, file names, URLs and row counts come from manifest.toml too.
 """
 
 from __future__ import annotations
@@ -30,18 +31,6 @@ class DatasetNotFound(FileNotFoundError):
 
 class DatasetCorrupt(ValueError):
     """A dataset file exists but is truncated, corrupt or not in the expected format."""
-
-
-# SHA-256 of the decompressed bytes of files whose content is fixed (IDX images and labels).
-CONTENT_SHA256 = {
-    ("mnist", "t10k-images-idx3-ubyte"): "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
-    ("mnist", "t10k-labels-idx1-ubyte"): "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
-    ("mnist", "train-labels-idx1-ubyte"): "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
-    ("fashion-mnist", "t10k-images-idx3-ubyte"): "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
-    ("fashion-mnist", "t10k-labels-idx1-ubyte"): "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
-    ("fashion-mnist", "train-images-idx3-ubyte"): "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
-    ("fashion-mnist", "train-labels-idx1-ubyte"): "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
-}
 
 
 @dataclass(frozen=True)
@@ -164,8 +153,9 @@ def read_bytes(path: Path) -> bytes:
 
 def check_content(dataset: str, path: Path, data: bytes) -> None:
     """Compare the decompressed content with its known SHA-256, when one is known."""
-    stem = path.name.removesuffix(".gz")
-    expected = CONTENT_SHA256.get((dataset, stem))
+    from gym_ctxbandits.datasets import manifest
+
+    expected = manifest.content_sha256(dataset).get(path.name.removesuffix(".gz"))
     if expected and hashlib.sha256(data).hexdigest() != expected:
         raise corrupt(path, "its content does not match the known SHA-256 of this file")
 
