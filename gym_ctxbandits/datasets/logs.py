@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gym_ctxbandits.datasets._files import DatasetNotFound, Source, corrupt, data_home, locate, parse_checked
+from gym_ctxbandits.datasets import manifest
+from gym_ctxbandits.datasets._files import DatasetNotFound, corrupt, data_home, locate, offline, parse_checked
 
-OBD_URL = "https://research.zozo.com/data.html"
 OBD_EVENT_COLUMNS = ("item_id", "position", "click", "propensity_score")
 
 
@@ -32,9 +32,7 @@ def load_open_bandit(*, behavior: str = "random", campaign: str = "all", path=No
     if behavior not in ("random", "bts") or campaign not in ("all", "men", "women"):
         raise ValueError(f"behavior must be 'random' or 'bts' and campaign 'all', 'men' or 'women'; "
                          f"got {behavior!r}, {campaign!r}")
-    sub = f"{behavior}/{campaign}"
-    source = Source("open-bandit", f"obd/{sub}", {"events": (f"{campaign}.csv",), "items": ("item_context.csv",)},
-                    page=OBD_URL, packaged=(("obp", f"dataset/obd/{sub}"),))
+    source = manifest.source("open-bandit", behavior=behavior, campaign=campaign)
     paths, fresh = locate(source, ["events", "items"], path, data_home, download)
 
     def parse(p):
@@ -61,7 +59,7 @@ def load_open_bandit(*, behavior: str = "random", campaign: str = "all", path=No
     return parse_checked(paths, fresh, parse)
 
 
-HF_CORPUS = "ucberkeley-dlab/measuring-hate-speech"
+HF_CORPUS = manifest.entry("measuring-hate-speech")["hub"]  # the Hugging Face Hub dataset
 
 
 def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, download: bool = True):
@@ -79,10 +77,7 @@ def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, do
     import pandas as pd
 
     if corpus == "davidson":
-        source = Source("davidson", "hate/davidson", {"data": ("labeled_data.csv",)},
-                        {"data": "https://raw.githubusercontent.com/t-davidson/hate-speech-and-offensive-language/"
-                                 "master/data/labeled_data.csv"},
-                        "https://github.com/t-davidson/hate-speech-and-offensive-language")
+        source = manifest.source("davidson")
         paths, fresh = locate(source, ["data"], path, data_home, download)
 
         def parse(p):
@@ -99,14 +94,13 @@ def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, do
         return parse_checked(paths, fresh, parse)
     if corpus != "measuring":
         raise ValueError(f"corpus must be 'measuring' or 'davidson', got {corpus!r}")
-    source = Source("measuring-hate-speech", "hate/measuring",
-                    {"data": ("measuring_hate_speech.parquet", "measuring_hate_speech.csv")}, page=HF_CORPUS)
+    source = manifest.source("measuring-hate-speech")
     try:
         paths, _ = locate(source, ["data"], path, data_home, download=False)
         p = paths["data"]
         table = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
     except DatasetNotFound as err:
-        if not download:
+        if not download or offline():
             raise
         try:
             import datasets as hf  # Hugging Face `datasets`, the [data] extra

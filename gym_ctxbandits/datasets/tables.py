@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gym_ctxbandits.datasets._files import Source, corrupt, locate, parse_checked
+from gym_ctxbandits.datasets import manifest
+from gym_ctxbandits.datasets._files import corrupt, locate, parse_checked
 
-UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/"
 # The 40 soil types of Covertype in UCI's order, by their ELU codes (covtype.info).
 SOIL_CODES = (2702, 2703, 2704, 2705, 2706, 2717, 3501, 3502, 4201, 4703, 4704, 4744, 4758, 5101, 5151, 6101, 6102,
               6731, 7101, 7102, 7103, 7201, 7202, 7700, 7701, 7702, 7709, 7710, 7745, 7746, 7755, 7756, 7757, 7790,
@@ -19,35 +19,11 @@ WILDERNESS = ("Rawah", "Neota", "Comanche Peak", "Cache la Poudre")
 ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
                  "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country")
 
-SOURCES = {
-    "shuttle": Source("shuttle", "uci/shuttle", {"train": ("shuttle.trn.csv", "shuttle.trn"),
-                                                 "test": ("shuttle.tst.csv", "shuttle.tst")},
-                      {"test": UCI + "statlog/shuttle/shuttle.tst"},
-                      "https://archive.ics.uci.edu/dataset/148/statlog+shuttle (shuttle.trn is shipped compressed "
-                      "as shuttle.trn.Z: decompress it with `uncompress` or `gzip -d`)"),
-    "mushroom": Source("mushroom", "uci/mushroom", {"data": ("agaricus-lepiota.data",)},
-                       {"data": UCI + "mushroom/agaricus-lepiota.data"}, "https://archive.ics.uci.edu/dataset/73/mushroom"),
-    "adult": Source("adult", "uci/adult", {"train": ("adult.data",), "test": ("adult.test",)},
-                    {"train": UCI + "adult/adult.data", "test": UCI + "adult/adult.test"},
-                    "https://archive.ics.uci.edu/dataset/2/adult"),
-    "covertype": Source("covertype", "uci/covertype",
-                        {"full": ("covtype.data.gz", "covtype.data"),
-                         "subset_a": ("covertype_testing_gcp.csv",), "subset_b": ("covertype_validate_gcp.csv",)},
-                        {"full": UCI + "covtype/covtype.data.gz"}, "https://archive.ics.uci.edu/dataset/31/covertype"),
-    "magic": Source("magic", "uci/magic", {"data": ("MagicTelescope.csv", "magic04.data")},
-                    {"data": UCI + "magic/magic04.data"}, "https://archive.ics.uci.edu/dataset/159/magic+gamma+telescope"),
-    "banknote": Source("banknote", "uci/banknote",
-                       {"data": ("banknote_authentication.csv", "data_banknote_authentication.txt")},
-                       {"data": UCI + "00267/data_banknote_authentication.txt"},
-                       "https://archive.ics.uci.edu/dataset/267/banknote+authentication"),
-    "phoneme": Source("phoneme", "uci/phoneme", {"data": ("phoneme.csv", "phoneme.dat")}, {},
-                      "https://sci2s.ugr.es/keel/dataset.php?cod=105 (KEEL/ELENA phoneme: 5 features, label 0/1)"),
-}
+TABLES = ("shuttle", "mushroom", "adult", "covertype", "magic", "banknote", "phoneme")
+# Where each table's files live and how to get them (manifest.toml).
+SOURCES = {name: manifest.source(name) for name in TABLES}
 # Rows of the canonical complete files (checked unless check_size=False, for deliberately smaller copies).
-ROWS = {"shuttle.trn": 43_500, "shuttle.tst": 14_500, "agaricus-lepiota.data": 8124, "adult.data": 32_561,
-        "adult.test": 16_281, "covtype.data": 581_012, "covertype_testing_gcp.csv": 50_000,
-        "covertype_validate_gcp.csv": 50_000, "MagicTelescope.csv": 19_020, "magic04.data": 19_020,
-        "banknote_authentication.csv": 1372, "data_banknote_authentication.txt": 1372, "phoneme.csv": 5404}
+ROWS = {file: n for name in TABLES for file, n in manifest.rows(name).items()}
 
 
 def _read_csv(path, check_size: bool, columns: int, **kwargs):

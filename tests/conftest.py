@@ -1,0 +1,96 @@
+"""Suite-wide settings: no test opens a network connection.
+
+* $CTXBANDITS_OFFLINE=1: the dataset loaders never download; a missing dataset is the loader's
+  `DatasetNotFound` naming the files, not a download attempt. The Hugging Face libraries get
+  their offline switches too. Set on import, so process pools and Ray workers inherit them.
+* `no_network` (autouse): a socket connection to anything but this machine (loopback addresses,
+  `localhost`, Unix sockets) raises `NetworkAccessError`, and a host name other than the local
+  ones is not even resolved. Ray and the process backends still talk over loopback. An attempt
+  fails the test even when the code under test swallows the exception.
+
+The data tests run on the small fixtures of data/fixtures (data/make_fixtures.py), and on the
+real copies when $CTXBANDITS_DATA points to a data home holding them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import pytest
+
+os.environ["CTXBANDITS_OFFLINE"] = "1"
+for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ.setdefault(_name, "1")
+
+LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
+
+
+class NetworkAccessError(RuntimeError):
+    """A test tried to reach another machine (deliberately not an OSError, so no `except OSError` hides it)."""
+
+
+def _is_local(host) -> bool:
+    if host is None:
+        return True  # getaddrinfo(None, port): the local (passive or loopback) address
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    host = str(host).strip("[]").split("%", 1)[0].lower()
+    if host in LOCAL_NAMES or host.endswith(".localhost") or host == socket.gethostname().lower():
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a name of another machine
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or ip.is_unspecified or (mapped is not None and mapped.is_loopback)
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Refuse connections to other machines; fail the test if it tried one. The value is the list of
+    refused attempts (a test of the guard itself empties it)."""
+    attempts: list[str] = []
+
+    def refuse(what: str):
+        attempts.append(what)
+        raise NetworkAccessError(f"tests must not use the network: {what} (see tests/conftest.py)")
+
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+    create_connection, getaddrinfo = socket.create_connection, socket.getaddrinfo
+
+    def remote(sock, address) -> bool:
+        return sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_local(address[0])
+
+    def guarded_connect(self, address):
+        if remote(self, address):
+            refuse(f"socket.connect({address!r})")
+        return connect(self, address)
+
+    def guarded_connect_ex(self, address):
+        if remote(self, address):
+            refuse(f"socket.connect_ex({address!r})")
+        return connect_ex(self, address)
+
+    def guarded_create_connection(address, *args, **kwargs):
+        if not _is_local(address[0]):
+            refuse(f"socket.create_connection({address!r})")
+        return create_connection(address, *args, **kwargs)
+
+    def guarded_getaddrinfo(host, *args, **kwargs):
+        if not _is_local(host):
+            try:  # an IP literal resolves without asking a name server; connecting to it is refused above
+                ipaddress.ip_address(str(host.decode() if isinstance(host, bytes) else host).split("%", 1)[0])
+            except ValueError:
+                refuse(f"socket.getaddrinfo({host!r}) (a DNS look-up)")
+        return getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    monkeypatch.setattr(socket, "create_connection", guarded_create_connection)
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    yield attempts
+    if attempts:
+        pytest.fail("the test tried to use the network (the error may have been caught): " + "; ".join(attempts),
+                    pytrace=False)
