@@ -335,6 +335,11 @@ class BaseAgent:
         self.__dict__.update(state)
 
 
+def hyperparameters(local_vars: dict) -> dict:
+    """A constructor's keyword arguments from its `locals()`, for `super().__init__(**hyperparameters(locals()))`."""
+    return {k: v for k, v in local_vars.items() if k not in ("self", "__class__")}
+
+
 def check_finite(X: np.ndarray) -> np.ndarray:
     """X itself, or a ValueError if it holds NaN or inf (one sum in the usual, finite case)."""
     if not math.isfinite(X.sum()) and not np.isfinite(X).all():

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import expit
 
 from agents.anytime import GOLDEN_B, DoublingTrick
-from agents.base import BaseAgent, _child, random_argmax, register
+from agents.base import BaseAgent, _child, hyperparameters, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
 from agents.glm_batch import LINKS, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance
 from agents.params import Int, Options, Real
@@ -178,8 +178,23 @@ _SCALE = (Real(ge=0), "theory")    # a perturbation or width scale: a number, or
 # [S1]: GLM-TSL and GLM-FPL, and the UCB baselines of its §5.1, all batched over N instances
 # (agents.glm_batch: a single agent is the N = 1 case of the same code).
 
+class _PerturbedGLM(BatchedGLMAgent):
+    """What GLM-TSL and GLM-FPL share: the scale a (informal, or [S1]'s theory value for `theory`)."""
+
+    theory = ""          # the algorithm whose theory scale `theory_a` gives
+    params = {"a": _SCALE, "horizon": (Int(ge=2), None)}
+    theta_ = _PerInstance()
+
+    def _check_params(self):
+        if self.a == "theory" and self.horizon is None:
+            raise ValueError("a='theory' needs the horizon n: pass horizon=...")
+
+    def _hyper(self, d):
+        self.a_ = theory_a(self.theory, d, self.horizon) if self.a == "theory" else float(self.a)
+
+
 @register("GLM-TSL")
-class GLMTSL(BatchedGLMAgent):
+class GLMTSL(_PerturbedGLM):
     """GLM-TSL ([S1] §3.1, Alg. 1): Thompson sampling from the Laplace approximation.
 
     theta~_t ~ N(theta_bar_t, a^2 H_t^{-1}) (eq. 4) with theta_bar_t the MLE and
@@ -198,19 +213,11 @@ class GLMTSL(BatchedGLMAgent):
         seed: seed of the agent's own streams (an int, or one int per instance).
     """
 
-    params = {"a": _SCALE, "horizon": (Int(ge=2), None)}
-    theta_ = _PerInstance()
+    theory = "GLM-TSL"
     root_ = _PerInstance()
 
-    def _check_params(self):
-        if self.a == "theory" and self.horizon is None:
-            raise ValueError("a='theory' needs the horizon n: pass horizon=...")
-
     def __init__(self, *, a=1.0, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
-        super().__init__(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
-
-    def _hyper(self, d):
-        self.a_ = theory_a("GLM-TSL", d, self.horizon) if self.a == "theory" else float(self.a)
+        super().__init__(**hyperparameters(locals()))
 
     def _init_state(self, n, d):
         self._theta = np.zeros((n, d))
@@ -227,7 +234,7 @@ class GLMTSL(BatchedGLMAgent):
 
 
 @register("GLM-FPL")
-class GLMFPL(BatchedGLMAgent):
+class GLMFPL(_PerturbedGLM):
     """GLM-FPL ([S1] §3.2, eq. 6): greedy on the MLE of rewards perturbed by fresh N(0, a^2) noise.
 
     Each round every past reward gets new noise; on sufficient statistics that is one
@@ -241,15 +248,10 @@ class GLMFPL(BatchedGLMAgent):
             finite when a perturbed reward sum leaves [0, N_x] (logistic loss unbounded below).
     """
 
-    params = GLMTSL.params
-    theta_ = _PerInstance()
-    _check_params = GLMTSL._check_params
+    theory = "GLM-FPL"
 
     def __init__(self, *, a=0.5, lam=1e-3, init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
-        super().__init__(a=a, lam=lam, init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
-
-    def _hyper(self, d):
-        self.a_ = theory_a("GLM-FPL", d, self.horizon) if self.a == "theory" else float(self.a)
+        super().__init__(**hyperparameters(locals()))
 
     def _init_state(self, n, d):
         self._theta = np.zeros((n, d))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from agents.base import hyperparameters
 from agents.linear import LinearAgent
 from agents.params import Device, Int, Real, Widths
 from agents.neural.buffer import FifoBuffer
@@ -43,15 +44,19 @@ class MLPAgent(LinearAgent):
     the vector z stored with each observation.
     """
 
-    z_dim = 0
     params = {"hidden": Widths(), "lr": Real(gt=0), "weight_decay": Real(ge=0), "batch_size": Int(ge=1),
               "updates": Int(ge=1), "buffer_size": Int(ge=1), "device": Device()}
 
     def __init__(self, *, hidden=(64, 64), lr=1e-4, weight_decay=0.01, batch_size=128, updates=1,
-                 buffer_size=10_000, device="cpu", seed=None, dim=None):
-        self.hidden, self.lr, self.weight_decay = hidden, lr, weight_decay
-        self.batch_size, self.updates, self.buffer_size, self.device = batch_size, updates, buffer_size, device
-        super().__init__(seed=seed, dim=dim)
+                 buffer_size=10_000, device="cpu", seed=None, dim=None, **family):
+        """`family`: a subclass's own hyper-parameters, stored and validated with these by the base."""
+        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
+                         buffer_size=buffer_size, device=device, seed=seed, dim=dim, **family)
+
+    @property
+    def z_dim(self) -> int:
+        """Perturbations stored per observation: one per ensemble index (M), none without an ensemble."""
+        return getattr(self, "M", 0)
 
     def _init_state(self, n, d):
         t = torch
@@ -111,13 +116,7 @@ class EnsemblePP(MLPAgent):
 
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, posterior_scale=1.0, hidden=(64, 64), lr=1e-4,
                  weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):
-        self.M, self.sigma_z, self.prior_scale, self.posterior_scale = M, sigma_z, prior_scale, posterior_scale
-        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
-                         buffer_size=buffer_size, device=device, seed=seed, dim=dim)
-
-    @property
-    def z_dim(self):
-        return self.M
+        super().__init__(**hyperparameters(locals()))
 
     def _build(self, n, D):
         std = np.sqrt(2.0 / (D + 1))  # Xavier-normal for the trainable (D -> 1) heads
@@ -180,13 +179,7 @@ class EnsemblePlus(MLPAgent):
 
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, hidden=(64, 64), lr=1e-4, weight_decay=0.01,
                  batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):
-        self.M, self.sigma_z, self.prior_scale = M, sigma_z, prior_scale
-        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
-                         buffer_size=buffer_size, device=device, seed=seed, dim=dim)
-
-    @property
-    def z_dim(self):
-        return self.M
+        super().__init__(**hyperparameters(locals()))
 
     def _build(self, n, D):
         self.prior_net_ = StackedMLP(self.rng_, n, self.d_, self.hidden, self.dev_, trainable=False)

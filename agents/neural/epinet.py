@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from agents.base import hyperparameters
 from agents.neural.ensemble_pp import MLPAgent
 from agents.params import Int, Real, Widths
 from agents.neural.nets import linear_layer, StackedMLP, tensor
@@ -32,14 +33,7 @@ class EpiNet(MLPAgent):
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, index_samples=16, epinet_hidden=(15, 15),
                  prior_hidden=(5, 5), hidden=(64, 64), lr=1e-4, weight_decay=0.01, batch_size=128, updates=1,
                  buffer_size=10_000, device="cpu", seed=None, dim=None):
-        self.M, self.sigma_z, self.prior_scale, self.index_samples = M, sigma_z, prior_scale, index_samples
-        self.epinet_hidden, self.prior_hidden = epinet_hidden, prior_hidden
-        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
-                         buffer_size=buffer_size, device=device, seed=seed, dim=dim)
-
-    @property
-    def z_dim(self):
-        return self.M
+        super().__init__(**hyperparameters(locals()))
 
     def _build(self, n, D):
         rng, dev, M = self.rng_, self.dev_, self.M

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from agents.base import hyperparameters
 from agents.neural.ensemble_pp import MLPAgent
 from agents.neural.nets import tensor
 from agents.params import Int, Real
@@ -31,9 +32,7 @@ class LMCTS(MLPAgent):
 
     def __init__(self, *, steps=10, lr=1e-3, beta_inv=0.01, weight_decay=0.01, hidden=(64, 64),
                  buffer_size=10_000, device="cpu", seed=None, dim=None):
-        self.steps, self.beta_inv = steps, beta_inv
-        super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=buffer_size, updates=1,
-                         buffer_size=buffer_size, device=device, seed=seed, dim=dim)
+        super().__init__(**hyperparameters(locals()), batch_size=buffer_size, updates=1)
 
     def _build(self, n, D):
         self.b_ = tensor(np.sqrt(2.0 / (D + 1)) * self.rng_.standard_normal((n, D)), self.dev_).requires_grad_()
