@@ -51,38 +51,46 @@ def comparison_from_args(args) -> cfg.Comparison:
     return comp
 
 
-def cmd_run(args) -> int:
-    from gym_ctxbandits.compare import run
-    from gym_ctxbandits.plots import plot_regret, plot_runtime
+def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False):
+    """Run a comparison into `comp.out` (resuming), draw its figures and write summary.md there.
 
-    comp = comparison_from_args(args)
-    start = time.perf_counter()
+    Returns (table, figure paths, summary markdown). `ctxbandits run` and the paper scripts
+    (scripts/_paper.py) both run through here.
+    """
+    from gym_ctxbandits.compare import run
+
     table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
                 workers=comp.workers, address=comp.address, log_every=comp.log_every, batch=comp.batch,
-                progress=not args.quiet)
-    out = Path(comp.out)
-    paths = plot_regret(table, out, args.band) + plot_runtime(table, out)
-    _summary(table)
-    print(f"\n{len(table)} rows in {out}/ ({time.perf_counter() - start:.1f} s); figures: {', '.join(p.name for p in paths)}")
+                progress=not quiet)
+    return (table, *report(table, Path(comp.out), band))
+
+
+def report(table, out: Path, band: str = "std"):
+    """(figure paths, summary markdown) of a results table, both written to `out`."""
+    from gym_ctxbandits.plots import plot_regret, plot_runtime
+    from gym_ctxbandits.results import summary
+
+    paths = plot_regret(table, out, band) + plot_runtime(table, out)
+    text = summary(table)
+    (out / "summary.md").write_text(text + "\n")
+    return paths, text
+
+
+def cmd_run(args) -> int:
+    comp = comparison_from_args(args)
+    start = time.perf_counter()
+    table, paths, text = run_comparison(comp, args.band, args.quiet)
+    print(text)
+    print(f"\n{len(table)} rows in {comp.out}/ ({time.perf_counter() - start:.1f} s); "
+          f"figures: {', '.join(p.name for p in paths)}")
     return 0
 
 
-def _summary(table) -> None:
-    last = table.loc[table.groupby(["env", "env_kwargs", "agent", "seed"])["round"].idxmax()]
-    summary = last.groupby(["env", "agent"], sort=False).agg(
-        rounds=("round", "max"), seeds=("seed", "nunique"), final_regret=("cum_regret", "mean"),
-        regret_sd=("cum_regret", "std"), seconds=("act_seconds", "mean"))
-    summary["seconds"] += last.groupby(["env", "agent"], sort=False)["observe_seconds"].mean()
-    print(summary.round(3).to_string())
-
-
 def cmd_plot(args) -> int:
-    from gym_ctxbandits.plots import plot_regret, plot_runtime
     from gym_ctxbandits.results import load_results
 
-    table = load_results(args.results)
-    paths = plot_regret(table, Path(args.results), args.band) + plot_runtime(table, Path(args.results))
-    _summary(table)
+    paths, text = report(load_results(args.results), Path(args.results), args.band)
+    print(text)
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
@@ -100,6 +108,21 @@ def cmd_list(args) -> int:
     return 0
 
 
+def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None) -> None:
+    """The options of how and where a comparison runs, shared by `ctxbandits run` and the paper scripts."""
+    parser.add_argument("--seeds", type=int, help="number of seeds (0..n-1)")
+    parser.add_argument("--horizon", type=int, help="rounds per run (T)")
+    parser.add_argument("--log-every", type=int, help="keep a row every k rounds (cumulative values stay exact)")
+    parser.add_argument("--batch", type=int, help="seeds per batched run of a vector env and a batched agent "
+                        "(default 10; 1: the plain loop for every job)")
+    parser.add_argument("--out", help="results folder")
+    parser.add_argument("--backend", choices=["inprocess", "processes", "ray"], default=backend)
+    parser.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
+    parser.add_argument("--address", help="Ray cluster address for --backend ray (default: start a local one)")
+    parser.add_argument("--band", choices=["std", "se"], default="std", help="error band of the regret plot")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctxbandits", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -109,17 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--env-kwargs", help='JSON kwargs for the envs, e.g. \'{"dim": 10}\'')
     run.add_argument("--agents", help="comma-separated agent names, e.g. LinUCB,LinTS")
     run.add_argument("--agent-kwargs", help="JSON kwargs for every agent")
-    run.add_argument("--seeds", type=int, help="number of seeds (0..n-1)")
-    run.add_argument("--horizon", type=int, help="rounds per run (T)")
-    run.add_argument("--log-every", type=int, help="keep a row every k rounds (cumulative values stay exact)")
-    run.add_argument("--batch", type=int, help="seeds per batched run of a vector env and a batched agent "
-                     "(default 10; 1: the plain loop for every job)")
-    run.add_argument("--out", help="results folder")
-    run.add_argument("--backend", choices=["inprocess", "processes", "ray"])
-    run.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
-    run.add_argument("--address", help="Ray cluster address for --backend ray (default: start a local one)")
-    run.add_argument("--band", choices=["std", "se"], default="std", help="error band of the regret plot")
-    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_run_options(run)
     run.set_defaults(func=cmd_run)
     plot = sub.add_parser("plot", help="plot the results folder of a comparison")
     plot.add_argument("results")

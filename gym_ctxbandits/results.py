@@ -70,3 +70,28 @@ def load_results(out: str | Path):
         raise FileNotFoundError(f"{len(missing)} of {len(files)} result files are missing in {out} (e.g. {missing[0]}); "
                                 "run the same comparison again to finish it")
     return pd.concat([pd.read_parquet(out / f) for f in files], ignore_index=True)[COLUMNS]
+
+
+def _mean_se(values, digits: int = 1) -> str:
+    """'mean ± standard error' of a column of final values; 'n/a' when it has none (a replay's regret)."""
+    if values.isna().all():
+        return "n/a"
+    se = values.std(ddof=1) / len(values) ** 0.5 if len(values) > 1 else float("nan")
+    return f"{values.mean():.{digits}f} ± {se:.{digits}f}"
+
+
+def summary(table) -> str:
+    """Markdown table of a comparison: per env and agent, the final cumulative regret and reward
+    (mean ± standard error over seeds), seconds per 1,000 rounds, and, when the env's comparison
+    includes the Random agent, the final regret as a fraction of Random's ("regret / Random")."""
+    last = table.loc[table.groupby(["env", "env_kwargs", "agent", "seed"])["round"].idxmax()]
+    last = last.assign(ms=1000 * (last["act_seconds"] + last["observe_seconds"]) / last["round"])
+    random = last[last["agent"] == "Random"].groupby(["env", "env_kwargs"])["cum_regret"].mean()
+    rows = ["| env | kwargs | agent | seeds | T | final regret (mean ± se) | regret / Random | final reward (mean ± se) "
+            "| s / 1000 rounds |", "|---|---|---|---|---|---|---|---|---|"]
+    for (env, kwargs, agent), g in last.groupby(["env", "env_kwargs", "agent"], sort=False):
+        base = random.get((env, kwargs))
+        ratio = f"{g['cum_regret'].mean() / base:.2f}" if base and not g["cum_regret"].isna().all() else "n/a"
+        rows.append(f"| {env.removeprefix('CtxBandit/')} | `{kwargs}` | {agent} | {len(g)} | {g['round'].max()} "
+                    f"| {_mean_se(g['cum_regret'])} | {ratio} | {_mean_se(g['cum_reward'])} | {g['ms'].mean():.3f} |")
+    return "\n".join(rows)

@@ -14,7 +14,7 @@ def test_run_then_plot(tmp_path, capsys):
     assert main(["run", "--env", ENV, "--env-kwargs", '{"dim": 5}', "--agents", "LinUCB,LinTS", "--seeds", "2",
                  "--horizon", "300", "--log-every", "10", "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "LinUCB" in printed and "final_regret" in printed
+    assert "LinUCB" in printed and "final regret" in printed
     for name in ("regret.png", "regret.svg", "runtime.png", "runtime.svg", "manifest.json"):
         assert (out / name).stat().st_size > 0
     (out / "regret.png").unlink()

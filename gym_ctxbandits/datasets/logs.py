@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gym_ctxbandits.datasets import manifest
-from gym_ctxbandits.datasets._files import DatasetNotFound, corrupt, data_home, locate, offline, parse_checked
+from gym_ctxbandits.datasets._files import DatasetNotFound, corrupt, locate, offline, parse_checked
 
 OBD_EVENT_COLUMNS = ("item_id", "position", "click", "propensity_score")
 
