@@ -30,7 +30,7 @@ from scipy.special import expit
 from agents.anytime import GOLDEN_B, DoublingTrick
 from agents.base import BaseAgent, _child, hyperparameters, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
-from agents.glm_batch import LINKS, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance
+from agents.glm_batch import LINKS, ArmStats, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance, fit_glm
 from agents.params import Int, Options, Real
 from agents.linalg import rls_update_
 
@@ -44,83 +44,6 @@ def glm_loss(theta, X, N, S, lam, link="logistic"):
     b = _link(link)[2]
     s = X @ theta.T
     return 0.5 * lam * (theta**2).sum(axis=1) + (N[:, None] * b(s) - S * s).sum(axis=0)
-
-
-def fit_glm(theta, X, N, S, lam, link="logistic", tol=1e-12, max_iter=100):
-    """Minimise `glm_loss` for m problems at once by damped Newton (IRLS, S1 §3.3).
-
-    theta (m, d) are the warm starts, S (n, m) the reward sums of the m problems (an ensemble's
-    perturbed histories). Gradient sum_x (N_x mu(x^T theta) - S_x) x + lam theta (S1 eq. 1) and
-    Hessian sum_x N_x mu'(x^T theta) x x^T + lam I (S1 eq. 2). Returns (theta, H) with H the
-    Hessian at the returned theta, shape (m, d, d).
-    """
-    mu, dmu, _ = _link(link)
-    theta = np.array(theta, dtype=float)
-    m, d = theta.shape
-    ridge = lam * np.eye(d)
-    for _ in range(max_iter):
-        s = X @ theta.T                                            # (n, m)
-        grad = lam * theta + (N[:, None] * mu(s) - S).T @ X        # (m, d)
-        H = (X.T[None] * (N[:, None] * dmu(s)).T[:, None, :]) @ X + ridge
-        step = np.linalg.solve(H, grad[..., None])[..., 0]
-        dec = np.einsum("md,md->m", grad, step)                    # squared Newton decrement
-        if dec.max() <= tol:
-            break
-        t = np.ones(m)
-        if dec.max() > 1e-4:                                       # backtracking far from optimum
-            f0 = glm_loss(theta, X, N, S, lam, link)
-            for _ in range(40):
-                ok = glm_loss(theta - t[:, None] * step, X, N, S, lam, link) <= f0 - 0.25 * t * dec
-                if ok.all():
-                    break
-                t = np.where(ok, t, 0.5 * t)
-        theta -= t[:, None] * step
-    return theta, H
-
-
-# ---------------------------------------------------------------------------------------------
-# Shared machinery.
-
-class SufficientStats:
-    """Distinct arm features x with pull counts N_x and per-column reward sums S_x ([S1] §3.3).
-
-    Rows are found by the bytes of the float64 feature vector; storage grows by doubling.
-    """
-
-    def __init__(self, d: int, cols: int = 1):
-        self.index: dict[bytes, int] = {}
-        self.n = 0
-        self._X = np.empty((16, d))
-        self._N = np.zeros(16)
-        self._S = np.zeros((16, cols))
-
-    def add(self, x: np.ndarray, y) -> int:
-        """Record one pull of arm x with reward(s) y (scalar or one per column)."""
-        key = x.tobytes()
-        i = self.index.get(key)
-        if i is None:
-            i = self.index[key] = self.n
-            if i == self._N.size:
-                self._X = np.concatenate([self._X, np.empty_like(self._X)])
-                self._N = np.concatenate([self._N, np.zeros_like(self._N)])
-                self._S = np.concatenate([self._S, np.zeros_like(self._S)])
-            self._X[i] = x
-            self.n += 1
-        self._N[i] += 1
-        self._S[i] += y
-        return i
-
-    @property
-    def X(self):
-        return self._X[: self.n]
-
-    @property
-    def N(self):
-        return self._N[: self.n]
-
-    @property
-    def S(self):
-        return self._S[: self.n]
 
 
 def theory_a(algorithm: str, d: int, n: int, sigma=0.5, mu_dot_min=0.25, mu_dot_max=0.25) -> float:
@@ -152,10 +75,15 @@ class _GLMAgent(BaseAgent):
         self.rng_ = np.random.default_rng(seqs[0])
 
     def _reset(self) -> None:
-        self.stats_ = None
+        self._stats = None
+
+    @property
+    def stats_(self):
+        """The sufficient statistics (`StatsView`: X, N, S (rows, cols)), None before the first obs."""
+        return None if self._stats is None else self._stats.view(0)
 
     def _start(self, X) -> None:
-        self.stats_ = SufficientStats(self.d_, self.cols)
+        self._stats = ArmStats(X.astype(np.float64), self.cols)
         self._setup()
 
     def act(self, obs: np.ndarray) -> int:
@@ -165,9 +93,15 @@ class _GLMAgent(BaseAgent):
     def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
         """Record that arm `action` of obs gave `reward`, and update the estimates."""
         X = self._check_obs(obs, finite=True)
-        (a,), (y,) = self._feedback(X, action, reward)
+        a, y = self._feedback(X, action, reward)
+        x = X[:, a[0]].astype(float)
         self.t_ += 1
-        self._learn(X[0, a].astype(float, copy=False), y)
+        self._stats.add(a, x, self._targets(y[0])[None])
+        self._learn(x[0], y[0])
+
+    def _targets(self, y: float) -> np.ndarray:
+        """What the statistics add to the pulled arm's reward sums: the reward (one column)."""
+        return np.array([y])
 
 
 _POSITIVE = Real(gt=0)
@@ -413,9 +347,11 @@ class GLMES(_GLMAgent):
         j = self.rng_.integers(self.m)
         return random_argmax(X @ self.theta_[j], self.rng_)
 
+    def _targets(self, y):
+        return y + self.sigma_R * self.rng_.standard_normal(self.m)   # member j's Y_l + Z_l^j, drawn once
+
     def _learn(self, x, y):
         st = self.stats_
-        st.add(x, y + self.sigma_R * self.rng_.standard_normal(self.m))
         if self.t_ >= self.warmup_end_:
             self.theta_ = fit_glm(self.theta_, st.X, st.N, st.S, self.lam, self.link)[0]
 
@@ -478,7 +414,6 @@ class LogisticUCB1(_GLMAgent):
 
     def _learn(self, x, y):
         st = self.stats_
-        st.add(x, y)
         rls_update_(self.V_inv_, x)
         theta, H = fit_glm(self.theta_[None], st.X, st.N, st.S, self.lam)
         self.theta_ = theta[0]

@@ -29,7 +29,7 @@ from scipy.special import expit
 from agents.base import BaseAgent, check_finite, random_argmax
 from agents.params import Bool, Options, Real
 
-__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm_batched"]
+__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm", "fit_glm_batched"]
 
 
 # Links: mean function mu = b', its derivative mu', and the log-partition b of the exponential
@@ -95,10 +95,12 @@ class RaggedNormals:
 
 
 class ArmStats:
-    """Per-instance sufficient statistics: distinct arms x with pull counts N_x and reward sums S_x.
+    """Per-instance sufficient statistics: distinct arms x with pull counts N_x and reward sums S_x
+    ([S1] §3.3), the one statistics table of every GLM agent.
 
     Rows live in blocks of B = max(K, 64) (K the first observation's arm count): `X` (N, M, d),
-    `N` and `S` (N, M) with M a multiple of B, `rows` (N,) the rows in use. The first observation's
+    `N` (N, M) and `S` (N, M), or (N, M, cols) with `cols` reward-sum columns (an ensemble's m
+    perturbed histories, GLM-ES), with M a multiple of B, `rows` (N,) the rows in use. The first observation's
     arms are registered as rows 0..K-1 (a repeated arm maps to its first row), so on a fixed arm
     set an arm's row is its index; another arm is found by its float64 bytes in the instance's
     dictionary and gets the next free row.
@@ -106,12 +108,12 @@ class ArmStats:
 
     MIN_BLOCK = 64
 
-    def __init__(self, X0: np.ndarray):
+    def __init__(self, X0: np.ndarray, cols: int | None = None):
         n, K, d = X0.shape
         self.B = max(K, self.MIN_BLOCK)
         self.X = np.zeros((n, self.B, d))
         self.N = np.zeros((n, self.B))
-        self.S = np.zeros((n, self.B))
+        self.S = np.zeros((n, self.B) if cols is None else (n, self.B, cols))
         self.rows = np.zeros(n, dtype=np.int64)
         self.keys: list[dict[bytes, int]] = [{} for _ in range(n)]
         self.pool_row = np.empty((n, K), dtype=np.int64)   # row of arm k of the first observation
@@ -130,13 +132,14 @@ class ArmStats:
                 grow = self.X.shape[1]                   # double the capacity (blocks in use are what costs)
                 self.X = np.concatenate([self.X, np.zeros((len(self.rows), grow, self.X.shape[2]))], axis=1)
                 self.N = np.concatenate([self.N, np.zeros((len(self.rows), grow))], axis=1)
-                self.S = np.concatenate([self.S, np.zeros((len(self.rows), grow))], axis=1)
+                self.S = np.concatenate([self.S, np.zeros((len(self.rows), grow, *self.S.shape[2:]))], axis=1)
             self.X[i, r] = x
             self.rows[i] += 1
         return r
 
     def add(self, a: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
-        """Record one pull per instance: arm index a (N,) of the current obs, features x (N, d), rewards y (N,)."""
+        """Record one pull per instance: arm index a (N,) of the current obs, features x (N, d), rewards y (N,)
+        (or (N, cols))."""
         K = self.pool_row.shape[1]
         r = self.pool_row[self._all, np.minimum(a, K - 1)]
         same = (a < K) & (self.X[self._all, r] == x).all(axis=1)   # still the first observation's arm
@@ -156,15 +159,16 @@ class ArmStats:
         nb = m // self.B
         S = self.S if S is None else S
         return (self.X[:, :m].reshape(n, nb, self.B, d), self.N[:, :m].reshape(n, nb, self.B),
-                S[:, :m].reshape(n, nb, self.B))
+                S[:, :m].reshape(n, nb, self.B, *S.shape[2:]))
 
     def view(self, i: int) -> "StatsView":
         r = int(self.rows[i])
-        return StatsView(self.X[i, :r], self.N[i, :r], self.S[i, :r, None])
+        S = self.S[i, :r]
+        return StatsView(self.X[i, :r], self.N[i, :r], S[:, None] if S.ndim == 1 else S)
 
 
 class StatsView:
-    """Instance i's table as `agents.glm.SufficientStats` shows it: X (n, d), N (n,), S (n, 1)."""
+    """Instance i's table: X (n, d) rows in use, N (n,) counts, S (n, cols) reward sums."""
 
     def __init__(self, X, N, S):
         self.X, self.N, self.S, self.n = X, N, S, len(N)
@@ -281,6 +285,19 @@ def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100):
             lams, tols = np.where(restart, LAM_TOP, lams), np.where(restart, STAGE_TOL, tols)
     theta[active], H_out[active] = th, H
     return theta, H_out
+
+
+def fit_glm(theta, X, N, S, lam, link="logistic", tol=1e-12, max_iter=100):
+    """`fit_glm_batched` for m problems on one table (an ensemble's m perturbed histories).
+
+    theta (m, d) warm starts, X (n, d) distinct arms, N (n,) counts, S (n, m) reward sums, one
+    column per problem. Returns (theta (m, d), H (m, d, d)) as `fit_glm_batched`.
+    """
+    m = np.shape(theta)[0]
+    Xb = np.broadcast_to(np.asarray(X, dtype=float)[None, None], (m, 1, *np.shape(X)))
+    Nb = np.broadcast_to(np.asarray(N, dtype=float)[None, None], (m, 1, len(N)))
+    Sb = np.asarray(S, dtype=float).T[:, None, :]
+    return fit_glm_batched(theta, Xb, Nb, Sb, lam, link, tol, max_iter)
 
 
 class _PerInstance:

@@ -11,7 +11,8 @@ from scipy.special import expit
 
 import agents
 from agents.design import g_optimal_design, kiefer_wolfowitz_value, round_design, round_robin
-from agents.glm import GLMES, GLMTSL, SufficientStats, fit_glm, glm_loss, theory_a
+from agents.glm import GLMES, GLMTSL, fit_glm, glm_loss, theory_a
+from agents.glm_batch import ArmStats
 
 GLM_NAMES = ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "GLM-ES", "GLM-ES-DT", "Logistic-UCB-1", "ada-OFU-ECOLog"]
 
@@ -49,9 +50,10 @@ def test_irls_on_sufficient_statistics_matches_scipy_on_raw_data(lam):
     arms = rng.uniform(-1, 1, (15, 4))
     idx = rng.integers(15, size=300)
     y = (rng.random(300) < expit(arms[idx] @ np.array([1.0, -2.0, 0.5, 0.0]))).astype(float)
-    stats = SufficientStats(4)
+    table = ArmStats(arms[None], cols=1)
     for i, r in zip(idx, y):
-        stats.add(arms[i], r)
+        table.add(np.array([i]), arms[i][None], np.array([[r]]))
+    stats = table.view(0)
     theta, H = fit_glm(np.zeros((1, 4)), stats.X, stats.N, stats.S, lam)
     ref = minimize(raw_loss, np.zeros(4), args=(arms[idx], y, lam), method="BFGS", options={"gtol": 1e-10}).x
     np.testing.assert_allclose(theta[0], ref, atol=1e-5)
