@@ -30,6 +30,7 @@ from agents.base import hyperparameters
 from agents.linear import LinearAgent
 from agents.params import Device, Int, Real, Widths
 from agents.neural.buffer import FifoBuffer
+from agents.neural.optim import Adam, clear_grads
 from agents.neural.nets import device_of, sphere, StackedMLP, tensor
 
 
@@ -59,11 +60,10 @@ class MLPAgent(LinearAgent):
         return getattr(self, "M", 0)
 
     def _init_state(self, n, d):
-        t = torch
         self.dev_ = device_of(self.device)
         self.net_ = StackedMLP(self.rng_, n, d, self.hidden, self.dev_)
         self.params_ = self.net_.params + self._build(n, self.net_.out_dim)
-        self.opt_ = t.optim.Adam(self.params_, lr=self.lr)
+        self.opt_ = Adam(self.params_, lr=self.lr)
         self.buffer_ = FifoBuffer(n, self.buffer_size, d, self.z_dim, self.dev_)
 
     def _scores(self, X):
@@ -74,10 +74,10 @@ class MLPAgent(LinearAgent):
         self.buffer_.add(tensor(x, self.dev_), tensor(y, self.dev_), self._perturbation(len(y)))
         for _ in range(self.updates):
             xb, yb, zb = self.buffer_.sample(self.rng_, self.batch_size, self.dev_)
-            self.opt_.zero_grad()
+            clear_grads(self.params_)
             # Instances are independent: the sum of their losses has each instance's gradient.
             (self._loss(xb, yb, zb) + self._penalty()).sum().backward()
-            self.opt_.step()
+            self.opt_.step(self.params_, [p.grad for p in self.params_])
 
     def _penalty(self):
         """weight_decay / (2 n) ||params||^2 per instance (N,), n = points held: ridge's penalty on a mean loss."""
@@ -126,23 +126,21 @@ class EnsemblePP(MLPAgent):
         return [self.b_, self.theta_]
 
     def _forward_scores(self, X):
-        t = torch
         feats = self.net_(X)                                                  # (N, K, D)
         zeta = sphere(self.rng_, (self.n_, self.M), self.dev_, radius=np.sqrt(self.M))
-        direction = (self.b_ + self.posterior_scale * t.einsum("nm,nmd->nd", zeta, self.theta_)
-                     + self.prior_scale * t.einsum("nm,nmd->nd", zeta, self.theta0_))
-        return t.einsum("nkd,nd->nk", feats, direction)
+        direction = (self.b_ + self.posterior_scale * torch.einsum("nm,nmd->nd", zeta, self.theta_)
+                     + self.prior_scale * torch.einsum("nm,nmd->nd", zeta, self.theta0_))
+        return torch.einsum("nkd,nd->nk", feats, direction)
 
     def _perturbation(self, n):
         return sphere(self.rng_, (n, self.M), self.dev_)
 
     def _loss(self, x, y, z):
-        t = torch
         feats = self.net_(x)                                                  # (N, B, D)
-        base = 0.5 * (y - t.einsum("nbd,nd->nb", feats, self.b_)) ** 2
+        base = 0.5 * (y - torch.einsum("nbd,nd->nb", feats, self.b_)) ** 2
         sg = feats.detach()
-        target = self.sigma_z * z - self.prior_scale * t.einsum("nbd,nmd->nbm", sg, self.theta0_)
-        heads = self.posterior_scale * t.einsum("nbd,nmd->nbm", sg, self.theta_)
+        target = self.sigma_z * z - self.prior_scale * torch.einsum("nbd,nmd->nbm", sg, self.theta0_)
+        heads = self.posterior_scale * torch.einsum("nbd,nmd->nbm", sg, self.theta_)
         return base.mean(dim=1) + 0.5 * ((target - heads) ** 2).mean(dim=(1, 2))
 
 
@@ -190,9 +188,8 @@ class EnsemblePlus(MLPAgent):
 
     def _members(self, x):
         """Every member's prediction, (N, B, M)."""
-        t = torch
-        prior = t.einsum("nbd,nmd->nbm", self.prior_net_(x), self.theta0_)
-        return t.einsum("nbd,nmd->nbm", self.net_(x), self.theta_) + self.prior_scale * prior
+        prior = torch.einsum("nbd,nmd->nbm", self.prior_net_(x), self.theta0_)
+        return torch.einsum("nbd,nmd->nbm", self.net_(x), self.theta_) + self.prior_scale * prior
 
     def _forward_scores(self, X):
         member = torch.as_tensor(self.rng_.integers(self.M, size=self.n_), device=self.dev_)

@@ -46,19 +46,18 @@ class EpiNet(MLPAgent):
 
     def _f(self, x, z):
         """f(x, z) for x (N, B, d) and indices z (N, J, M): (N, J, B)."""
-        t = torch
         n, B, _ = x.shape
         J, M = z.shape[1], self.M
         feats = self.net_(x)                                                       # (N, B, D)
-        mu = t.einsum("nbd,nd->nb", feats, self.b_)[:, None, :]                   # (N, 1, B)
-        inp = t.cat([x[:, None].expand(n, J, B, -1), feats.detach()[:, None].expand(n, J, B, -1),
+        mu = torch.einsum("nbd,nd->nb", feats, self.b_)[:, None, :]                   # (N, 1, B)
+        inp = torch.cat([x[:, None].expand(n, J, B, -1), feats.detach()[:, None].expand(n, J, B, -1),
                      z[:, :, None].expand(n, J, B, M)], dim=-1).reshape(n, J * B, -1)
         w, b = self.epi_out_
-        epi = t.baddbmm(b, self.epi_(inp), w).reshape(n, J, B, M)
+        epi = torch.baddbmm(b, self.epi_(inp), w).reshape(n, J, B, M)
         learnable = (epi * z[:, :, None, :]).sum(-1)                               # (N, J, B)
         w0, b0 = self.prior_out_
-        g = t.baddbmm(b0, self.prior_(x.repeat_interleave(M, dim=0)), w0).reshape(n, M, B)
-        prior = t.einsum("njm,nmb->njb", z, g)
+        g = torch.baddbmm(b0, self.prior_(x.repeat_interleave(M, dim=0)), w0).reshape(n, M, B)
+        prior = torch.einsum("njm,nmb->njb", z, g)
         return mu + learnable + self.prior_scale * prior
 
     def _forward_scores(self, X):

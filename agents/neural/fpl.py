@@ -48,36 +48,12 @@ import torch.nn.functional as F
 from agents.base import _child
 from agents.glm import GLMFPL
 from agents.neural.core import TorchAgent
+from agents.neural.optim import KerasAdam
 from agents.params import Int, Options, Real
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
 LOSSES = ("bce", "mse")
 PERTURBATIONS = ("fresh", "fixed")
-
-
-class KerasAdam:
-    """Adam as Keras implements it (Kingma & Ba's "epsilon hat" form), on a list of tensors in place:
-
-        m <- b1 m + (1 - b1) g,   v <- b2 v + (1 - b2) g^2,
-        theta <- theta - lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps).
-
-    torch.optim.Adam adds eps to sqrt(v / (1 - b2^t)) instead; the two agree for eps = 0.
-    """
-
-    def __init__(self, params: list[torch.Tensor], lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-7):
-        self.lr, self.beta1, self.beta2, self.eps = lr, beta1, beta2, eps
-        self.m = [torch.zeros_like(p) for p in params]
-        self.v = [torch.zeros_like(p) for p in params]
-        self.t = 0
-
-    @torch.no_grad()
-    def step(self, params: list[torch.Tensor], grads: list[torch.Tensor]) -> None:
-        self.t += 1
-        alpha = self.lr * math.sqrt(1 - self.beta2**self.t) / (1 - self.beta1**self.t)
-        for p, g, m, v in zip(params, grads, self.m, self.v):
-            m.lerp_(g, 1 - self.beta1)
-            v.mul_(self.beta2).addcmul_(g, g, value=1 - self.beta2)
-            p.addcdiv_(m, v.sqrt().add_(self.eps), value=-alpha)
 
 
 class DeepFPL(TorchAgent):

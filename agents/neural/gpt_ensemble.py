@@ -46,6 +46,7 @@ import torch
 from agents.base import BaseAgent
 from agents.params import Bool, Device, Int, Options, Real, Str
 from agents.neural.nets import device_of
+from agents.neural.optim import Adam, clear_grads
 
 FINETUNE = ("none", "full")
 
@@ -148,7 +149,6 @@ class GPTEnsemblePP(BaseAgent):
         return obs[:, : self.max_tokens] if self.model is not None and self.max_tokens else obs
 
     def _setup(self, obs: np.ndarray) -> None:
-        t = torch
         self.dev_ = device_of(self.device)
         self.K_ = obs.shape[0]
         if self.model is None:
@@ -166,16 +166,17 @@ class GPTEnsemblePP(BaseAgent):
             D = self.net_.config.hidden_size + (1 if self.normalize else 0)
         self.D_ = D
         std = np.sqrt(2.0 / (D + 1))  # Xavier-normal, as agents.neural.ensemble_pp's heads
-        self.b_ = t.tensor(std * self.rng_.standard_normal((self.K_, D)), dtype=t.float32, device=self.dev_)
-        self.A_ = t.tensor(std * self.rng_.standard_normal((self.K_, self.M, D)), dtype=t.float32, device=self.dev_)
+        self.b_ = torch.tensor(std * self.rng_.standard_normal((self.K_, D)), dtype=torch.float32, device=self.dev_)
+        self.A_ = torch.tensor(std * self.rng_.standard_normal((self.K_, self.M, D)), dtype=torch.float32, device=self.dev_)
         v = self.rng_.standard_normal((self.K_, self.M, D))
-        self.A0_ = t.tensor(v / np.linalg.norm(v, axis=-1, keepdims=True), dtype=t.float32, device=self.dev_)
+        self.A0_ = torch.tensor(v / np.linalg.norm(v, axis=-1, keepdims=True), dtype=torch.float32, device=self.dev_)
         if not self.ensemble:
             self.A_.zero_()
             self.A0_.zero_()
         heads = [self.b_.requires_grad_(), *([self.A_.requires_grad_()] if self.ensemble else [])]
         self.heads_ = heads                    # the penalised tensors (module docstring)
-        self.opt_ = t.optim.Adam(heads + params, lr=self.lr)
+        self.trained_ = heads + params
+        self.opt_ = Adam(self.trained_, lr=self.lr)
         # A frozen backbone's features never change: the buffer keeps phi, not the tokens.
         self.frozen_ = self.net_ is None or not params
         width, dtype = (D, np.float32) if self.frozen_ else (obs.shape[1], obs.dtype)
@@ -210,10 +211,9 @@ class GPTEnsemblePP(BaseAgent):
 
     def _features(self, x: np.ndarray):
         """phi (B, D) of B rows: token ids through the backbone, or the float rows themselves."""
-        t = torch
         if self.net_ is None:
-            return t.as_tensor(x, device=self.dev_)
-        ids = t.as_tensor(x, device=self.dev_)
+            return torch.as_tensor(x, device=self.dev_)
+        ids = torch.as_tensor(x, device=self.dev_)
         width = int((ids >= 0).any(dim=0).nonzero().max()) + 1      # trim the all-padding tail
         ids = ids[:, :width]
         mask = (ids >= 0).long()
@@ -221,7 +221,7 @@ class GPTEnsemblePP(BaseAgent):
         m = mask.unsqueeze(-1).to(h.dtype)
         h = (h * m).sum(1) / m.sum(1).clamp(min=1)
         if self.normalize:
-            h = t.cat([h / h.norm(dim=1, keepdim=True).clamp(min=1e-12), t.ones_like(h[:, :1])], dim=1)
+            h = torch.cat([h / h.norm(dim=1, keepdim=True).clamp(min=1e-12), torch.ones_like(h[:, :1])], dim=1)
         return h
 
     def _zeta(self) -> np.ndarray:
@@ -232,13 +232,12 @@ class GPTEnsemblePP(BaseAgent):
     def act(self, obs) -> int:
         """Play argmax_a f(x, zeta)[a] for a fresh zeta."""
         obs = self._check(obs)
-        t = torch
-        with t.no_grad():
+        with torch.no_grad():
             rows, inverse = np.unique(obs, axis=0, return_inverse=True)   # usually one post for all actions
-            phi = self._features(rows)[t.as_tensor(inverse.reshape(-1), device=self.dev_)]          # (K, D)
+            phi = self._features(rows)[torch.as_tensor(inverse.reshape(-1), device=self.dev_)]          # (K, D)
             self.last_ = (obs.tobytes(), phi)
-            zeta = t.as_tensor(self._zeta(), dtype=t.float32, device=self.dev_)
-            direction = self.b_ + t.einsum("m,kmd->kd", zeta, self.A_ + self.prior_scale * self.A0_)
+            zeta = torch.as_tensor(self._zeta(), dtype=torch.float32, device=self.dev_)
+            direction = self.b_ + torch.einsum("m,kmd->kd", zeta, self.A_ + self.prior_scale * self.A0_)
             scores = (phi * direction).sum(1).double().cpu().numpy()
         return int(self._argmax(scores))
 
@@ -261,10 +260,10 @@ class GPTEnsemblePP(BaseAgent):
         self.t_ += 1
         for _ in range(self.updates):
             idx = self.rng_.integers(self.size_, size=min(self.batch_size, self.size_))
-            self.opt_.zero_grad()
+            clear_grads(self.trained_)
             (self.loss(self.buf_x_[idx], self.buf_a_[idx], self.buf_y_[idx], self.buf_z_[idx])
              + self.penalty()).backward()
-            self.opt_.step()
+            self.opt_.step(self.trained_, [p.grad for p in self.trained_])
 
     def penalty(self):
         """weight_decay / (2 n) ||(b, A)||^2, n = points held: ridge's penalty on a mean loss (module docstring).
@@ -276,16 +275,15 @@ class GPTEnsemblePP(BaseAgent):
 
     def loss(self, x, a, y, z):
         """The symmetrised Ensemble++ loss (eq. 14) on a minibatch, each sample on its own action's heads."""
-        t = torch
-        phi = t.as_tensor(x, device=self.dev_) if self.frozen_ else self._features(x)   # (B, D)
-        a = t.as_tensor(a, device=self.dev_)
-        y, z = t.as_tensor(y, device=self.dev_), t.as_tensor(z, device=self.dev_)
+        phi = torch.as_tensor(x, device=self.dev_) if self.frozen_ else self._features(x)   # (B, D)
+        a = torch.as_tensor(a, device=self.dev_)
+        y, z = torch.as_tensor(y, device=self.dev_), torch.as_tensor(z, device=self.dev_)
         base = 0.5 * (y - (phi * self.b_[a]).sum(1)) ** 2
         if not self.ensemble:
             return base.mean()
         sg = phi.detach()
-        target = self.sigma_z * z - self.prior_scale * t.einsum("bd,bmd->bm", sg, self.A0_[a])
-        heads = t.einsum("bd,bmd->bm", sg, self.A_[a])
+        target = self.sigma_z * z - self.prior_scale * torch.einsum("bd,bmd->bm", sg, self.A0_[a])
+        heads = torch.einsum("bd,bmd->bm", sg, self.A_[a])
         return (base + 0.5 * ((target - heads) ** 2).mean(1)).mean()
 
 

@@ -13,6 +13,7 @@ import torch
 from agents.base import hyperparameters
 from agents.neural.ensemble_pp import MLPAgent
 from agents.neural.nets import tensor
+from agents.neural.optim import Langevin, clear_grads
 from agents.params import Int, Real
 
 
@@ -35,24 +36,24 @@ class LMCTS(MLPAgent):
         super().__init__(**hyperparameters(locals()), batch_size=buffer_size, updates=1)
 
     def _build(self, n, D):
+        self.langevin_ = Langevin(self.lr, self._noise)
         self.b_ = tensor(np.sqrt(2.0 / (D + 1)) * self.rng_.standard_normal((n, D)), self.dev_).requires_grad_()
         return [self.b_]
 
     def _forward_scores(self, X):
         return torch.einsum("nkd,nd->nk", self.net_(X), self.b_)
 
+    def _noise(self, shape: tuple[int, ...]):
+        """Standard normals of `shape` (N first) from the instances' streams, on the device."""
+        return tensor(self.rng_.standard_normal(shape), self.dev_)
+
     def _update(self, x, y):
-        t = torch
         self.buffer_.add(tensor(x, self.dev_), tensor(y, self.dev_), self._perturbation(len(y)))
         m = self.buffer_.size
         xb, yb = self.buffer_.x[:, :m], self.buffer_.y[:, :m]
-        noise = np.sqrt(2.0 * self.lr * self.beta_inv / m)
+        self.langevin_.scale = np.sqrt(2.0 * self.lr * self.beta_inv / m)
         for _ in range(self.steps):
-            for p in self.params_:
-                p.grad = None
-            fit = (0.5 * (yb - t.einsum("nbd,nd->nb", self.net_(xb), self.b_)) ** 2).mean(dim=1)
+            clear_grads(self.params_)
+            fit = (0.5 * (yb - torch.einsum("nbd,nd->nb", self.net_(xb), self.b_)) ** 2).mean(dim=1)
             (fit + self._penalty()).sum().backward()
-            with t.no_grad():
-                for p in self.params_:
-                    p -= self.lr * p.grad
-                    p += noise * tensor(self.rng_.standard_normal(tuple(p.shape)), self.dev_)
+            self.langevin_.step(self.params_, [p.grad for p in self.params_])

@@ -14,7 +14,8 @@ import torch.nn.functional as F  # noqa: E402
 import agents  # noqa: E402
 from agents.checks import check_agent  # noqa: E402
 from agents.glm import GLMFPL  # noqa: E402
-from agents.neural.fpl import DeepFL, DeepFPL, KerasAdam, RepGLMFPL  # noqa: E402
+from agents.neural.fpl import DeepFL, DeepFPL, RepGLMFPL  # noqa: E402
+from agents.neural.optim import KerasAdam  # noqa: E402
 
 K, D = 4, 6
 
