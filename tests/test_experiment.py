@@ -213,7 +213,10 @@ def test_ray_backend_gives_the_same_numbers(tmp_path):
     pd.testing.assert_frame_equal(local[cols], on_ray[cols])
 
 
-@pytest.mark.parametrize("env", [ENV, "CtxBandit/BernoulliLogistic-v0", "CtxBandit/FiniteLinear-v0"])
+# FiniteLinear's fixed pool (shared by the rounds, not copied) at 500 of its default 10,000 arms.
+@pytest.mark.parametrize("env", [ENV, "CtxBandit/BernoulliLogistic-v0", EnvSpec("CtxBandit/FiniteLinear-v0",
+                                                                                {"num_arms": 500})],
+                         ids=["Linear", "BernoulliLogistic", "FiniteLinear"])
 def test_batched_run_equals_plain_loop(env):
     """Vector env + batched agent (all seeds in one object) gives the plain loop's numbers exactly."""
     names = ["LinUCB", "LinTS", "Lin-ES", "Linear-Ensemble++", "Random", "epsilon-greedy"]
