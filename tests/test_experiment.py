@@ -200,7 +200,8 @@ def test_ray_backend_sends_one_task_per_unit_and_shuts_down(tmp_path, monkeypatc
     assert ray.calls[-1] == ("shutdown",)
     tasks = ray.calls[1:-1]
     assert sorted(n for _, _, n, _ in tasks) == [1, 1, 2, 2]           # 2 agents x (a batch of 2 seeds, 1 seed)
-    assert {(tag, fn, out) for tag, fn, _, out in tasks} == {("task", "_run_unit_one_thread", str((tmp_path / "b").resolve()))}
+    out = str((tmp_path / "b").resolve())
+    assert {(tag, fn, where) for tag, fn, _, where in tasks} == {("task", "_run_unit_one_thread", out)}
     assert len(list((tmp_path / "b").glob("*.parquet"))) == 6
 
 
