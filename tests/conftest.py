@@ -1,4 +1,11 @@
-"""Suite-wide settings: no test opens a network connection.
+"""Suite-wide settings: one BLAS thread per process, and no test opens a network connection.
+
+* One BLAS / OpenMP thread per process, for this process and the scripts the tests start (set
+  before numpy or torch is imported; a value the caller exported wins). The tests' networks and
+  matrices are tiny, so a second thread gains nothing, and on a machine whose cores are busy (a
+  CI box running other jobs, two pytest sessions at once) multi-threaded torch spin-waits: a
+  script's smoke run measured 19 s with one thread and 130 s with two on 2 loaded cores. The
+  numbers tests compare are computed under the same setting on both sides.
 
 * $CTXBANDITS_OFFLINE=1: the dataset loaders never download; a missing dataset is the loader's
   `DatasetNotFound` naming the files, not a download attempt. The Hugging Face libraries get
@@ -20,6 +27,8 @@ import socket
 
 import pytest
 
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 os.environ["CTXBANDITS_OFFLINE"] = "1"
 for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(_name, "1")

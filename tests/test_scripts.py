@@ -8,17 +8,24 @@ import pytest
 
 ROOT = Path(__file__).parents[1] / "scripts"
 SCRIPTS = sorted(p for p in ROOT.glob("s[0-9]_*.py")) + [ROOT / "real_data_linear.py"]
+# The costliest smoke runs (a language model every round, 500 posts to embed, MNIST's d = 1960 arms)
+# run at T = 20 in the default suite: every panel, env and agent of the script, fewer rounds. Under
+# `-m slow` they run at --quick's T = 100 too; the other scripts run at T = 100 in the default suite.
+SHORT_HORIZON = {"s3_fig3": 20, "s3_moderation": 20, "real_data_linear": 20}
 
 
 def test_every_paper_experiment_has_a_script():
     assert {p.name.split("_")[0] for p in SCRIPTS} >= {"s0", "s1", "s3", "s4"}
+    assert set(SHORT_HORIZON) <= {p.stem for p in SCRIPTS}
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_quick_mode_runs(script, tmp_path):
-    proc = subprocess.run([sys.executable, str(script), "--quick", "--quiet", "--backend", "inprocess",
-                           "--out", str(tmp_path), "--figures", str(tmp_path / "figures")],
-                          capture_output=True, text=True, timeout=600)
+def run_quick(script, tmp_path, horizon=None):
+    """Run `script --quick` (at `horizon` rounds if given) and check its panels, figures and tables."""
+    cmd = [sys.executable, str(script), "--quick", "--quiet", "--backend", "inprocess",
+           "--out", str(tmp_path), "--figures", str(tmp_path / "figures")]
+    if horizon:
+        cmd += ["--horizon", str(horizon)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode and "DatasetNotFound" in proc.stderr:
         line = next(x for x in proc.stderr.splitlines() if "DatasetNotFound" in x)
         pytest.skip(f"real data not present: {line[:300]}")
@@ -29,8 +36,21 @@ def test_quick_mode_runs(script, tmp_path):
         assert (panel / "regret.png").stat().st_size > 1000 and (panel / "runtime.svg").exists()
         table = (panel / "summary.md").read_text()
         assert table.count("\n") >= 3 and "nan ±" not in table
+        if horizon:
+            assert f"| {horizon} |" in table
         assert (tmp_path / "figures" / f"{script.stem}_{panel.name}.png").exists()
     assert "final regret" in proc.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_quick_mode_runs(script, tmp_path):
+    run_quick(script, tmp_path, SHORT_HORIZON.get(script.stem))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", [p for p in SCRIPTS if p.stem in SHORT_HORIZON], ids=lambda p: p.stem)
+def test_quick_mode_runs_at_the_quick_horizon(script, tmp_path):
+    run_quick(script, tmp_path)
 
 
 def test_envs_option_runs_only_the_matching_envs(tmp_path):

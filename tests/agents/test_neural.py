@@ -324,10 +324,24 @@ def test_neural_es_beats_the_greedy_network_on_a_quadratic_bandit():
 
 
 # -- benchmark ----------------------------------------------------------------------------------------
-def test_benchmark_quick_mode_runs():
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_neural.py"), "--quick"],
+def bench_neural(*args):
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_neural.py"), "--quick", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_benchmark_quick_mode_runs_every_agent_and_the_update_table():
+    """Smoke run of parts 1 and 2 (the speed-up and the batched table: the slow test below)."""
+    proc = bench_neural("--parts", "12")
+    for name in set(NAMES) - SINGLE:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
+        assert f"| {name} |" in proc.stdout
+    assert proc.stdout.count("| loop over m ") == 2
+
+
+@pytest.mark.slow
+def test_benchmark_quick_mode_runs():
+    proc = bench_neural()
     for name in set(NAMES) - SINGLE:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
         assert f"| {name} |" in proc.stdout
     speedup = [line for line in proc.stdout.splitlines() if line.startswith("| loop over m single networks")]

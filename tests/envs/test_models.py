@@ -24,8 +24,9 @@ FORMULAS = {
     "Linear": lambda x, p: x @ p["theta"],
     "Logistic": lambda x, p: sig(x @ p["theta"]),
     "Distance": lambda x, p: -np.sqrt(((x - p["theta"]) ** 2).sum(axis=1)),
-    "Quadratic": lambda x, p: 1e-2 * np.einsum("ki,ij,lj,kl->k", x, p["A"], p["A"], x),
-    "QuadraticPool": lambda x, p: 1e-2 * np.einsum("ki,ij,lj,kl->k", x, p["A"], p["A"], x),
+    # (optimize=True: the same sum contracted pairwise, not as one loop over all four indices)
+    "Quadratic": lambda x, p: 1e-2 * np.einsum("ki,ij,lj,kl->k", x, p["A"], p["A"], x, optimize=True),
+    "QuadraticPool": lambda x, p: 1e-2 * np.einsum("ki,ij,lj,kl->k", x, p["A"], p["A"], x, optimize=True),
     "BernoulliLogistic": lambda x, p: sig(x @ p["theta"]),
     "NeuralLogisticH1": lambda x, p: sig(0.2 * (x @ p["theta"]) ** 4),
     "NeuralLogisticH2": lambda x, p: sig(20 * np.cos(x @ p["theta"])),
