@@ -1,7 +1,6 @@
 """The run loop, result files, resume, backends and configs."""
 
 import json
-import os
 import sys
 import time
 
