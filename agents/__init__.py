@@ -1,10 +1,12 @@
 """gym-ctxbandits' agent zoo: policies with `act(obs) -> action` and `observe(obs, action, reward)`.
 
 `agents.make(name, **kwargs)` builds any registered agent by its paper's name; `agents.REGISTRY`
-lists them. Importing this package needs only numpy and scipy (no gymnasium).
+lists them. Importing this package needs only numpy and scipy (no gymnasium, no torch: the torch
+agents are registered lazily and import torch when made). Every agent stands on
+`agents.BaseAgent` (agents.base); docs/agents.md shows how to write a new one.
 """
 
-from agents.base import REGISTRY, Agent, make, random_argmax, register
+from agents.base import REGISTRY, Agent, BaseAgent, make, random_argmax, register
 
 # Marker checked by gym_ctxbandits: another widely installed package (the OpenAI Agents SDK)
 # also installs a top-level `agents`; this tells the two apart.
@@ -14,4 +16,4 @@ __gym_ctxbandits__ = True
 from agents import glm, linear, linear_ensemble, oam  # noqa: E402,F401
 from agents.neural import registry as _neural  # noqa: E402,F401  (lazy entries: torch loads on first use)
 
-__all__ = ["Agent", "REGISTRY", "make", "random_argmax", "register"]
+__all__ = ["Agent", "BaseAgent", "REGISTRY", "make", "random_argmax", "register"]

@@ -204,7 +204,7 @@ class BaseAgent:
     one per instance; instance i then makes exactly the draws of a single agent seeded seed[i].
     `seqs_` holds the N SeedSequences; `_seed(seqs)` turns them into the family's streams: numpy
     `Streams` (`rng_`) by default, per-instance torch and numpy Generators for torch agents
-    (`agents.neural.engine`). `seed=None` draws entropy once, so `reset()` replays the same run.
+    (`agents.neural.core.TorchAgent`). `seed=None` draws entropy once, so `reset()` replays the same run.
 
     Hyper-parameters. A class declares `params` (agents.params), the constructor stores every
     hyper-parameter unmodified as an attribute of the same name and calls

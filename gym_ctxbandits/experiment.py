@@ -249,3 +249,13 @@ def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1) -> list[Job
         raise ValueError(f"agents need distinct labels in one comparison, got {titles}; set `label` on repeated names")
     return [Job(e, a, int(s), int(horizon), int(log_every)) for e in env_specs for a in agent_specs for s in seeds]
 
+
+
+def __getattr__(name: str):
+    """`gym_ctxbandits.experiment.run` is the comparison runner `gym_ctxbandits.run` (it lives in
+    gym_ctxbandits.compare, which builds on this module)."""
+    if name == "run":
+        from gym_ctxbandits.compare import run
+
+        return run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -226,3 +226,10 @@ def test_batched_run_equals_plain_loop(env):
     cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_reward", "cum_regret"]
     pd.testing.assert_frame_equal(plain[cols], batched[cols])
     assert (batched["act_seconds"] > 0).all()
+
+
+def test_run_is_importable_where_users_look_for_it():
+    from gym_ctxbandits import compare, experiment
+    from gym_ctxbandits.experiment import run
+
+    assert run is gym_ctxbandits.run is compare.run is experiment.run
