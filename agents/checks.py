@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from agents.base import REGISTRY, make
+from agents.base import REGISTRY, BaseAgent, make
+from agents.params import declared
 
 K, D, N, ROUNDS = 4, 3, 3, 24
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, np.number)
@@ -201,7 +202,8 @@ def check_errors_leave_state(factory, batched: bool = False) -> None:
 
 
 def check_constructor(factory, batched: bool = False) -> None:
-    """A docstring; keyword hyperparameters with immutable defaults and a `seed`, stored unmodified."""
+    """A docstring; keyword hyperparameters with immutable defaults and a `seed`, stored unmodified
+    (and, for an agent on `agents.BaseAgent`, declared in its `params`, so they are validated)."""
     agent = factory(seed=11)
     cls, name = type(agent), _name(factory)
     assert (cls.__doc__ or "").strip(), f"{name}: {cls.__name__} has no docstring"
@@ -217,6 +219,9 @@ def check_constructor(factory, batched: bool = False) -> None:
         assert stored is not AssertionError, f"{name}: hyperparameter {p.name!r} is not stored as an attribute"
         assert stored is p.default or stored == p.default, (
             f"{name}: hyperparameter {p.name!r} stored as {stored!r}, not as given ({p.default!r})")
+    if isinstance(agent, BaseAgent):          # the one base validates what the class declares
+        undeclared = [p.name for p in params if p.name != "seed" and p.name not in declared(cls)]
+        assert not undeclared, f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params"
 
 
 CHECKS: tuple[Callable[..., None], ...] = (

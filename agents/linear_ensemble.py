@@ -100,8 +100,10 @@ class LinearEnsemblePP(LinearAgent):
         self.M, self.reference, self.perturbation = M, reference, perturbation
         self.prior_var, self.sigma, self.sparsity = prior_var, sigma, sparsity
         super().__init__(seed=seed, dim=dim)
-        if self.sparsity > M:
-            raise ValueError(f"sparsity must be an int in [1, M={M}], got {sparsity!r}")
+
+    def _check_params(self):
+        if self.sparsity > self.M:
+            raise ValueError(f"sparsity must be an int in [1, M={self.M}], got {self.sparsity!r}")
 
     def _init_state(self, n, d):
         self.W_ = np.empty((n, d, d + 1 + self.M))          # [Sigma_t | mu_t | A_t], one RLS system

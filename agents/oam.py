@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import random_argmax, register
+from agents.base import check_finite, random_argmax, register
 from agents.linear import LinUCB
 from agents.params import Bool, Int, Real, Str
 
@@ -410,10 +410,7 @@ class OAM(_SingleInstance, LinUCB):
         return 1.0 / max(1.0, math.log(math.log(max(t, 3))))
 
     def _choose(self, X):
-        A = X[0]
-        if not np.isfinite(A).all():
-            raise ValueError("obs contains NaN or inf")
-        A = A.astype(float, copy=False)
+        A = check_finite(X[0]).astype(float, copy=False)
         theta = self.W_[0, :, -1]                                     # theta_hat_{t-1}
         Ginv = self.W_[0, :, :-1]                                     # G_{t-1}^{-1}
         t = self.t_ + 1
@@ -568,10 +565,7 @@ class OSSB(_SingleInstance, LinUCB):
         st["V"] += np.outer(x[0], x[0])
 
     def _choose(self, X):
-        A = X[0]
-        if not np.isfinite(A).all():
-            raise ValueError("obs contains NaN or inf")
-        A = A.astype(float, copy=False)
+        A = check_finite(X[0]).astype(float, copy=False)
         st = self._context(A)
         if st is None:
             return self.rng_.integers(A.shape[0], size=1)
