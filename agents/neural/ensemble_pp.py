@@ -34,6 +34,22 @@ from agents.neural.optim import Adam, clear_grads
 from agents.neural.nets import device_of, sphere, StackedMLP, tensor
 
 
+def symmetrised_loss(y, base, z, prior, heads, scales) -> torch.Tensor:
+    """[S3] eq. 14 on a minibatch, per instance (...,): the base head fits the rewards, the M
+    ensemble heads their own perturbations against the fixed prior heads,
+
+        mean_s 1/2 (y_s - base_s)^2 + 1/2 mean_{s,m} (sigma_z z_{s,m} - prior_scale prior_{s,m}
+                                                       - posterior_scale heads_{s,m})^2,
+
+    with base (..., B) = <x~_s, b>, prior and heads (..., B, M) = <sg(x~_s), theta0_m> and
+    <sg(x~_s), theta_m>; `scales` has sigma_z, prior_scale and posterior_scale (Ensemble++ and
+    GPT-Ensemble++, agents.neural.gpt_ensemble, share it).
+    """
+    fit = 0.5 * (y - base) ** 2
+    target = scales.sigma_z * z - scales.prior_scale * prior
+    return fit.mean(dim=-1) + 0.5 * ((target - scales.posterior_scale * heads) ** 2).mean(dim=(-2, -1))
+
+
 class MLPAgent(LinearAgent):
     """A network f(x) trained by G Adam steps a round on minibatches of a FIFO buffer.
 
@@ -137,11 +153,10 @@ class EnsemblePP(MLPAgent):
 
     def _loss(self, x, y, z):
         feats = self.net_(x)                                                  # (N, B, D)
-        base = 0.5 * (y - torch.einsum("nbd,nd->nb", feats, self.b_)) ** 2
         sg = feats.detach()
-        target = self.sigma_z * z - self.prior_scale * torch.einsum("nbd,nmd->nbm", sg, self.theta0_)
-        heads = self.posterior_scale * torch.einsum("nbd,nmd->nbm", sg, self.theta_)
-        return base.mean(dim=1) + 0.5 * ((target - heads) ** 2).mean(dim=(1, 2))
+        return symmetrised_loss(y, torch.einsum("nbd,nd->nb", feats, self.b_), z,
+                                torch.einsum("nbd,nmd->nbm", sg, self.theta0_),
+                                torch.einsum("nbd,nmd->nbm", sg, self.theta_), self)
 
 
 class NeuralGreedy(MLPAgent):

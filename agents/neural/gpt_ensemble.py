@@ -45,6 +45,7 @@ import torch
 
 from agents.base import BaseAgent
 from agents.params import Bool, Device, Int, Options, Real, Str
+from agents.neural.ensemble_pp import symmetrised_loss
 from agents.neural.nets import device_of
 from agents.neural.optim import Adam, clear_grads
 
@@ -118,6 +119,7 @@ class GPTEnsemblePP(BaseAgent):
 
     batched = False
     ensemble = True
+    posterior_scale = 1.0   # eq. 14's, fixed (the MLP Ensemble++ has it as a kwarg)
     params = {"model": (Str(), None), "finetune": (Options(*FINETUNE), Int(ge=1)), "normalize": Bool(),
               "M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0),
               "reference": Options("sphere", "gaussian"), "lr": Real(gt=0), "weight_decay": Real(ge=0),
@@ -278,13 +280,12 @@ class GPTEnsemblePP(BaseAgent):
         phi = torch.as_tensor(x, device=self.dev_) if self.frozen_ else self._features(x)   # (B, D)
         a = torch.as_tensor(a, device=self.dev_)
         y, z = torch.as_tensor(y, device=self.dev_), torch.as_tensor(z, device=self.dev_)
-        base = 0.5 * (y - (phi * self.b_[a]).sum(1)) ** 2
+        base = (phi * self.b_[a]).sum(1)
         if not self.ensemble:
-            return base.mean()
+            return (0.5 * (y - base) ** 2).mean()
         sg = phi.detach()
-        target = self.sigma_z * z - self.prior_scale * torch.einsum("bd,bmd->bm", sg, self.A0_[a])
-        heads = torch.einsum("bd,bmd->bm", sg, self.A_[a])
-        return (base + 0.5 * ((target - heads) ** 2).mean(1)).mean()
+        return symmetrised_loss(y, base, z, torch.einsum("bd,bmd->bm", sg, self.A0_[a]),
+                                torch.einsum("bd,bmd->bm", sg, self.A_[a]), self)
 
 
 class GPTGreedy(GPTEnsemblePP):
