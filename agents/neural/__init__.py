@@ -4,7 +4,8 @@ Wang, Luo, Ensemble++).
 
 The engine: `core` (TorchAgent, the one base with torch streams; NeuralAgent, the NTK agents'
 skeleton), `nets` (the stacked networks: NTKEnsemble with hand-written gradients, StackedMLP for
-autograd), `buffer` (ReplayBuffer with per-row statistics, FifoBuffer for minibatches, Schedule).
+autograd), `buffer` (ReplayBuffer: FIFO slots for minibatches and per-row statistics for full batches; Schedule),
+`optim` (Adam, Keras-style Adam, Langevin behind one `step`).
 Each paper's agents are a small module on top:
 
 - ``Neural-ES``     neural ensemble sampling (eq. 4.4, Alg. 1), m networks trained as one stacked model;

@@ -1,4 +1,4 @@
-"""The replay buffers and update schedule of the neural agents.
+"""The replay buffer and update schedule of every neural agent.
 
 `ReplayBuffer` holds the histories {(x_l, y_l, z_l)} of N instances (z_l: a member's
 perturbations, Neural-ES) in two forms on the agent's device:
@@ -15,8 +15,9 @@ All instances observe once a round, so they share the observation slots; each ha
 of distinct rows, and `full()` pads the tables to the longest with rows of count 0, which add
 nothing to a loss or a gradient.
 
-`FifoBuffer` is the [S3] agents' minibatch store: the last `capacity` (x, y, z) of N instances,
-minibatches drawn from the agent's numpy streams.
+The [S3] agents (agents.neural.ensemble_pp) use the same buffer for their minibatches (`sample`
+on slots drawn from their streams) and LMCTS for its full-buffer Langevin steps; the [S0]/[S2]
+agents' full-batch steps use the row statistics (`full`).
 
 `Schedule` says when and how to train: every `every` rounds (after the warm-up), `steps`
 gradient steps on the full history or on minibatches of `batch_size`, from the previous
@@ -196,24 +197,3 @@ class ReplayBuffer:
         self.obs_y = torch.cat([self.obs_y, self.obs_y.new_zeros((self.n, extra))], dim=1)
         self.obs_z = torch.cat([self.obs_z, self.obs_z.new_zeros((self.n, self.z_dim, extra))], dim=2)
 
-
-class FifoBuffer:
-    """The last `capacity` (x, y, z) of N instances; minibatches drawn uniformly per instance."""
-
-    def __init__(self, n: int, capacity: int, d: int, z_dim: int, device):
-        self.x = torch.zeros((n, capacity, d), device=device)
-        self.y = torch.zeros((n, capacity), device=device)
-        self.z = torch.zeros((n, capacity, max(z_dim, 1)), device=device)
-        self.capacity, self.size, self.pos = capacity, 0, 0
-        self.rows = torch.arange(n, device=device)[:, None]
-
-    def add(self, x, y, z) -> None:
-        self.x[:, self.pos], self.y[:, self.pos], self.z[:, self.pos] = x, y, z
-        self.pos = (self.pos + 1) % self.capacity
-        self.size = min(self.size + 1, self.capacity)
-
-    def sample(self, rng, batch_size: int, device):
-        """(x (N, B, d), y (N, B), z (N, B, M)): B = min(batch_size, size) rows per instance, with replacement."""
-        b = min(batch_size, self.size)
-        idx = torch.as_tensor(rng.integers(self.size, size=(len(self.rows), b)), device=device)
-        return self.x[self.rows, idx], self.y[self.rows, idx], self.z[self.rows, idx]

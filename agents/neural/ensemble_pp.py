@@ -29,7 +29,7 @@ import torch
 from agents.base import hyperparameters
 from agents.linear import LinearAgent
 from agents.params import Device, Int, Real, Widths
-from agents.neural.buffer import FifoBuffer
+from agents.neural.buffer import ReplayBuffer
 from agents.neural.optim import Adam, clear_grads
 from agents.neural.nets import device_of, sphere, StackedMLP, tensor
 
@@ -80,20 +80,29 @@ class MLPAgent(LinearAgent):
         self.net_ = StackedMLP(self.rng_, n, d, self.hidden, self.dev_)
         self.params_ = self.net_.params + self._build(n, self.net_.out_dim)
         self.opt_ = Adam(self.params_, lr=self.lr)
-        self.buffer_ = FifoBuffer(n, self.buffer_size, d, self.z_dim, self.dev_)
+        self.buffer_ = ReplayBuffer(n, d, self.z_dim, self.buffer_size, self.dev_, torch.float32)
 
     def _scores(self, X):
         with torch.no_grad():
             return self._forward_scores(tensor(X, self.dev_)).double().cpu().numpy()
 
     def _update(self, x, y):
-        self.buffer_.add(tensor(x, self.dev_), tensor(y, self.dev_), self._perturbation(len(y)))
+        self.buffer_.add(x, y, self._perturbation(len(y)))
         for _ in range(self.updates):
-            xb, yb, zb = self.buffer_.sample(self.rng_, self.batch_size, self.dev_)
+            xb, yb, zb = self._minibatch()
             clear_grads(self.params_)
             # Instances are independent: the sum of their losses has each instance's gradient.
             (self._loss(xb, yb, zb) + self._penalty()).sum().backward()
             self.opt_.step(self.params_, [p.grad for p in self.params_])
+
+    def _minibatch(self):
+        """(x (N, B, d), y (N, B), z (N, B, z_dim)) of B = min(batch_size, size) slots per instance,
+        drawn uniformly with replacement from the instances' streams."""
+        buf = self.buffer_
+        idx = torch.as_tensor(self.rng_.integers(buf.size, size=(self.n_, min(self.batch_size, buf.size))),
+                              device=self.dev_)
+        x, y, z = buf.sample(idx)
+        return x, y, z.transpose(1, 2)
 
     def _penalty(self):
         """weight_decay / (2 n) ||params||^2 per instance (N,), n = points held: ridge's penalty on a mean loss."""

@@ -48,9 +48,9 @@ class LMCTS(MLPAgent):
         return tensor(self.rng_.standard_normal(shape), self.dev_)
 
     def _update(self, x, y):
-        self.buffer_.add(tensor(x, self.dev_), tensor(y, self.dev_), self._perturbation(len(y)))
+        self.buffer_.add(x, y, self._perturbation(len(y)))
         m = self.buffer_.size
-        xb, yb = self.buffer_.x[:, :m], self.buffer_.y[:, :m]
+        xb, yb, _ = self.buffer_.sample(torch.arange(m, device=self.dev_).expand(self.n_, m))   # every point held
         self.langevin_.scale = np.sqrt(2.0 * self.lr * self.beta_inv / m)
         for _ in range(self.steps):
             clear_grads(self.params_)

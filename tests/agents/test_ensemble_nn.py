@@ -77,9 +77,8 @@ def test_an_update_is_adam_on_the_mean_loss_plus_ridge_penalty_over_n(name):
     before = [p.detach().clone() for p in agent.params_]
     # Replay the update by hand on a copy: Adam's step on the stated objective, same random draws.
     twin = copy.deepcopy(agent)
-    twin.buffer_.add(torch.tensor(obs[a][None], dtype=torch.float32), torch.tensor([r], dtype=torch.float32),
-                     twin._perturbation(1))
-    xb, yb, zb = twin.buffer_.sample(twin.rng_, twin.batch_size, twin.dev_)
+    twin.buffer_.add(obs[a][None], np.array([r]), twin._perturbation(1))
+    xb, yb, zb = twin._minibatch()
     twin.opt_.zero_grad()
     penalty = 0.3 / (2 * 6) * sum((p ** 2).sum() for p in twin.params_)
     (twin._loss(xb, yb, zb).sum() + penalty).backward()

@@ -206,6 +206,10 @@ def test_fifo_buffer_keeps_the_last_capacity_observations():
         buf.add(x, y, z)
         hist.append((x, y, z))
     assert buf.size == 10 and max(buf.n_rows) <= 20              # rows without data are compacted away
+    x, y, _ = buf.sample(torch.arange(10).expand(2, 10))          # the slots, a ring: round t in slot t % 10
+    for t, (hx, hy, _) in enumerate(hist[-10:], start=47):
+        np.testing.assert_allclose(x[:, t % 10].numpy(), hx)
+        np.testing.assert_allclose(y[:, t % 10].numpy(), hy)
     rows, count, ysum, zsum = buf.full()
     last = hist[-10:]
     for i in range(2):
