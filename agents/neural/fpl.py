@@ -47,6 +47,7 @@ import torch.nn.functional as F
 
 from agents.base import _child
 from agents.glm import GLMFPL
+from agents.neural.buffer import ReplayBuffer
 from agents.neural.core import TorchAgent
 from agents.neural.optim import KerasAdam
 from agents.params import Int, Options, Real
@@ -120,11 +121,9 @@ class DeepFPL(TorchAgent):
         w2 = glorot(H, 1, (H,))[:, :, None]
         self.params_ = [W1, torch.zeros((n, 1, H), device=dev), w2, torch.zeros((n, 1, 1), device=dev)]
         self.adam_ = KerasAdam(self.params_, lr=self.lr)
-        B = self.batch_size
-        self.buf_x_ = torch.zeros((n, B, d), device=dev)    # rings of the B most recent examples
-        self.buf_y_ = torch.zeros((n, B), device=dev)
-        self.buf_z_ = torch.zeros((n, B), device=dev)       # perturbation="fixed": z_l ~ N(0, 1), scaled by a
-        self.held_ = 0
+        # the batch_size most recent examples (and, perturbation="fixed", their z_l ~ N(0, 1), scaled by a)
+        self.fixed_z_ = self.perturbation == "fixed" and bool(self.a)
+        self.buffer_ = ReplayBuffer(n, d, int(self.fixed_z_), self.batch_size, dev, torch.float32)
 
     def embed(self, X: torch.Tensor, params=None) -> torch.Tensor:
         """Hidden layer phi(x) = act(x W1 + b1) of the rows of X (N, B, d): (N, B, H)."""
@@ -145,24 +144,20 @@ class DeepFPL(TorchAgent):
         return self._argmax(scores)   # sigmoid is increasing: argmax of the logits
 
     def _store(self, x: np.ndarray, y: np.ndarray) -> None:
-        p = self.t_ % self.batch_size
-        self.buf_x_[:, p] = self._tensor(x)
-        self.buf_y_[:, p] = self._tensor(y)
-        if self.perturbation == "fixed" and self.a:
-            self.buf_z_[:, p] = self._randn()
-        self.held_ = min(self.held_ + 1, self.batch_size)
+        self.buffer_.add(x, y, self._randn()[:, None] if self.fixed_z_ else None)
 
     def minibatch(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The `batch_size` most recent examples (x (N, B, d), y (N, B)), B = min(batch_size, t), any order."""
-        n = self.held_
-        return self.buf_x_[:, :n], self.buf_y_[:, :n]
+        n = self.buffer_.size
+        x, y, _ = self.buffer_.sample(torch.arange(n, device=self._dev).expand(self.n_, n))
+        return x, y
 
     def perturbed_targets(self, y: torch.Tensor) -> torch.Tensor:
         """y + z with z ~ N(0, a^2): a fresh draw per example, or its stored one ("fixed"); y when a = 0."""
         if not self.a:
             return y
         if self.perturbation == "fixed":
-            return y + self.a * self.buf_z_[:, : y.shape[1]]
+            return y + self.a * self.buffer_.obs_z[:, 0, : y.shape[1]]
         return y + self.a * self._randn(y.shape[1])
 
     def batch_loss(self, params, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
