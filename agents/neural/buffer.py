@@ -57,7 +57,7 @@ class ReplayBuffer:
         capacity: keep only the last `capacity` observations (None: all).
     """
 
-    def __init__(self, n: int, d: int, z_dim: int, capacity: int | None, device, dtype):
+    def __init__(self, n: int, d: int, z_dim: int, capacity: int | None, device, dtype, actions: bool = False):
         self.n, self.d, self.z_dim, self.capacity = n, d, z_dim, capacity
         self.device, self.dtype = device, dtype
         start = 64 if capacity is None else min(64, capacity)
@@ -76,6 +76,8 @@ class ReplayBuffer:
         self.obs_row_host = np.zeros((n, start), dtype=np.int64)
         self.obs_y = torch.zeros((n, start), device=device, dtype=dtype)
         self.obs_z = torch.zeros((n, z_dim, start), device=device, dtype=dtype)
+        # with `actions`: the action of each observation (GPT-Ensemble++'s per-action heads)
+        self.obs_a = torch.zeros((n, start), device=device, dtype=torch.long) if actions else None
         self.size = 0    # observations held per instance
         self.pos = 0     # next slot to write
 
@@ -84,9 +86,9 @@ class ReplayBuffer:
         """Distinct rows in each instance's table (including rows whose observations were all evicted)."""
         return [len(k) for k in self.row_keys]
 
-    def add(self, x: np.ndarray, y: np.ndarray, z: torch.Tensor | None = None) -> None:
+    def add(self, x: np.ndarray, y: np.ndarray, z: torch.Tensor | None = None, a: np.ndarray | None = None) -> None:
         """Append one observation per instance: features x (n, d) (host, the network input),
-        rewards y (n,) (host), perturbations z (n, z_dim) (device)."""
+        rewards y (n,) (host), perturbations z (n, z_dim) (device), actions a (n,) (with `actions`)."""
         if self.size == self.capacity:
             self._evict(self.pos)
         elif self.pos == self.obs_y.shape[1]:
@@ -104,6 +106,8 @@ class ReplayBuffer:
         if self.z_dim:
             self.obs_z[:, :, p] = z
             self.zsum[i, :, u_dev] += z
+        if self.obs_a is not None:
+            self.obs_a[:, p] = torch.as_tensor(np.asarray(a), device=self.device)
         self.size = min(self.size + 1, self.capacity or self.size + 1)
         self.pos = (p + 1) % self.capacity if self.capacity is not None else p + 1
 
@@ -118,6 +122,10 @@ class ReplayBuffer:
         rows = self.obs_row.gather(1, idx)
         z = self.obs_z.gather(2, idx[:, None, :].expand(-1, self.z_dim, -1))
         return self.rows[self._inst[:, None], rows], self.obs_y.gather(1, idx), z
+
+    def actions(self, idx: torch.Tensor) -> torch.Tensor:
+        """The actions of the observations in slots idx (n, B) (a buffer made with `actions`)."""
+        return self.obs_a.gather(1, idx)
 
     # -- internals ------------------------------------------------------------------------------
     def _row_indices(self, x: np.ndarray) -> np.ndarray:
@@ -196,4 +204,6 @@ class ReplayBuffer:
         self.obs_row_host = np.concatenate([self.obs_row_host, np.zeros((self.n, extra), dtype=np.int64)], axis=1)
         self.obs_y = torch.cat([self.obs_y, self.obs_y.new_zeros((self.n, extra))], dim=1)
         self.obs_z = torch.cat([self.obs_z, self.obs_z.new_zeros((self.n, self.z_dim, extra))], dim=2)
+        if self.obs_a is not None:
+            self.obs_a = torch.cat([self.obs_a, self.obs_a.new_zeros((self.n, extra))], dim=1)
 

@@ -45,6 +45,7 @@ import torch
 
 from agents.base import BaseAgent
 from agents.params import Bool, Device, Int, Options, Real, Str
+from agents.neural.buffer import ReplayBuffer
 from agents.neural.ensemble_pp import symmetrised_loss
 from agents.neural.nets import device_of
 from agents.neural.optim import Adam, clear_grads
@@ -181,13 +182,10 @@ class GPTEnsemblePP(BaseAgent):
         self.opt_ = Adam(self.trained_, lr=self.lr)
         # A frozen backbone's features never change: the buffer keeps phi, not the tokens.
         self.frozen_ = self.net_ is None or not params
-        width, dtype = (D, np.float32) if self.frozen_ else (obs.shape[1], obs.dtype)
-        self.buf_x_ = np.zeros((self.buffer_size, width), dtype=dtype)
+        # (token ids are stored as float32 rows: exact for vocabularies below 2^24 ids)
+        width = D if self.frozen_ else obs.shape[1]
+        self.buffer_ = ReplayBuffer(1, width, self.M, self.buffer_size, self.dev_, torch.float32, actions=True)
         self.last_ = (None, None)   # (obs bytes, phi) of the last act, reused by observe
-        self.buf_a_ = np.zeros(self.buffer_size, dtype=np.int64)
-        self.buf_y_ = np.zeros(self.buffer_size, dtype=np.float32)
-        self.buf_z_ = np.zeros((self.buffer_size, self.M), dtype=np.float32)
-        self.size_, self.pos_ = 0, 0
 
     # -- features ---------------------------------------------------------------------------------
     def _check(self, obs) -> np.ndarray:
@@ -215,7 +213,7 @@ class GPTEnsemblePP(BaseAgent):
         """phi (B, D) of B rows: token ids through the backbone, or the float rows themselves."""
         if self.net_ is None:
             return torch.as_tensor(x, device=self.dev_)
-        ids = torch.as_tensor(x, device=self.dev_)
+        ids = torch.as_tensor(x, device=self.dev_).long()     # the buffer holds ids as float32
         width = int((ids >= 0).any(dim=0).nonzero().max()) + 1      # trim the all-padding tail
         ids = ids[:, :width]
         mask = (ids >= 0).long()
@@ -253,19 +251,24 @@ class GPTEnsemblePP(BaseAgent):
             if key != obs.tobytes():
                 with torch.no_grad():
                     phi = self._features(obs)
-            self.buf_x_[self.pos_] = phi[action].cpu().numpy()
+            x = phi[action].cpu().numpy()
         else:
-            self.buf_x_[self.pos_] = obs[action]
-        self.buf_a_[self.pos_], self.buf_y_[self.pos_], self.buf_z_[self.pos_] = action, reward, z / np.linalg.norm(z)
-        self.pos_ = (self.pos_ + 1) % self.buffer_size
-        self.size_ = min(self.size_ + 1, self.buffer_size)
+            x = obs[action]
+        unit_z = torch.as_tensor(z / np.linalg.norm(z), dtype=torch.float32, device=self.dev_)
+        self.buffer_.add(x[None], np.array([reward]), unit_z[None], np.array([action]))
         self.t_ += 1
         for _ in range(self.updates):
-            idx = self.rng_.integers(self.size_, size=min(self.batch_size, self.size_))
+            n = self.buffer_.size
+            idx = self.rng_.integers(n, size=min(self.batch_size, n))
             clear_grads(self.trained_)
-            (self.loss(self.buf_x_[idx], self.buf_a_[idx], self.buf_y_[idx], self.buf_z_[idx])
-             + self.penalty()).backward()
+            (self.loss(*self._minibatch(idx)) + self.penalty()).backward()
             self.opt_.step(self.trained_, [p.grad for p in self.trained_])
+
+    def _minibatch(self, idx: np.ndarray):
+        """(x (B, width), a (B,), y (B,), z (B, M)) of the buffer slots idx."""
+        slots = torch.as_tensor(idx, device=self.dev_)[None]
+        x, y, z = self.buffer_.sample(slots)
+        return x[0], self.buffer_.actions(slots)[0], y[0], z[0].T
 
     def penalty(self):
         """weight_decay / (2 n) ||(b, A)||^2, n = points held: ridge's penalty on a mean loss (module docstring).
@@ -273,7 +276,7 @@ class GPTEnsemblePP(BaseAgent):
         `MLPAgent._penalty` of agents.neural.ensemble_pp for one agent; that method is not reused because
         it reads the MLP agents' batched state (params_ of N stacked instances, buffer_.size).
         """
-        return sum((p ** 2).sum() for p in self.heads_) * (self.weight_decay / (2 * self.size_))
+        return sum((p ** 2).sum() for p in self.heads_) * (self.weight_decay / (2 * self.buffer_.size))
 
     def loss(self, x, a, y, z):
         """The symmetrised Ensemble++ loss (eq. 14) on a minibatch, each sample on its own action's heads."""

@@ -68,8 +68,9 @@ def test_a_frozen_backbone_buffers_the_features(tiny_gpt2):
     agent.observe(np.stack([row, row]), a, 1.0)
     with torch.no_grad():
         phi = agent._features(row[None])[0].numpy()
-    np.testing.assert_allclose(agent.buf_x_[0], phi, rtol=1e-6)
-    assert agent.buf_x_.shape == (10_000, 17) and not any(p.requires_grad for p in agent.net_.parameters())
+    np.testing.assert_allclose(agent._minibatch(np.array([0]))[0][0].numpy(), phi, rtol=1e-6)
+    assert (agent.buffer_.d, agent.buffer_.capacity) == (17, 10_000)
+    assert not any(p.requires_grad for p in agent.net_.parameters())
 
 
 def test_loss_is_eq14_on_each_samples_own_action():
@@ -139,7 +140,7 @@ def test_an_update_is_adam_on_the_mean_loss_plus_ridge_penalty_over_n(name, back
     twin = copy.deepcopy(agent)                                       # the agent before the update
     agent.observe(obs, a, 0.7)
     n = 6
-    assert agent.size_ == n
+    assert agent.buffer_.size == n
     twin.rng_.standard_normal(twin.M)                                 # the stored z's draw
     idx = twin.rng_.integers(n, size=4)                               # the minibatch's draw
 
@@ -149,7 +150,7 @@ def test_an_update_is_adam_on_the_mean_loss_plus_ridge_penalty_over_n(name, back
 
     heads, body = trained(twin)
     assert len(body) == (14 if backbone else 0)                       # GPT-2's h.1 (12 tensors) and ln_f (2)
-    loss = twin.loss(agent.buf_x_[idx], agent.buf_a_[idx], agent.buf_y_[idx], agent.buf_z_[idx])
+    loss = twin.loss(*agent._minibatch(idx))
     penalty = wd / (2 * n) * sum((p ** 2).sum() for p in heads)
     grads = torch.autograd.grad(loss + penalty, heads + body)
     expected = [adam_step(p, g, twin.opt_.state[p], lr) for p, g in zip(heads + body, grads)]
@@ -160,8 +161,7 @@ def test_an_update_is_adam_on_the_mean_loss_plus_ridge_penalty_over_n(name, back
         assert agent.A_.abs().sum() == 0
     # The old form, AdamW (theta <- (1 - lr lambda) theta, then Adam on the bare loss), or no decay
     # at all, lands far from the agent's parameters: the check above tells the forms apart.
-    bare = torch.autograd.grad(twin.loss(agent.buf_x_[idx], agent.buf_a_[idx], agent.buf_y_[idx],
-                                         agent.buf_z_[idx]), heads)
+    bare = torch.autograd.grad(twin.loss(*agent._minibatch(idx)), heads)
     no_decay = [adam_step(p, g, twin.opt_.state[p], lr) for p, g in zip(heads, bare)]
     adamw = [adam_step((1 - lr * wd) * p.detach(), g, twin.opt_.state[p], lr) for p, g in zip(heads, bare)]
     for other in (no_decay, adamw):
