@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from agents.base import REGISTRY, seed_spec
+from agents.base import REGISTRY, did_you_mean, seed_spec
 
 GOLDEN_B = (3 + 5**0.5) / 2
 
@@ -58,7 +58,7 @@ class DoublingTrick:
         if not (b > 1 and T0 * (b - 1) >= 1):
             raise ValueError(f"need b > 1 and T0 (b - 1) >= 1 so that every epoch has a round, got T0={T0}, b={b}")
         if isinstance(factory, str) and factory not in REGISTRY:
-            raise ValueError(f"unknown agent {factory!r}; known agents: {', '.join(sorted(REGISTRY))}")
+            raise ValueError(f"unknown agent {factory!r}.{did_you_mean(factory, REGISTRY)}")
         self.factory, self.T0, self.b = factory, T0, b
         self.m_per_log, self.sigma_per_log = m_per_log, sigma_per_log
         self.agent_kwargs, self.seed = agent_kwargs, seed

@@ -6,6 +6,8 @@ batched agent serving N independent instances). They never hold an environment n
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import operator
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -362,11 +364,35 @@ def register(name: str) -> Callable:
     return wrap
 
 
+class UnknownAgent(KeyError, ValueError):
+    """An agent name that is not registered: a KeyError for a lookup, a ValueError for bad input."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def did_you_mean(name: str, known, strip: str = "") -> str:
+    """' Did you mean 'X'?' for the registered names closest to `name` (case-insensitive, compared
+    without the common prefix `strip`), or ''."""
+    lower = {k.lower().removeprefix(strip.lower()): k for k in known}
+    close = difflib.get_close_matches(name.lower().removeprefix(strip.lower()), list(lower), n=3, cutoff=0.6)
+    return f" Did you mean {' or '.join(repr(lower[c]) for c in close)}?" if close else ""
+
+
 def make(name: str, **kwargs: Any):
     """Build the agent registered under `name` (a paper's name, e.g. 'LinUCB', 'GLM-TSL')."""
     try:
         cls = REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted(REGISTRY)) or "(none registered)"
-        raise KeyError(f"unknown agent {name!r}; known agents: {known}") from None
-    return cls(**kwargs)
+        raise UnknownAgent(f"unknown agent {name!r}.{did_you_mean(name, REGISTRY)} `ctxbandits list` (or "
+                           f"agents.REGISTRY) lists the {len(REGISTRY)} registered agents.") from None
+    try:
+        return cls(**kwargs)
+    except TypeError as err:
+        if "unexpected keyword argument" not in str(err):
+            raise
+        target = cls.cls() if hasattr(cls, "cls") else cls
+        valid = [p for p in inspect.signature(target).parameters if p not in ("self", "family", "hyperparameters")]
+        bad = sorted(set(kwargs) - set(valid))
+        raise ValueError(f"agent {name!r} has no hyper-parameter {', '.join(map(repr, bad)) or str(err)}; "
+                         f"its hyper-parameters are {', '.join(valid)}") from None

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
+import os
 from dataclasses import asdict
 from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+from agents.base import did_you_mean
 
 from gym_ctxbandits import backends
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, batchable, make_jobs, run_batch, run_job
@@ -22,6 +29,55 @@ def _units(jobs: list[Job], batch: int) -> list[list[Job]]:
 
 def _as_list(x):
     return [x] if isinstance(x, (str, EnvSpec, AgentSpec)) else list(x)
+
+
+# what gym.make takes besides an env's own keyword arguments
+MAKE_KWARGS = {"max_episode_steps", "disable_env_checker", "render_mode", "autoreset", "apply_api_compatibility"}
+
+
+def check_env_spec(spec: EnvSpec) -> None:
+    """A registered env id (else a ValueError with the closest ids) whose kwargs the env takes."""
+    try:
+        registered = gym.spec(spec.id)
+    except gym.error.Error:
+        ids = [k for k in gym.registry if k.startswith("CtxBandit/")] or list(gym.registry)
+        raise ValueError(f"unknown env id {spec.id!r}.{did_you_mean(spec.id, ids, 'CtxBandit/')} `ctxbandits list` lists the "
+                         "registered ids (a user's env: `module:Id`, the module registering it).") from None
+    creator = registered.entry_point
+    if isinstance(creator, str):
+        creator = gym.envs.registration.load_env_creator(creator)
+    params = inspect.signature(creator).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return
+    bad = sorted(set(spec.kwargs) - set(params) - MAKE_KWARGS)
+    if bad:
+        valid = [p for p in params if p not in ("self",)]
+        raise ValueError(f"env {spec.id!r} takes no argument {', '.join(map(repr, bad))}; its arguments are "
+                         f"{', '.join(valid)}")
+
+
+def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, workers, out) -> None:
+    """Everything a comparison needs, checked before anything is written: a rejected run leaves an
+    existing results folder as it was. Agents are built once (their state waits for the first obs,
+    so this is cheap); envs are checked by id and keyword names, not built (a dataset may be large)."""
+    count_ok = isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool) and seeds >= 1
+    list_ok = (isinstance(seeds, (list, tuple, range)) and len(seeds) > 0
+               and all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in seeds))
+    if not (count_ok or list_ok):
+        raise ValueError(f"seeds must be a count >= 1 or a non-empty list of seeds >= 0, got {seeds!r}")
+    if workers is not None and not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
+        raise ValueError(f"workers must be an integer >= 1 (local processes), got {workers!r}")
+    for env in envs:
+        check_env_spec(env)
+    for agent in agents:
+        agent.build(0)
+    if out is not None:
+        path = Path(out)
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"out {str(path)!r} is a file; give a folder for the result files")
+        existing = next(p for p in (path, *path.parents) if p.exists())
+        if not os.access(existing, os.W_OK):
+            raise ValueError(f"out {str(path)!r} is not writable ({str(existing)!r} is read-only); give another folder")
 
 
 def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
@@ -49,6 +105,7 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
         raise ValueError(f"log_every must be an integer >= 1, got {log_every!r}")
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in _as_list(envs)]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
+    check_comparison(env_specs, agent_specs, seeds, workers, out)
     jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every)
     if out is None:
         if backend != "inprocess":

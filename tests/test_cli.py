@@ -68,3 +68,41 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path, monkeypatch):
     assert len(list(out.glob("*.parquet"))) == 12 and not list(out.glob(".tmp-*"))
     for p, stamp in done.items():
         assert p.stat().st_mtime_ns == stamp, f"{p.name} was recomputed"
+
+
+def test_a_rejected_run_leaves_an_existing_results_folder_as_it_was(tmp_path, capsys):
+    """Every input is checked before anything is written: a typo does not rewrite the manifest."""
+    out = tmp_path / "good"
+    assert main(["run", "--env", ENV, "--agents", "LinUCB,LinTS", "--seeds", "2", "--horizon", "30",
+                 "--out", str(out), "--quiet"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    bad_runs = {
+        "LinTs": (["--agents", "LinUCB,LinTs"], "Did you mean 'LinTS'"),
+        "seeds 0": (["--seeds", "0"], "seeds must be a count >= 1"),
+        "env id": (["--env", "CtxBandit/Logistc-v0"], "Did you mean 'CtxBandit/Logistic-v0'"),
+        "env kwarg": (["--env-kwargs", '{"dimm": 3}'], "takes no argument 'dimm'"),
+        "agent kwarg": (["--agent-kwargs", '{"lamda": 2}'], "no hyper-parameter 'lamda'"),
+        "workers": (["--workers", "0", "--backend", "processes"], "workers must be an integer >= 1"),
+    }
+    for what, (flags, message) in bad_runs.items():
+        argv = ["run", "--env", ENV, "--agents", "LinUCB,LinTS", "--seeds", "2", "--horizon", "30",
+                "--out", str(out), "--quiet"]
+        for flag, value in zip(flags[::2], flags[1::2]):
+            if flag in argv:
+                argv[argv.index(flag) + 1] = value
+            else:
+                argv += [flag, value]
+        assert main(argv) == 2, what
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, (what, err)
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before, what
+    assert main(["plot", str(out)]) == 0
+
+
+def test_out_that_is_a_file_is_one_clear_error(tmp_path, capsys):
+    target = tmp_path / "results.txt"
+    target.write_text("not a folder")
+    assert main(["run", "--env", ENV, "--agents", "LinUCB", "--seeds", "1", "--horizon", "5", "--out", str(target),
+                 "--quiet"]) == 2
+    assert "is a file" in capsys.readouterr().err and target.read_text() == "not a folder"
