@@ -49,12 +49,15 @@ def _name(factory) -> str:
 
 
 class _Problem:
-    """Fixed random inputs: per-round features (K, d) or (N, K, d), and a reward for every arm."""
+    """Fixed random inputs: per-round features (K, d) or (N, K, d), and a reward for every arm.
+    Batched, instance 0 sees the same K arms every round and the others fresh arms."""
 
     def __init__(self, batched: bool, rounds: int = ROUNDS, seed: int = 12345):
         rng = np.random.default_rng(seed)
         shape = (rounds, N, K, D) if batched else (rounds, K, D)
         self.obs = rng.normal(size=shape) / np.sqrt(D)
+        if batched:      # instance 0 keeps its arms, the others get fresh ones: their histories differ in kind
+            self.obs[:, 0] = self.obs[0, 0]
         theta = rng.normal(size=D)
         p = 1.0 / (1.0 + np.exp(-(self.obs @ theta)))
         self.rewards = (rng.random(p.shape) < p).astype(float)
@@ -224,11 +227,35 @@ def check_constructor(factory, batched: bool = False) -> None:
         assert not undeclared, f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params"
 
 
+def check_batched_equals_singles(factory, batched: bool = False) -> None:
+    """Batched mode: an agent seeded [s_1..s_N] on obs (N, K, d) acts, instance by instance, exactly
+    as N single agents seeded s_i on their (K, d) slices (what lets the run loop batch seeds)."""
+    if not batched:
+        return
+    problem, name, seeds = _Problem(True), _name(factory), [3, 11, 4]
+    batch, singles = factory(seed=seeds), [factory(seed=s) for s in seeds]
+    for t in range(len(problem.obs)):
+        actions = batch.act(problem.obs[t])
+        alone = [agent.act(problem.obs[t][i]) for i, agent in enumerate(singles)]
+        assert np.asarray(actions).tolist() == alone, (
+            f"{name}: round {t}, the batched agent chose {np.asarray(actions).tolist()} but single agents seeded "
+            f"{seeds} chose {alone}")
+        rewards = problem.reward(t, actions)
+        batch.observe(problem.obs[t], actions, rewards)
+        for i, agent in enumerate(singles):
+            agent.observe(problem.obs[t][i], int(actions[i]), float(rewards[i]))
+
+
 CHECKS: tuple[Callable[..., None], ...] = (
     check_valid_actions, check_seeded_determinism, check_inputs_not_mutated, check_copy_and_pickle,
-    check_reset, check_bad_inputs, check_errors_leave_state, check_constructor,
+    check_reset, check_bad_inputs, check_errors_leave_state, check_constructor, check_batched_equals_singles,
 )
 _MODE_FREE = {check_constructor}   # checks that do not depend on single vs batched mode
+_BATCHED_ONLY = {check_batched_equals_singles}
+
+
+def _applies(check, batched: bool) -> bool:
+    return not (batched and check in _MODE_FREE) and not (not batched and check in _BATCHED_ONLY)
 
 
 def all_checks(registry: dict | None = None) -> Iterator[tuple[str, Callable[..., None], bool]]:
@@ -237,9 +264,8 @@ def all_checks(registry: dict | None = None) -> Iterator[tuple[str, Callable[...
         modes = (False, True) if _batched_capable(as_factory(name)) else (False,)
         for check in CHECKS:
             for batched in modes:
-                if batched and check in _MODE_FREE:
-                    continue
-                yield name, check, batched
+                if _applies(check, batched):
+                    yield name, check, batched
 
 
 def check_agent(name_or_factory, batched: bool | None = None) -> None:
@@ -248,5 +274,5 @@ def check_agent(name_or_factory, batched: bool | None = None) -> None:
     modes = (False, True) if _batched_capable(factory) else (False,)
     for check in CHECKS:
         for mode in modes if batched is None else (batched,):
-            if not (mode and check in _MODE_FREE):
+            if _applies(check, mode):
                 check(factory, mode)

@@ -111,23 +111,6 @@ def test_ensemble_spread_shrinks_with_data():
     assert spread() < 0.05 * start  # measured 0.015 x start; 0.09 x with Adam's coupled weight decay
 
 
-@pytest.mark.parametrize("name", ["Ensemble++", "Ensemble+", "NeuralGreedy", "EpiNet", "LMCTS"])
-def test_batched_agent_equals_single_agents(name):
-    kwargs = dict(hidden=(8,), lr=1e-2) | ({} if name == "LMCTS" else {"batch_size": 4})
-    seeds = [11, 12, 13]
-    batched = agents.make(name, seed=seeds, **kwargs)
-    singles = [agents.make(name, seed=s, **kwargs) for s in seeds]
-    rng = np.random.default_rng(5)
-    for _ in range(40):
-        obs = rng.normal(size=(3, K, D))
-        a = batched.act(obs)
-        assert a.tolist() == [s.act(obs[i]) for i, s in enumerate(singles)]
-        r = rng.normal(size=3)
-        batched.observe(obs, a, r)
-        for i, s in enumerate(singles):
-            s.observe(obs[i], int(a[i]), float(r[i]))
-
-
 def test_prior_heads_are_fixed_and_unit_norm():
     agent = started(EnsemblePP(hidden=(8,), lr=1e-2, seed=0), rounds=2)
     before = agent.theta0_.clone()

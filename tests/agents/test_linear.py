@@ -215,39 +215,8 @@ def test_regret_is_sublinear(name, kwargs):
 
 
 # -- batching -----------------------------------------------------------------------------------------
-def test_batched_linucb_equals_independent_agents():
-    n = 3
-    obs, _, rewards = random_rounds(12, rounds=60, n=n)
-    batch = LinUCB(seed=0)
-    singles = [LinUCB(seed=0) for _ in range(n)]
-    for X, r in zip(obs, rewards):
-        a = batch.act(X)
-        assert a.tolist() == [s.act(X[i]) for i, s in enumerate(singles)]
-        batch.observe(X, a, r)
-        for i, s in enumerate(singles):
-            s.observe(X[i], int(a[i]), float(r[i]))
-
-
-BATCHED = ["Greedy", "epsilon-greedy", "LinUCB", "LinTS", "LinTS-AG", "Lin-ES", "ES", "RRLS",
-           "Linear-Ensemble++", "Random"]
-
-
-@pytest.mark.parametrize("name", BATCHED)
-def test_batched_equals_single_agents_seeded_per_instance(name):
-    """Seeding rule: one stream per instance, so a batched agent seeded [s_1, .., s_N] makes the
-    choices of N single agents seeded s_1, .., s_N, draw for draw (ties included: all-zero
-    rewards at the start keep Greedy's scores tied)."""
-    n, seeds = 3, [4, 11, 4]
-    obs, _, rewards = random_rounds(13, rounds=50, n=n)
-    rewards[:5] = 0.0
-    batch = agents.make(name, seed=seeds)
-    singles = [agents.make(name, seed=s) for s in seeds]
-    for X, r in zip(obs, rewards):
-        a = batch.act(X)
-        assert a.shape == (n,) and a.tolist() == [s.act(X[i]) for i, s in enumerate(singles)]
-        batch.observe(X, a, r)
-        for i, s in enumerate(singles):
-            s.observe(X[i], int(a[i]), float(r[i]))
+# Batched == N single agents seeded per instance is agents.checks.check_batched_equals_singles, run
+# for every registered agent by tests/agents/test_checks.py.
 
 
 @pytest.mark.parametrize("name", ["LinTS", "Random"])
