@@ -9,12 +9,12 @@
   sample that obp ships, 1500 accepted events (a run accepts about 2000 of the 10,000 events;
   the paper's 2000 needs the full log), 10 seeds; the reward is the click, no regret exists.
 
-The data must be in the data home (`CTXBANDITS_DATA=../shared/data` here) or downloadable.
+The data must be in the data home (`$CTXBANDITS_DATA`, e.g. `~/datasets`) or downloadable.
 LinUCB is the theory radius (alpha = 1) and a practical one (alpha = 0.1); LinTS is exact TS with
 sigma = 1 and a narrower posterior (v = 0.1). These baselines are not tuned per dataset.
 
-    CTXBANDITS_DATA=../shared/data python scripts/real_data_linear.py
-    CTXBANDITS_DATA=../shared/data python scripts/real_data_linear.py --quick
+    CTXBANDITS_DATA=~/datasets python scripts/real_data_linear.py
+    CTXBANDITS_DATA=~/datasets python scripts/real_data_linear.py --quick
 """
 
 from pathlib import Path
