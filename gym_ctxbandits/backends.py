@@ -35,6 +35,23 @@ def _one_blas_thread() -> None:
     threadpool_limits(1)
 
 
+def _init_worker(parent: int) -> None:
+    """Worker initializer: one BLAS thread, and exit at once if the parent process dies (a killed
+    `ctxbandits run` leaves no orphan computing jobs nobody will collect: a watcher thread checks
+    every half second that the process is still the parent's child)."""
+    import threading
+    import time
+
+    _one_blas_thread()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _run_unit_one_thread(unit: list[Job], out: str) -> int:
     _one_blas_thread()
     return run_unit(unit, out)
@@ -60,7 +77,7 @@ def run_inprocess(units: list[list[Job]], out: Path, progress: bool) -> None:
 
 def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: int | None = None) -> None:
     workers = workers or os.cpu_count() or 1
-    with ProcessPoolExecutor(max_workers=workers, initializer=_one_blas_thread) as pool, \
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)) as pool, \
             _bar(sum(map(len, units)), progress, f"jobs ({workers} processes)") as bar:
         for future in as_completed([pool.submit(run_unit, unit, str(out)) for unit in units]):
             bar.update(future.result())

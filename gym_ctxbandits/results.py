@@ -18,13 +18,25 @@ from gym_ctxbandits.experiment import COLUMNS, Job
 MANIFEST = "manifest.json"
 
 
+def _file_mode() -> int:
+    """The mode a plain `open` gives a new file (0644 under the usual umask 022); mkstemp's is 0600."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+FILE_MODE = _file_mode()
+
+
 def write_atomic(table, path: Path) -> None:
-    """Write `table` as Parquet to `path` via a temporary file and an atomic rename."""
+    """Write `table` as Parquet to `path` via a temporary file and an atomic rename; the file gets
+    the permissions of the manifest and the figures (0644 under umask 022), not mkstemp's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
     os.close(fd)
     try:
         table.to_parquet(tmp, index=False)
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

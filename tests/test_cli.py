@@ -106,3 +106,12 @@ def test_out_that_is_a_file_is_one_clear_error(tmp_path, capsys):
     assert main(["run", "--env", ENV, "--agents", "LinUCB", "--seeds", "1", "--horizon", "5", "--out", str(target),
                  "--quiet"]) == 2
     assert "is a file" in capsys.readouterr().err and target.read_text() == "not a folder"
+
+
+def test_result_files_have_the_manifests_permissions(tmp_path):
+    out = tmp_path / "r"
+    assert main(["run", "--env", ENV, "--agents", "LinUCB", "--seeds", "1", "--horizon", "5", "--out", str(out),
+                 "--quiet"]) == 0
+    modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
+    parquet = [m for name, m in modes.items() if name.endswith(".parquet")]
+    assert parquet and set(parquet) == {modes["manifest.json"]}, modes

@@ -1,8 +1,10 @@
 """The run loop, result files, resume, backends and configs."""
 
 import json
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -233,3 +235,46 @@ def test_run_is_importable_where_users_look_for_it():
     from gym_ctxbandits.experiment import run
 
     assert run is gym_ctxbandits.run is compare.run is experiment.run
+
+
+def _children(parent: int) -> list[int]:
+    """Pids whose parent is `parent` (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table in /proc")
+def test_killing_the_parent_of_a_processes_run_leaves_no_worker_behind(tmp_path):
+    script = ("import os, sys, gym_ctxbandits\nprint(os.getpid(), flush=True)\n"
+              "gym_ctxbandits.run('CtxBandit/Linear-v0', ['LinUCB', 'LinTS'], seeds=4, horizon=300_000, out=sys.argv[1],"
+              " backend='processes', workers=2, batch=1)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "out")], stdout=subprocess.PIPE, text=True)
+    try:
+        parent = int(proc.stdout.readline())
+        deadline = time.monotonic() + 60
+        while len(_children(parent)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = _children(parent)
+        assert len(workers) >= 2, "the workers did not start"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 15
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(map(_running, workers)), "workers outlived their killed parent"
