@@ -229,8 +229,9 @@ def _check_action(action: Any, num_arms: int) -> int:
 
 
 def _unbatch(info: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Row 0 of a batched info, as Python scalars where the entry is a scalar."""
-    return {k: (v[0].item() if v.ndim == 1 else v[0]) for k, v in info.items()}
+    """Row 0 of a batched info: numpy scalars (np.float64, np.int64, with a dtype, as RL libraries
+    such as TorchRL read them) and arrays."""
+    return {k: v[0] for k, v in info.items()}
 
 
 class CtxBanditVectorEnv(VectorEnv):

@@ -138,4 +138,4 @@ class OpenBanditEnv(gym.Env):
         self._t += 1
         terminated = self._t >= len(self._order)
         obs = np.zeros(self.observation_space.shape, np.float32) if terminated else self._present()
-        return obs, reward, terminated, False, {"accepted": accepted, "logged_action": logged_arm}
+        return obs, reward, terminated, False, {"accepted": np.bool_(accepted), "logged_action": np.int64(logged_arm)}

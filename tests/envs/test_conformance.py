@@ -140,6 +140,7 @@ def test_step_info_contract(env_id):
         assert info["regret"] >= 0
         assert info["regret"] == pytest.approx(info["optimal_expected_reward"] - info["expected_reward"], abs=1e-12)
         assert 0 <= info["optimal_action"] < k
+        assert all(hasattr(v, "dtype") for v in info.values()), "info values must be numpy scalars or arrays"
     # Playing the announced optimal arm of a round costs nothing: check via a copy of the env.
     clone = pickle.loads(pickle.dumps(env))
     *_, info = clone.step(0)
@@ -159,6 +160,7 @@ def test_replay_info_contract(env_id):
         assert set(info) == {"accepted", "logged_action"} and not terminated and not truncated
         assert reward in (0.0, 1.0) and (info["accepted"] or reward == 0.0)
         assert info["accepted"] == (t % env.action_space.n == info["logged_action"])
+        assert all(hasattr(v, "dtype") for v in info.values()), "info values must be numpy scalars or arrays"
         accepted += info["accepted"]
     assert 10 < accepted < 90  # about one event in K is accepted
 
