@@ -216,3 +216,10 @@ def test_instance_seed_fixes_instance_not_noise(env_id):
     hand_built = gym.spec(env_id).entry_point.endswith(FIXED_INSTANCE)
     differs = any(not np.array_equal(free_a[k], free_b[k]) for k in free_a)
     assert differs != hand_built, "instances are drawn at reset from the episode seed (hand-built ones are fixed)"
+
+
+def test_every_id_but_the_replay_has_a_native_vector_env_as_the_readme_says():
+    without = {k for k, s in gym.registry.items() if k.startswith("CtxBandit/") and s.vector_entry_point is None}
+    assert without == {"CtxBandit/OpenBandit-v0"}
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "Every id but the Open Bandit replay has a native vector env" in readme
