@@ -143,6 +143,11 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
     return int(out[0]) if values.ndim == 1 else out
 
 
+# Rewards beyond this magnitude are rejected: squared and summed in float64 statistics they would
+# overflow to inf and leave an agent acting on NaN (bandit rewards are O(1); rescale larger ones).
+MAX_REWARD = 1e100
+
+
 def check_feedback(action, reward, n: int, num_arms: int, single: bool) -> tuple[np.ndarray, np.ndarray]:
     """(actions (n,), rewards (n,)) of an `observe`, or a ValueError naming the problem: an int
     and a real number for a single agent (n = 1), (n,) int and real arrays for a batched one."""
@@ -168,6 +173,9 @@ def check_feedback(action, reward, n: int, num_arms: int, single: bool) -> tuple
         bad = np.flatnonzero(~np.isfinite(y))
         raise ValueError(f"reward must be finite, got {y if not single else y[0]}"
                          + ("" if single else f" (NaN or inf at instances {bad})"))
+    if np.abs(y).max() > MAX_REWARD:
+        raise ValueError(f"reward {np.abs(y).max():.3g} is too large for the agent's float64 statistics (|reward| must "
+                         f"stay below {MAX_REWARD:.0e}); rescale the rewards")
     return a, y
 
 

@@ -154,7 +154,8 @@ def check_reset(factory, batched: bool = False) -> None:
 
 
 def check_bad_inputs(factory, batched: bool = False) -> None:
-    """NaN/inf rewards, NaN obs, wrong obs shapes and out-of-range actions raise a clear ValueError."""
+    """NaN/inf (or overflowing, 1e308) rewards, NaN obs, wrong obs shapes and out-of-range actions raise a
+    clear ValueError."""
     problem = _Problem(batched)
     agent = factory(seed=0)
     _run(agent, problem, 0, 3)
@@ -170,7 +171,7 @@ def check_bad_inputs(factory, batched: bool = False) -> None:
         else:
             raise AssertionError(f"{name}: {what} was accepted; expected a ValueError")
 
-    for bad in (np.nan, np.inf, -np.inf):
+    for bad in (np.nan, np.inf, -np.inf, 1e308):       # 1e308 is finite, but its square overflows the statistics
         reward = np.where(np.arange(N) == 1, bad, 0.0) if batched else bad
         expect(f"reward {bad}", ("reward",), lambda: agent.observe(obs, a, reward))
     bad_action = np.full(N, K) if batched else K
