@@ -1,12 +1,15 @@
 """Result files of a comparison: one Parquet file per job, written atomically, and a manifest.
 
-A file is trusted only if it is complete (every logged round of its job present); a missing,
-partial or unreadable file means the job is run again. Files are written to a temporary name and
-renamed, so an interrupted comparison never leaves a half-written file under a job's name.
+A file is trusted only if it is complete (every logged round of its job present) and its values
+still have the SHA-256 recorded in its Parquet metadata when it was written; a missing, partial,
+unreadable or altered file means the job is run again on resume, and `load_results` (plot, the
+summary) refuses it, naming it. Files are written to a temporary name and renamed, so an
+interrupted comparison never leaves a half-written file under a job's name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -16,6 +19,36 @@ from pathlib import Path
 from gym_ctxbandits.experiment import COLUMNS, Job
 
 MANIFEST = "manifest.json"
+CHECKSUM = b"gym_ctxbandits.sha256"   # Parquet metadata key: SHA-256 of the table's values
+
+
+class ResultCorrupt(ValueError):
+    """A result file that cannot be trusted: unreadable, or its values changed since it was written."""
+
+
+def content_digest(table) -> str:
+    """SHA-256 of a result table's values, row by row over every column (what a flipped byte changes)."""
+    import pandas as pd
+
+    return hashlib.sha256(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes()).hexdigest()
+
+
+def read_checked(path: Path):
+    """The table in result file `path`, or a ResultCorrupt naming it when it is unreadable, has no
+    checksum, or its values no longer match the checksum recorded when it was written."""
+    import pyarrow.parquet as pq
+
+    try:
+        arrow = pq.read_table(path)
+    except Exception as err:
+        raise ResultCorrupt(f"{path} is unreadable ({err})") from None
+    expected = (arrow.schema.metadata or {}).get(CHECKSUM)
+    table = arrow.to_pandas()
+    if expected is None:
+        raise ResultCorrupt(f"{path} has no checksum (written by an older gym-ctxbandits or another program)")
+    if content_digest(table) != expected.decode():
+        raise ResultCorrupt(f"{path} is damaged: its values do not match the checksum recorded when it was written")
+    return table
 
 
 def _file_mode() -> int:
@@ -29,13 +62,19 @@ FILE_MODE = _file_mode()
 
 
 def write_atomic(table, path: Path) -> None:
-    """Write `table` as Parquet to `path` via a temporary file and an atomic rename; the file gets
-    the permissions of the manifest and the figures (0644 under umask 022), not mkstemp's 0600."""
+    """Write `table` as Parquet to `path` via a temporary file and an atomic rename, with the SHA-256
+    of its values in the file's metadata; the file gets the permissions of the manifest and the
+    figures (0644 under umask 022), not mkstemp's 0600."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path.parent.mkdir(parents=True, exist_ok=True)
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), CHECKSUM: content_digest(table).encode()})
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
     os.close(fd)
     try:
-        table.to_parquet(tmp, index=False)
+        pq.write_table(arrow, tmp)
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
@@ -44,16 +83,14 @@ def write_atomic(table, path: Path) -> None:
 
 
 def is_complete(job: Job, out: Path) -> bool:
-    """True when `out` holds a readable result file of `job` with every logged round."""
-    import pyarrow.parquet as pq
-
+    """True when `out` holds an intact result file of `job` (its checksum holds) with every logged round."""
     path = out / job.filename
     if not path.exists():
         return False
     try:
-        rounds = pq.read_table(path, columns=["round"]).column("round").to_numpy()
-    except Exception as err:  # a corrupt file is redone, never trusted
-        warnings.warn(f"{path} is unreadable ({err}); its job will be run again", stacklevel=2)
+        rounds = read_checked(path)["round"].to_numpy()
+    except ResultCorrupt as err:  # a damaged file is redone, never trusted
+        warnings.warn(f"{err}; its job will be run again", stacklevel=2)
         return False
     return rounds.tolist() == job.log_rounds().tolist()
 
@@ -81,7 +118,11 @@ def load_results(out: str | Path):
     if missing:
         raise FileNotFoundError(f"{len(missing)} of {len(files)} result files are missing in {out} (e.g. {missing[0]}); "
                                 "run the same comparison again to finish it")
-    return pd.concat([pd.read_parquet(out / f) for f in files], ignore_index=True)[COLUMNS]
+    try:
+        tables = [read_checked(out / f) for f in files]
+    except ResultCorrupt as err:
+        raise ResultCorrupt(f"{err}. Run the same comparison again: it redoes that job.") from None
+    return pd.concat(tables, ignore_index=True)[COLUMNS]
 
 
 def _mean_se(values, digits: int = 1) -> str:

@@ -13,7 +13,7 @@ import pytest
 import gym_ctxbandits
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, agent_seed, run_job
-from gym_ctxbandits.results import is_complete, load_results
+from gym_ctxbandits.results import is_complete, load_results, write_atomic
 
 ENV = "CtxBandit/Linear-v0"
 
@@ -88,9 +88,12 @@ def test_resume_skips_finished_jobs_and_redoes_broken_ones(tmp_path):
 
 def test_incomplete_file_is_not_trusted(tmp_path):
     job = Job(EnvSpec(ENV), AgentSpec("Random"), seed=0, horizon=40, log_every=10)
-    run_job(job).iloc[:2].to_parquet(tmp_path / job.filename)
+    write_atomic(run_job(job).iloc[:2], tmp_path / job.filename)
     assert not is_complete(job, tmp_path)
-    run_job(job).to_parquet(tmp_path / job.filename)
+    run_job(job).to_parquet(tmp_path / job.filename)            # complete, but written without a checksum
+    with pytest.warns(UserWarning, match="no checksum"):
+        assert not is_complete(job, tmp_path)
+    write_atomic(run_job(job), tmp_path / job.filename)
     assert is_complete(job, tmp_path)
 
 
@@ -278,3 +281,34 @@ def test_killing_the_parent_of_a_processes_run_leaves_no_worker_behind(tmp_path)
     while any(map(_running, workers)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(map(_running, workers)), "workers outlived their killed parent"
+
+
+def _alter(path: Path) -> None:
+    """Change one reward in a result file but keep its metadata: a readable file with a wrong value."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = pq.read_table(path)
+    table = arrow.to_pandas()
+    table.loc[3, "reward"] += 1.0
+    altered = pa.Table.from_pandas(table, preserve_index=False).replace_schema_metadata(arrow.schema.metadata)
+    pq.write_table(altered, path)
+
+
+@pytest.mark.parametrize("damage", ["altered", "truncated"])
+def test_a_damaged_result_file_is_never_used(tmp_path, damage):
+    from gym_ctxbandits.results import ResultCorrupt
+
+    out = tmp_path / "r"
+    good = gym_ctxbandits.run(ENV, ["LinUCB"], seeds=2, horizon=40, out=out)
+    path = sorted(out.glob("*seed1*.parquet"))[0]
+    if damage == "altered":
+        _alter(path)
+    else:
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ResultCorrupt, match=path.name):
+        load_results(out)                                       # plot and the summary refuse it, naming it
+    with pytest.warns(UserWarning, match=path.name):
+        again = gym_ctxbandits.run(ENV, ["LinUCB"], seeds=2, horizon=40, out=out)   # resume redoes that job
+    cols = ["seed", "round", "reward", "cum_reward", "regret", "cum_regret"]
+    pd.testing.assert_frame_equal(again[cols], good[cols])
