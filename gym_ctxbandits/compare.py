@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from agents.base import did_you_mean
 
 from gym_ctxbandits import backends
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, batchable, make_jobs, run_batch, run_job
-from gym_ctxbandits.results import is_complete, load_results, write_manifest
+from gym_ctxbandits.results import claim, is_complete, load_results, release, write_manifest
 
 
 def _units(jobs: list[Job], batch: int) -> list[list[Job]]:
@@ -119,11 +120,20 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     config = {"envs": [asdict(e) for e in env_specs], "agents": [asdict(a) for a in agent_specs],
               "seeds": sorted({j.seed for j in jobs}), "horizon": horizon, "log_every": log_every}
     write_manifest(out, config, jobs)
-    todo = _units([job for job in jobs if not is_complete(job, out)], batch)
-    if backend == "inprocess":
-        backends.run_inprocess(todo, out, progress)
-    elif backend == "processes":
-        backends.run_processes(todo, out, progress, workers)
-    else:
-        backends.run_ray(todo, out, progress, address)
+    while pending := [job for job in jobs if not is_complete(job, out)]:
+        mine = [job for job in pending if claim(out, job)]   # the others are being run by another process
+        if not mine:
+            time.sleep(0.5)
+            continue
+        try:
+            todo = _units(mine, batch)
+            if backend == "inprocess":
+                backends.run_inprocess(todo, out, progress)
+            elif backend == "processes":
+                backends.run_processes(todo, out, progress, workers)
+            else:
+                backends.run_ray(todo, out, progress, address)
+        finally:
+            for job in mine:
+                release(out, job)
     return load_results(out)

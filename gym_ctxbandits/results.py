@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import tempfile
 import warnings
 from pathlib import Path
@@ -38,10 +39,16 @@ def read_checked(path: Path):
     checksum, or its values no longer match the checksum recorded when it was written."""
     import pyarrow.parquet as pq
 
-    try:
-        arrow = pq.read_table(path)
-    except Exception as err:
-        raise ResultCorrupt(f"{path} is unreadable ({err})") from None
+    for attempt in range(3):
+        before = os.stat(path)
+        try:
+            arrow = pq.read_table(path)
+            break
+        except Exception as err:
+            after = os.stat(path)
+            if attempt < 2 and (after.st_ino, after.st_mtime_ns) != (before.st_ino, before.st_mtime_ns):
+                continue                          # replaced by a writer while being read: read the new file
+            raise ResultCorrupt(f"{path} is unreadable ({err})") from None
     expected = (arrow.schema.metadata or {}).get(CHECKSUM)
     table = arrow.to_pandas()
     if expected is None:
@@ -93,6 +100,49 @@ def is_complete(job: Job, out: Path) -> bool:
         warnings.warn(f"{err}; its job will be run again", stacklevel=2)
         return False
     return rounds.tolist() == job.log_rounds().tolist()
+
+
+def _claim_path(out: Path, job: Job) -> Path:
+    return out / f".{job.filename}.claim"
+
+
+def claim(out: Path, job: Job) -> bool:
+    """Take job's claim in `out` (a file made with O_EXCL, naming this host and process): True when
+    this process may run the job, False while another live process holds it. Two identical
+    commands on one folder thus share the jobs instead of both running each; a claim left by a
+    process that died (same host, pid gone) is taken over."""
+    path = _claim_path(out, job)
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
+        except FileExistsError:
+            try:
+                host, pid = path.read_text().split()
+            except (OSError, ValueError):
+                return False                      # being written this instant: someone else's
+            if host == socket.gethostname() and not _alive(int(pid)):
+                path.unlink(missing_ok=True)      # stale: its process died
+                continue
+            return False
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{socket.gethostname()} {os.getpid()}")
+        return True
+    return False
+
+
+def release(out: Path, job: Job) -> None:
+    """Drop this process's claim on job (after its file is written, or when giving up)."""
+    _claim_path(out, job).unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def write_manifest(out: Path, config: dict, jobs: list[Job]) -> None:

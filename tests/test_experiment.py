@@ -312,3 +312,28 @@ def test_a_damaged_result_file_is_never_used(tmp_path, damage):
         again = gym_ctxbandits.run(ENV, ["LinUCB"], seeds=2, horizon=40, out=out)   # resume redoes that job
     cols = ["seed", "round", "reward", "cum_reward", "regret", "cum_regret"]
     pd.testing.assert_frame_equal(again[cols], good[cols])
+
+
+def test_two_identical_runs_into_one_folder_share_the_jobs(tmp_path):
+    """Each job has a claim, so two identical commands started together run every job once between
+    them, and both end with the whole table."""
+    script = (
+        "import sys, gym_ctxbandits\nfrom gym_ctxbandits import backends\n"
+        "real = backends.run_unit\n"
+        "def logged(unit, out, progress=None):\n"
+        "    with open(sys.argv[2], 'a') as log:\n"
+        "        log.writelines(job.filename + '\\n' for job in unit)\n"
+        "    return real(unit, out, progress)\n"
+        "backends.run_unit = logged\n"
+        "table = gym_ctxbandits.run('CtxBandit/Linear-v0', ['LinUCB', 'LinTS', 'Random'], seeds=3, horizon=20_000,"
+        " log_every=1000, batch=1, out=sys.argv[1])\n"
+        "print(len(table))\n")
+    out = tmp_path / "shared"
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(out), str(tmp_path / f"log{i}")],
+                              stdout=subprocess.PIPE, text=True) for i in range(2)]
+    results = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0] and [r.split() for r in results] == [["180"], ["180"]]
+    logs = [set((tmp_path / f"log{i}").read_text().split()) if (tmp_path / f"log{i}").exists() else set()
+            for i in range(2)]
+    assert not logs[0] & logs[1], "a job ran twice"
+    assert len(logs[0] | logs[1]) == 9 and not list(out.glob(".*.claim"))
