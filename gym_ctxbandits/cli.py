@@ -150,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     except (cfg.ConfigError, FileNotFoundError, KeyError, ValueError) as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("ctxbandits: interrupted; the finished jobs' files are kept: run the same command again to resume "
+              "(finished jobs are not rerun)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
