@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import os
 import urllib.request
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,9 +130,23 @@ def fetch(url: str, target: Path) -> Path:
     return target
 
 
-def parse_checked(paths: dict[str, Path], downloaded: bool, parse):
-    """parse(paths); a file we just downloaded that fails its checks is deleted, never left to be trusted."""
+def check_sha256(dataset: str, paths: dict[str, Path]) -> None:
+    """Each file must have the SHA-256 the manifest lists for it (when it lists one), else a
+    DatasetCorrupt naming that very file."""
+    from gym_ctxbandits.datasets import manifest
+
+    for path in paths.values():
+        if manifest.verify(path, dataset) is False:
+            raise corrupt(path, "its SHA-256 is not the one the dataset manifest lists for this file: it is damaged "
+                                "or another version (pass check_size=False to use a copy you made deliberately)")
+
+
+def parse_checked(paths: dict[str, Path], downloaded: bool, parse, dataset: str | None = None):
+    """parse(paths), after checking the files' SHA-256 against the manifest of `dataset` (when given);
+    a file we just downloaded that fails a check is deleted, never left to be trusted."""
     try:
+        if dataset is not None:
+            check_sha256(dataset, paths)
         return parse(paths)
     except DatasetCorrupt:
         if downloaded:
@@ -147,7 +162,7 @@ def read_bytes(path: Path) -> bytes:
             with gzip.open(path, "rb") as f:
                 return f.read()
         return path.read_bytes()
-    except (EOFError, gzip.BadGzipFile, OSError) as err:
+    except (EOFError, gzip.BadGzipFile, OSError, zlib.error) as err:
         raise corrupt(path, f"cannot be read ({err})") from None
 
 

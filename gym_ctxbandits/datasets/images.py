@@ -44,7 +44,7 @@ def load_images(name: str, split: str = "train", path=None, data_home=None, down
     classes = FASHION_CLASSES if name == "fashion-mnist" else tuple(str(i) for i in range(10))
     if split == "subset5k":
         paths, fresh = locate(source, ["subset5k"], path, data_home, download=False)
-        return (*parse_checked(paths, fresh, _subset5k), classes, str(paths["subset5k"]))
+        return (*parse_checked(paths, fresh, _subset5k, name if check_size else None), classes, str(paths["subset5k"]))
     roles = [f"{split}-images", f"{split}-labels"]
     paths, fresh = locate(source, roles, path, data_home, download)
     count = manifest.rows(name)[IDX[split][0]] if check_size else None
@@ -58,7 +58,7 @@ def load_images(name: str, split: str = "train", path=None, data_home=None, down
             raise corrupt(p[roles[1]], f"has label {labels.max()}; labels are 0-9")
         return images.reshape(len(images), 784).astype(np.float64), labels.astype(np.int64)
 
-    X, y = parse_checked(paths, fresh, parse)
+    X, y = parse_checked(paths, fresh, parse, name if check_size else None)
     return X, y, classes, str(paths[roles[0]].parent)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,11 +101,36 @@ def _record(dataset: str, path: str, f: dict) -> FileRecord:
                       known("content_sha256"), known("url"), known("source"))
 
 
+def _cache_file() -> Path:
+    """Where verified hashes are remembered: $CTXBANDITS_CACHE, else ~/.cache/gym-ctxbandits."""
+    return Path(os.environ.get("CTXBANDITS_CACHE") or Path.home() / ".cache" / "gym-ctxbandits") / "sha256.json"
+
+
 def sha256_of(path) -> str:
+    """SHA-256 of the file at `path`, remembered by (size, mtime) so a file is hashed once, not on every load."""
+    path = Path(path).expanduser().resolve()
+    stat = path.stat()
+    cache_file = _cache_file()
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    hit = cache.get(str(path))
+    if hit and hit[:2] == [stat.st_size, stat.st_mtime_ns]:
+        return hit[2]
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
+    cache = {k: v for k, v in cache.items() if os.path.exists(k)}   # forget files that are gone
+    cache[str(path)] = [stat.st_size, stat.st_mtime_ns, digest.hexdigest()]
+    try:                                          # best effort: a read-only cache only costs time
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(cache))
+        os.replace(tmp, cache_file)
+    except OSError:
+        pass
     return digest.hexdigest()
 
 
@@ -112,7 +139,8 @@ def verify(path, dataset: str | None = None) -> bool | None:
     `dataset`, when given; by its path in the data-home layout when several copies share the name,
     like the Open Bandit Dataset's all.csv). None when the manifest lists no hash for it.
 
-    Not called by the loaders: they check structure, row counts and the IDX content hashes.
+    The loaders of images and tables call it on every file they read (unless check_size=False);
+    the hash is remembered by the file's size and mtime, so reuse costs nothing.
     """
     path = Path(path).expanduser()
     same_name = [r for r in records(dataset) if Path(r.path).name == path.name and r.sha256]

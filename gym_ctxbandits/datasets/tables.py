@@ -160,10 +160,10 @@ def load_table(name: str, path=None, data_home=None, download: bool = True, chec
                 paths, fresh = locate(source, ["subset_a", "subset_b"], path, data_home, download=False)
             except FileNotFoundError:
                 paths, fresh = locate(source, ["full"], path, data_home, download)
-        out = parse_checked(paths, fresh, lambda p: parse(name, p, check_size))
+        out = parse_checked(paths, fresh, lambda p: parse(name, p, check_size), name if check_size else None)
         return (*out, str(next(iter(paths.values())).parent))
     else:
         roles = ["data"]
     paths, fresh = locate(source, roles, path, data_home, download)
-    out = parse_checked(paths, fresh, lambda p: parse(name, p, check_size, split))
+    out = parse_checked(paths, fresh, lambda p: parse(name, p, check_size, split), name if check_size else None)
     return (*out, str(paths[roles[0]].parent))

@@ -2,6 +2,8 @@
 
 import gzip
 import os
+import re
+import shutil
 import struct
 from pathlib import Path
 
@@ -137,8 +139,8 @@ def test_uci_tables_parse_categoricals_and_missing(tmp_path):
     assert np.isnan(ds.X[::5, 10]).all() and not np.isnan(np.delete(ds.X, 10, axis=1)).any()
     assert set(np.unique(ds.X[:, 0])) == {0.0, 1.0, 2.0}            # x, y, z in sorted order
     np.testing.assert_array_equal(ds.y, [0 if i % 2 else 1 for i in range(40)])
-    with pytest.raises(DatasetCorrupt, match="rows"):
-        datasets.load("mushroom", path=tmp_path)                     # 40 of the 8124 rows: truncated
+    with pytest.raises(DatasetCorrupt, match="agaricus-lepiota.data: its SHA-256"):
+        datasets.load("mushroom", path=tmp_path)                     # not the published file
 
 
 def test_adult_joins_train_and_test_and_strips_the_dot(tmp_path):
@@ -233,3 +235,37 @@ def test_measuring_hate_speech_local_copy_is_aggregated_per_comment(tmp_path):
     posts = datasets.load_hate_speech(path=tmp_path, download=False)
     assert posts["text"].tolist() == ["a", "b"]
     np.testing.assert_allclose(posts["hate_score"], [-1.0, 0.6])
+
+
+# -- a damaged copy of a real file is never used ---------------------------------------------------
+def _real_files():
+    """(dataset, path in the data home, split) of every real file with a listed SHA-256 that a loader
+    of images or tables reads (MNIST's train labels alone cannot be loaded: no train images here)."""
+    from gym_ctxbandits.datasets import manifest
+
+    cases = []
+    for r in manifest.records():
+        if not r.sha256 or r.dataset not in ("mnist", *datasets.tables.TABLES) or r.role == "train-labels":
+            continue
+        split = {"test-images": "test", "test-labels": "test", "subset5k": "subset5k"}.get(r.role)
+        cases.append((r.dataset, r.path, split))
+    return cases
+
+
+@pytest.mark.parametrize("damage", ["byte", "cut"])
+@pytest.mark.parametrize("dataset, relpath, split", _real_files(), ids=lambda v: str(v).rsplit("/", 1)[-1])
+def test_a_damaged_real_file_is_named_and_never_used(tmp_path, dataset, relpath, split, damage):
+    original = REAL / relpath
+    if not original.exists():
+        pytest.skip(f"real data not present: {relpath} (set $CTXBANDITS_DATA)")
+    folder = tmp_path / "copy"
+    shutil.copytree(original.parent, folder)
+    target = folder / original.name
+    data = bytearray(target.read_bytes())
+    if damage == "byte":
+        data[len(data) // 2] ^= 0x01                              # one flipped bit
+    else:
+        data = data[: data.index(b"\n", len(data) // 2) + 1] if b"\n" in data[len(data) // 2:] else data[: len(data) // 2]
+    target.write_bytes(bytes(data))
+    with pytest.raises(DatasetCorrupt, match=re.escape(str(target))):
+        datasets.load(dataset, path=folder, **({"split": split} if split else {}))
