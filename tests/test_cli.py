@@ -2,7 +2,6 @@
 
 import time
 
-import pytest
 
 from gym_ctxbandits.cli import main
 

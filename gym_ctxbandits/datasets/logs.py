@@ -22,8 +22,11 @@ class OpenBanditData:
 
 
 def load_open_bandit(*, behavior: str = "random", campaign: str = "all", path=None, data_home=None,
-                     download: bool = True) -> OpenBanditData:
+                     download: bool = True, check_size: bool = True) -> OpenBanditData:
     """The Open Bandit Dataset's `behavior` ("random" or "bts") logs of `campaign` ("all", "men", "women").
+
+    Files whose SHA-256 the manifest lists are checked against it; `check_size=False` accepts a
+    copy made deliberately (e.g. a cut of the log).
 
     Looks in `path`, the data home (obd/<behavior>/<campaign>/), then the 10,000-event sample that
     the PyPI package obp ships. The full dataset (about 26 million events) is a manual download
@@ -56,13 +59,14 @@ def load_open_bandit(*, behavior: str = "random", campaign: str = "all", path=No
             raise corrupt(p["events"], "has item ids outside item_context.csv or clicks other than 0/1")
         return OpenBanditData(events.reset_index(drop=True), items, str(p["events"].parent))
 
-    return parse_checked(paths, fresh, parse)
+    return parse_checked(paths, fresh, parse, "open-bandit" if check_size else None)
 
 
 HF_CORPUS = manifest.entry("measuring-hate-speech")["hub"]  # the Hugging Face Hub dataset
 
 
-def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, download: bool = True):
+def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, download: bool = True,
+                     check_size: bool = True):
     """Posts with a hate score: a pandas DataFrame with columns `text` and `hate_score` (hateful: > 0.5).
 
     - "measuring": Kennedy et al.'s measuring-hate-speech corpus on the Hugging Face Hub, [S3]
@@ -72,7 +76,8 @@ def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, do
       home (hate/measuring/); otherwise `datasets.load_dataset` fetches it (cached by `datasets`).
     - "davidson": Davidson et al.'s 24,783 labelled tweets (`labeled_data.csv`, the offline
       stand-in): hate_score = the share of annotators who called the tweet hate speech, so
-      "> 0.5" means a majority did.
+      "> 0.5" means a majority did. Its file is checked against the manifest's SHA-256 unless
+      `check_size=False` (a copy made deliberately).
     """
     import pandas as pd
 
@@ -91,7 +96,7 @@ def load_hate_speech(*, corpus: str = "measuring", path=None, data_home=None, do
                 raise corrupt(p["data"], "has empty rows or zero annotator counts (truncated?)")
             return pd.DataFrame({"text": table["tweet"].astype(str), "hate_score": table["hate_speech"] / table["count"]})
 
-        return parse_checked(paths, fresh, parse)
+        return parse_checked(paths, fresh, parse, "davidson" if check_size else None)
     if corpus != "measuring":
         raise ValueError(f"corpus must be 'measuring' or 'davidson', got {corpus!r}")
     source = manifest.source("measuring-hate-speech")

@@ -45,7 +45,8 @@ class HateSpeechEnv(ExampleStreamEnv):
     Arguments: corpus="measuring" (the Hugging Face `ucberkeley-dlab/measuring-hate-speech`, or
         "davidson", the offline stand-in), model="gpt2", tokenizer_file=None (a tiktoken BPE file
         for GPT-2's tokenizer), max_length=128, max_posts=None (the first n posts only),
-        threshold=0.5, data_path=None, data_home=None, download=True, device="cpu",
+        threshold=0.5, data_path=None, data_home=None, download=True, check_size=True (False: accept
+        a copy of the corpus made deliberately, not the published file), device="cpu",
         cache_dir="default", observation="embedding" (or "tokens").
 
     Version History:
@@ -55,10 +56,11 @@ class HateSpeechEnv(ExampleStreamEnv):
     def __init__(self, corpus: str = "measuring", model: str = "gpt2", tokenizer_file=None, max_length: int = 128,
                  max_posts: int | None = None, threshold: float = 0.5, data_path=None, data_home=None,
                  download: bool = True, device: str = "cpu", cache_dir="default", observation: str = "embedding",
-                 instance_seed: int | None = None):
+                 instance_seed: int | None = None, check_size: bool = True):
         from gym_ctxbandits import datasets, text
 
-        posts = datasets.load_hate_speech(corpus=corpus, path=data_path, data_home=data_home, download=download)
+        posts = datasets.load_hate_speech(corpus=corpus, path=data_path, data_home=data_home, download=download,
+                                          check_size=check_size)
         if max_posts is not None:
             posts = posts.iloc[: check_int("max_posts", max_posts)]
         self.threshold = check_float("threshold", threshold, minimum=-np.inf)

@@ -76,7 +76,8 @@ class OpenBanditEnv(gym.Env):
         horizon is 2000 accepted events; a uniformly random agent accepts about 1 event in 5,
         so the 10,000-event sample that obp ships gives about 2000.
     Arguments: behavior="random" (or "bts"), campaign="all", num_arms=5, data_path=None,
-        data_home=None, download=True.
+        data_home=None, download=True, check_size=True (False: accept a log copied deliberately,
+        e.g. a cut of it, that is not the published file).
     Info: `accepted` after each step (also `logged_action`, the arm index of the logged item),
         never before the agent acts.
 
@@ -88,11 +89,11 @@ class OpenBanditEnv(gym.Env):
     replay = True  # the run loop counts accepted events and observes only those
 
     def __init__(self, behavior: str = "random", campaign: str = "all", num_arms: int = 5, data_path=None,
-                 data_home=None, download: bool = True):
+                 data_home=None, download: bool = True, check_size: bool = True):
         from gym_ctxbandits import datasets
 
         data = datasets.load_open_bandit(behavior=behavior, campaign=campaign, path=data_path, data_home=data_home,
-                                         download=download)
+                                         download=download, check_size=check_size)
         self.num_arms = check_int("num_arms", num_arms, minimum=2)
         self.users, self.item_emb, self.position, self.affinity = obd_features(data.events, data.items)
         self.logged = data.events["item_id"].to_numpy(np.int64)

@@ -176,17 +176,19 @@ def test_open_bandit_and_davidson_formats(tmp_path):
                            "user_feature_0": ["u", "v", "u", "w"],
                            **{f"user-item_affinity_{i}": [0.0, 1.0, 0.0, 2.0] for i in range(3)}})
     events.to_csv(folder / "all.csv")
-    obd = datasets.load_open_bandit(path=tmp_path)
+    with pytest.raises(DatasetCorrupt, match="all.csv: its SHA-256"):
+        datasets.load_open_bandit(path=tmp_path)                    # not the published log
+    obd = datasets.load_open_bandit(path=tmp_path, check_size=False)
     assert obd.events.shape == (4, 9) and len(obd.items) == 3
     events.drop(columns="user-item_affinity_2").to_csv(folder / "all.csv")
     with pytest.raises(DatasetCorrupt, match="affinity"):
-        datasets.load_open_bandit(path=tmp_path)
+        datasets.load_open_bandit(path=tmp_path, check_size=False)
     with pytest.raises(DatasetNotFound, match="research.zozo.com"):  # no copy of the "men" campaign
         datasets.load_open_bandit(campaign="men", path=tmp_path)
     table = pd.DataFrame({"count": [3, 3, 4], "hate_speech": [2, 0, 1], "offensive_language": [1, 3, 3],
                           "neither": [0, 0, 0], "class": [0, 1, 1], "tweet": ["a", "b", "c"]})
     table.to_csv(tmp_path / "labeled_data.csv")
-    posts = datasets.load_hate_speech(corpus="davidson", path=tmp_path)
+    posts = datasets.load_hate_speech(corpus="davidson", path=tmp_path, check_size=False)
     np.testing.assert_allclose(posts["hate_score"], [2 / 3, 0, 0.25])
     assert posts["text"].tolist() == ["a", "b", "c"]
 
@@ -240,12 +242,13 @@ def test_measuring_hate_speech_local_copy_is_aggregated_per_comment(tmp_path):
 # -- a damaged copy of a real file is never used ---------------------------------------------------
 def _real_files():
     """(dataset, path in the data home, split) of every real file with a listed SHA-256 that a loader
-    of images or tables reads (MNIST's train labels alone cannot be loaded: no train images here)."""
+    reads (MNIST's train labels alone cannot be loaded: no train images here)."""
     from gym_ctxbandits.datasets import manifest
 
     cases = []
     for r in manifest.records():
-        if not r.sha256 or r.dataset not in ("mnist", *datasets.tables.TABLES) or r.role == "train-labels":
+        if not r.sha256 or r.dataset not in ("mnist", "open-bandit", "davidson", *datasets.tables.TABLES) \
+                or r.role == "train-labels":
             continue
         split = {"test-images": "test", "test-labels": "test", "subset5k": "subset5k"}.get(r.role)
         cases.append((r.dataset, r.path, split))
@@ -268,4 +271,10 @@ def test_a_damaged_real_file_is_named_and_never_used(tmp_path, dataset, relpath,
         data = data[: data.index(b"\n", len(data) // 2) + 1] if b"\n" in data[len(data) // 2:] else data[: len(data) // 2]
     target.write_bytes(bytes(data))
     with pytest.raises(DatasetCorrupt, match=re.escape(str(target))):
-        datasets.load(dataset, path=folder, **({"split": split} if split else {}))
+        if dataset == "open-bandit":
+            behavior, campaign = Path(relpath).parts[1:3]
+            datasets.load_open_bandit(behavior=behavior, campaign=campaign, path=folder)
+        elif dataset == "davidson":
+            datasets.load_hate_speech(corpus="davidson", path=folder)
+        else:
+            datasets.load(dataset, path=folder, **({"split": split} if split else {}))

@@ -159,7 +159,7 @@ def test_open_bandit_replay_on_the_real_log():
     try:
         kwargs, env = {}, gym.make("CtxBandit/OpenBandit-v0")
     except datasets.DatasetNotFound:
-        kwargs = {"data_path": str(FIXTURES)}
+        kwargs = {"data_path": str(FIXTURES), "check_size": False}
         env = gym.make("CtxBandit/OpenBandit-v0", **kwargs)
     u = env.unwrapped
     obs, _ = env.reset(seed=0)
