@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from gym_ctxbandits.experiment import Job, run_batch, run_job
 from gym_ctxbandits.results import write_atomic
 
 BACKENDS = ("inprocess", "processes", "ray")
+
+
+class WorkerDied(RuntimeError):
+    """A local worker process died mid-run; the message names its jobs and how to resume."""
 
 
 def run_unit(unit: list[Job], out: str, progress=None) -> int:
@@ -79,8 +84,14 @@ def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: in
     workers = workers or os.cpu_count() or 1
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)) as pool, \
             _bar(sum(map(len, units)), progress, f"jobs ({workers} processes)") as bar:
-        for future in as_completed([pool.submit(run_unit, unit, str(out)) for unit in units]):
-            bar.update(future.result())
+        futures = {pool.submit(run_unit, unit, str(out)): unit for unit in units}
+        for future in as_completed(futures):
+            try:
+                bar.update(future.result())
+            except BrokenProcessPool:
+                jobs = ", ".join(job.filename for job in futures[future])
+                raise WorkerDied(f"a worker process died (killed, or out of memory) while running {jobs}; the "
+                                 "finished jobs' files are kept: run the same command again to resume") from None
 
 
 def run_ray(units: list[list[Job]], out: Path, progress: bool, address: str | None = None) -> None:

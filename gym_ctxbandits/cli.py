@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from gym_ctxbandits import config as cfg
+from gym_ctxbandits.backends import WorkerDied
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec
 
 
@@ -150,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     except (cfg.ConfigError, FileNotFoundError, KeyError, ValueError) as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
+    except WorkerDied as err:
+        print(f"ctxbandits: error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("ctxbandits: interrupted; the finished jobs' files are kept: run the same command again to resume "
               "(finished jobs are not rerun)", file=sys.stderr)

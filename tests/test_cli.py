@@ -1,7 +1,9 @@
 """The `ctxbandits` command end to end: run, plot, list, bad input, and resuming after an interrupt."""
 
+import os
 import time
 
+import pytest
 
 from gym_ctxbandits.cli import main
 
@@ -115,3 +117,29 @@ def test_result_files_have_the_manifests_permissions(tmp_path):
     modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
     parquet = [m for name, m in modes.items() if name.endswith(".parquet")]
     assert parquet and set(parquet) == {modes["manifest.json"]}, modes
+
+
+@pytest.mark.skipif(__import__("multiprocessing").get_start_method() != "fork",
+                    reason="the stand-in agent reaches the workers through a forked registry")
+def test_a_killed_worker_is_one_line_naming_its_job(tmp_path, capsys, monkeypatch):
+    """A worker that dies (killed, out of memory) is reported with the job it was running and how to resume."""
+    import agents
+    from agents.linear import Random
+
+    parent = os.getpid()
+
+    class Dies(Random):
+        """Random, whose process dies at its first act in a worker (as under kill -9)."""
+
+        def act(self, obs):
+            if os.getpid() != parent:
+                os._exit(9)
+            return super().act(obs)
+
+    monkeypatch.setitem(agents.REGISTRY, "Dies", Dies)      # the forked workers inherit the registry
+    argv = ["run", "--env", ENV, "--agents", "Dies", "--seeds", "2", "--horizon", "20", "--batch", "1",
+            "--backend", "processes", "--workers", "2", "--out", str(tmp_path / "r"), "--quiet"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a worker process died" in err and "run the same command again" in err
+    assert "Linear-v0__Dies__seed" in err
