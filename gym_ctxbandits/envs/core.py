@@ -18,6 +18,7 @@ Gymnasium's SyncVectorEnv).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import gymnasium as gym
@@ -47,6 +48,29 @@ def check_float(name: str, value: Any, minimum: float = 0.0, strict: bool = Fals
         bound = f"> {minimum}" if strict else f">= {minimum}"
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
     return out
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations (Linux's MemAvailable, else physical memory), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(what: str, nbytes: float) -> None:
+    """A ValueError, before anything is allocated, when `what` would need more memory than is available."""
+    free = available_memory()
+    if free is not None and nbytes > free:
+        raise ValueError(f"{what} needs about {nbytes / 2**30:.1f} GiB of memory, but {free / 2**30:.1f} GiB is "
+                         "available; lower num_arms, pool_size, dim or num_envs")
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
@@ -158,9 +182,15 @@ class CtxBanditEnv(gym.Env):
             instance_seed = check_int("instance_seed", instance_seed, minimum=0)
         self.instance_seed = instance_seed
         self._fixed_instance: dict | None = None
+        check_memory(f"an env with num_arms={self.num_arms}, dim={self.dim}", self.memory_estimate())
         self.observation_space = spaces.Box(-feature_bound, feature_bound, (self.num_arms, self.dim), np.float32)
         self.action_space = spaces.Discrete(self.num_arms)
         self._batch: _Batch | None = None
+
+    def memory_estimate(self) -> int:
+        """Bytes one instance needs, roughly: the round's arm features in float64 and float32 and their
+        intermediates (about 4 float64 copies of K x d); a family with a larger pool adds its own."""
+        return 4 * 8 * self.num_arms * self.dim
 
     # --- the reward model: subclasses -------------------------------------------------------
     def draw_instance(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -252,6 +282,8 @@ class CtxBanditVectorEnv(VectorEnv):
     def __init__(self, num_envs: int, max_episode_steps: int | None = None, **kwargs: Any):
         self.num_envs = check_int("num_envs", num_envs)
         self.model = self.env_class(**kwargs)
+        check_memory(f"{self.num_envs} envs with num_arms={self.model.num_arms}, dim={self.model.dim}",
+                     self.num_envs * self.model.memory_estimate())
         self.max_episode_steps = None if max_episode_steps is None else check_int("max_episode_steps", max_episode_steps)
         self.single_observation_space = self.model.observation_space
         self.single_action_space = self.model.action_space

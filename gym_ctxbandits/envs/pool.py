@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gym_ctxbandits.envs.core import CtxBanditEnv, check_int
+from gym_ctxbandits.envs.core import CtxBanditEnv, check_int, check_memory
 
 
 class PoolEnv(CtxBanditEnv):
@@ -22,6 +22,7 @@ class PoolEnv(CtxBanditEnv):
     def __init__(self, num_arms: int, dim: int, *, pool_size: int | None = None, **kwargs):
         super().__init__(num_arms, dim, **kwargs)
         self.pool_size = self.num_arms if pool_size is None else check_int("pool_size", pool_size)
+        check_memory(f"a pool of pool_size={self.pool_size} arms, dim={dim}", 8 * self.pool_size * int(dim))
         if self.pool_size < self.num_arms:
             raise ValueError(f"pool_size ({self.pool_size}) must be >= num_arms ({self.num_arms}): each round shows num_arms arms of the pool")
 

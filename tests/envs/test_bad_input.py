@@ -141,3 +141,20 @@ def test_bad_vector_kwargs():
         gym.make_vec("CtxBandit/Linear-v0", num_envs=0, vectorization_mode="vector_entry_point")
     with pytest.raises(ValueError, match="num_arms must be an integer >= 1"):
         gym.make_vec("CtxBandit/Linear-v0", num_envs=2, vectorization_mode="vector_entry_point", num_arms=-3)
+
+
+def test_a_problem_too_large_for_the_memory_fails_at_once(monkeypatch):
+    """The memory a problem needs is estimated before anything is allocated."""
+    import time
+
+    from gym_ctxbandits.envs import core
+
+    monkeypatch.setattr(core, "available_memory", lambda: 2**30)          # a machine with 1 GiB free
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"needs about 3\.0 GiB of memory, but 1\.0 GiB is available"):
+        gym.make("CtxBandit/Linear-v0", num_arms=100_000, dim=1000)
+    with pytest.raises(ValueError, match="8 envs .* needs about 2.4 GiB"):
+        gym.make_vec("CtxBandit/Linear-v0", num_envs=8, vectorization_mode="vector_entry_point", num_arms=10_000,
+                     dim=1000)
+    assert time.perf_counter() - start < 5
+    gym.make("CtxBandit/Linear-v0", num_arms=1000, dim=20)                  # small problems are untouched
