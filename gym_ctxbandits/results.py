@@ -150,7 +150,7 @@ def write_manifest(out: Path, config: dict, jobs: list[Job]) -> None:
     which is the order of the loaded table and of the plots' panels."""
     out.mkdir(parents=True, exist_ok=True)
     manifest = {"config": config, "files": [j.filename for j in jobs]}
-    tmp = out / (MANIFEST + ".tmp")
+    tmp = out / f".{MANIFEST}.{os.getpid()}.tmp"     # per process: two runs may write it at once
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
     os.replace(tmp, out / MANIFEST)
 
