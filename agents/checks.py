@@ -228,6 +228,20 @@ def check_constructor(factory, batched: bool = False) -> None:
         assert not undeclared, f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params"
 
 
+def check_plain_inputs(factory, batched: bool = False) -> None:
+    """Unnormalised features x ~ N(0, I_8) on K = 10 arms and rewards N(0, 1) for 40 rounds: valid
+    actions, no error (a user's data is rarely scaled to the unit ball the papers assume)."""
+    rng, name = np.random.default_rng(99), _name(factory)
+    agent = factory(seed=0)
+    for t in range(40):
+        obs = rng.normal(size=(N, 10, 8) if batched else (10, 8))
+        try:
+            a = agent.act(obs)
+            agent.observe(obs, a, rng.normal(size=N) if batched else float(rng.normal()))
+        except (ValueError, FloatingPointError) as err:
+            raise AssertionError(f"{name}: round {t} of unnormalised N(0, I) features failed: {err}") from err
+
+
 def check_batched_equals_singles(factory, batched: bool = False) -> None:
     """Batched mode: an agent seeded [s_1..s_N] on obs (N, K, d) acts, instance by instance, exactly
     as N single agents seeded s_i on their (K, d) slices (what lets the run loop batch seeds)."""
@@ -250,6 +264,7 @@ def check_batched_equals_singles(factory, batched: bool = False) -> None:
 CHECKS: tuple[Callable[..., None], ...] = (
     check_valid_actions, check_seeded_determinism, check_inputs_not_mutated, check_copy_and_pickle,
     check_reset, check_bad_inputs, check_errors_leave_state, check_constructor, check_batched_equals_singles,
+    check_plain_inputs,
 )
 _MODE_FREE = {check_constructor}   # checks that do not depend on single vs batched mode
 _BATCHED_ONLY = {check_batched_equals_singles}

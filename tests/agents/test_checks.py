@@ -6,6 +6,7 @@ import pytest
 
 from agents import checks
 from agents.checks import all_checks, check_agent
+from agents.neural import LAZY, SINGLE
 
 
 # Tiny networks and few gradient steps keep the neural agents' checks fast (the checks are about
@@ -70,3 +71,10 @@ def test_suite_catches_a_sloppy_agent(check):
 def test_check_agent_accepts_names_and_factories():
     check_agent("LinUCB")
     check_agent(lambda **kw: checks.make("LinTS", v=0.5, **kw), batched=False)
+
+
+@pytest.mark.parametrize("name", sorted(set(LAZY) - SINGLE))      # the GPT agents read token ids: their own tests
+def test_neural_defaults_take_unnormalised_inputs(name):
+    """With its registered defaults (not the small test settings), every neural agent takes
+    unnormalised N(0, I_8) features and N(0, 1) rewards without diverging."""
+    checks.check_plain_inputs(checks.as_factory(name))
