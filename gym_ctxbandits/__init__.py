@@ -6,9 +6,35 @@ runs N seeds as one batched environment. `gym_ctxbandits.run(envs, agents, seeds
 runs a comparison (see `compare.py`); the `ctxbandits` command does the same from a shell.
 """
 
+import importlib.util
+import warnings
+
 from gym_ctxbandits.registration import ENVIRONMENTS, register_all
 
 register_all()
+
+
+def _check_agents_package() -> None:
+    """Warn when the top-level `agents` Python would import is not this project's agent zoo (the
+    OpenAI Agents SDK also installs one): the envs work, but `agents.make` and the runner would not."""
+    try:
+        spec = importlib.util.find_spec("agents")
+    except (ImportError, ValueError):
+        return
+    if spec is None or spec.origin is None:
+        return
+    try:
+        ours = "__gym_ctxbandits__" in open(spec.origin, encoding="utf-8").read()
+    except OSError:
+        return
+    if not ours:
+        warnings.warn(f"`import agents` would load {spec.origin}, which is not gym-ctxbandits' agent zoo: another "
+                      "package (e.g. the OpenAI Agents SDK) installs a top-level `agents`. The environments work; "
+                      "for the agents and `ctxbandits run`, use a virtual environment without that package.",
+                      UserWarning, stacklevel=2)
+
+
+_check_agents_package()
 
 from gym_ctxbandits.compare import run  # noqa: E402
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec  # noqa: E402

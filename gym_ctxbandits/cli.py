@@ -151,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     except (cfg.ConfigError, FileNotFoundError, KeyError, ValueError) as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
+    except ImportError as err:                      # e.g. another package's top-level `agents`
+        print(f"ctxbandits: error: {err}", file=sys.stderr)
+        return 2
     except WorkerDied as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 1

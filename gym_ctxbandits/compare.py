@@ -11,10 +11,9 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from agents.base import did_you_mean
 
 from gym_ctxbandits import backends
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, batchable, make_jobs, run_batch, run_job
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, batchable, import_agents, make_jobs, run_batch, run_job
 from gym_ctxbandits.results import claim, is_complete, load_results, release, write_manifest
 
 
@@ -42,8 +41,9 @@ def check_env_spec(spec: EnvSpec) -> None:
         registered = gym.spec(spec.id)
     except gym.error.Error:
         ids = [k for k in gym.registry if k.startswith("CtxBandit/")] or list(gym.registry)
-        raise ValueError(f"unknown env id {spec.id!r}.{did_you_mean(spec.id, ids, 'CtxBandit/')} `ctxbandits list` lists the "
-                         "registered ids (a user's env: `module:Id`, the module registering it).") from None
+        hint = import_agents().base.did_you_mean(spec.id, ids, "CtxBandit/")
+        raise ValueError(f"unknown env id {spec.id!r}.{hint} `ctxbandits list` lists the registered ids (a user's "
+                         "env: `module:Id`, the module registering it).") from None
     creator = registered.entry_point
     if isinstance(creator, str):
         creator = gym.envs.registration.load_env_creator(creator)

@@ -143,3 +143,20 @@ def test_a_killed_worker_is_one_line_naming_its_job(tmp_path, capsys, monkeypatc
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a worker process died" in err and "run the same command again" in err
     assert "Linear-v0__Dies__seed" in err
+
+
+def test_another_top_level_agents_package_is_named_on_every_path(tmp_path):
+    """With another project's `agents` first on the path (the OpenAI Agents SDK installs one), the
+    envs still work and say so at import, and `ctxbandits list` is one clear line, not a traceback."""
+    import subprocess
+    import sys
+
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text('"""Another project\'s agents."""\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    code = "import gymnasium as gym, gym_ctxbandits; gym.make('CtxBandit/Linear-v0').reset(seed=0)"
+    envs = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert envs.returncode == 0 and "not gym-ctxbandits' agent zoo" in envs.stderr, envs.stderr[-2000:]
+    listing = subprocess.run([sys.executable, "-m", "gym_ctxbandits.cli", "list"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True)
+    assert listing.returncode == 2 and "ctxbandits: error:" in listing.stderr and "Traceback" not in listing.stderr
