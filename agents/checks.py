@@ -176,6 +176,9 @@ def check_bad_inputs(factory, batched: bool = False) -> None:
         expect(f"reward {bad}", ("reward",), lambda: agent.observe(obs, a, reward))
     bad_action = np.full(N, K) if batched else K
     expect("an out-of-range action", ("action",), lambda: agent.observe(obs, bad_action, problem.reward(3, a)))
+    huge = obs.copy()
+    huge[..., :, 0] = 1e200                              # finite, but its square overflows the statistics
+    expect("obs with features of 1e200", ("obs",), lambda: agent.observe(huge, a, problem.reward(3, a)))
     nan_obs = obs.copy()
     nan_obs[..., 0, 0] = np.nan
     expect("obs with NaN", ("obs", "nan", "finite"), lambda: agent.act(nan_obs))
