@@ -265,17 +265,28 @@ def phoneme_header(src: Path) -> list[bytes]:
     return [(line + "\n").encode() for line in lines]
 
 
-def open_bandit(src: Path, home: Path, expected: dict) -> None:
+def open_bandit(src: Path, home: Path, expected: dict, n_items: int = 20) -> None:
+    """A cut of the log to its first `n_items` items: their rows of item_context.csv, about 250 of
+    the events that show them, and the user-item affinity columns of those items only."""
     folder = "obd/random/all"
-    items = need(src, f"{folder}/item_context.csv").read_bytes()
-    write(home / folder / "item_context.csv", items)          # all 80 items: 10 kB
-    raw = need(src, f"{folder}/all.csv").read_bytes()
-    head, body, tail = split_lines(raw, header=1)
-    clicks = [field(line, 4) for line in body]
-    rows = pick("obd-random-all", clicks, 250, minimum=12)    # a dozen of the 38 clicks
-    write(home / folder / "all.csv", join(head, [body[i] for i in rows], tail, raw.endswith(b"\n")))
-    expected["home"]["open-bandit"] = {"rows": len(rows), "items": len(split_lines(items, header=1)[1]),
-                                       "clicks": sum(clicks[i] == "1" for i in rows)}
+    with open(need(src, f"{folder}/item_context.csv"), newline="", encoding="utf-8") as f:
+        item_rows = list(csv.reader(f))
+    with open(need(src, f"{folder}/all.csv"), newline="", encoding="utf-8") as f:
+        event_rows = list(csv.reader(f))
+    header, events = event_rows[0], event_rows[1:]
+    item, click = header.index("item_id"), header.index("click")
+    keep_cols = [j for j, name in enumerate(header)
+                 if not name.startswith("user-item_affinity_") or int(name.rsplit("_", 1)[1]) < n_items]
+    shown = [e for e in events if int(e[item]) < n_items]
+    rows = pick("obd-random-all", [e[click] for e in shown], 250, minimum=12)   # every click there is, up to 12
+    items_out, events_out = io.StringIO(newline=""), io.StringIO(newline="")
+    csv.writer(items_out, lineterminator="\n").writerows(item_rows[: 1 + n_items])
+    csv.writer(events_out, lineterminator="\n").writerows(
+        [[header[j] for j in keep_cols]] + [[shown[i][j] for j in keep_cols] for i in rows])
+    write(home / folder / "item_context.csv", items_out.getvalue().encode("utf-8"))
+    write(home / folder / "all.csv", events_out.getvalue().encode("utf-8"))
+    expected["home"]["open-bandit"] = {"rows": len(rows), "items": n_items,
+                                       "clicks": sum(shown[i][click] == "1" for i in rows)}
 
 
 def davidson(src: Path, home: Path, expected: dict) -> None:

@@ -70,7 +70,7 @@ def test_log_and_text_fixtures_parse():
     obd = datasets.load_open_bandit(path=FIXTURES / "home", check_size=False)
     expected = EXPECTED["home"]["open-bandit"]
     assert len(obd.events) == expected["rows"] and len(obd.items) == expected["items"]
-    assert obd.events["click"].sum() == expected["clicks"] and obd.events.shape[1] == 89
+    assert obd.events["click"].sum() == expected["clicks"] and obd.events.shape[1] == 9 + expected["items"]
     posts = datasets.load_hate_speech(corpus="davidson", path=FIXTURES / "home", check_size=False)
     assert len(posts) == EXPECTED["home"]["davidson"]["rows"]
     assert (posts["hate_score"] > 0.5).sum() == EXPECTED["home"]["davidson"]["hateful"]

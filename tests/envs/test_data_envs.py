@@ -155,7 +155,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "home"  #
 
 
 def test_open_bandit_replay_on_the_real_log():
-    """On obp's 10,000-event sample when the data home holds it, else on the 261-event fixture."""
+    """On obp's 10,000-event sample when the data home holds it, else on the 259-event fixture (20 of the 80 items)."""
     try:
         kwargs, env = {}, gym.make("CtxBandit/OpenBandit-v0")
     except datasets.DatasetNotFound:
