@@ -1,8 +1,8 @@
 """Declared hyper-parameters, validated in one place (as scikit-learn's parameter constraints).
 
 An agent class lists its hyper-parameters in `params`, a dict name -> constraint; a constraint is
-one rule or a tuple of alternatives, where a rule is a `Real`, `Int`, `Options`, `Widths` or a
-literal value (None, "theory") accepted as itself:
+one rule or a tuple of alternatives, where a rule is a `Real`, `Int`, `Options`, `Bool`, `Str`,
+`Widths`, `Device` or a literal value (None, "theory") accepted as itself:
 
     params = {"lam": Real(gt=0), "delta": (Real(gt=0, lt=1), None), "link": Options("logistic", "identity")}
 
@@ -100,16 +100,6 @@ class Device:
 
     def __str__(self) -> str:
         return "'cpu', 'cuda', 'cuda:<index>' or 'auto'"
-
-
-class Anything:
-    """Any value (checked by the agent itself, e.g. a callable or a model name)."""
-
-    def accepts(self, value) -> bool:
-        return True
-
-    def __str__(self) -> str:
-        return "anything"
 
 
 def _alternatives(constraint) -> tuple:
