@@ -312,10 +312,11 @@ class BaseAgent:
 
     def _feedback(self, X: np.ndarray, action, reward) -> tuple[np.ndarray, np.ndarray]:
         """(actions (N,), rewards (N,)) of an `observe`, checked against obs X (N, K, d); the chosen
-        arms' features must stay below MAX_REWARD in magnitude too (their squares enter the statistics)."""
+        arms' features must be finite and below MAX_REWARD in magnitude (their squares enter the statistics)."""
         a, y = check_feedback(action, reward, X.shape[0], X.shape[1], self.single_)
-        x = X[np.arange(len(a)), a]
-        top = float(np.abs(x).max())                  # as a float64 (1e100 is inf in float32); NaN: the families' check
+        top = float(np.abs(X[np.arange(len(a)), a]).max())   # as a float64: 1e100 is inf in float32
+        if not math.isfinite(top):
+            raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
         if top > MAX_REWARD:
             raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
                              f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")

@@ -376,8 +376,6 @@ class BatchedGLMAgent(BaseAgent):
         X = self._check_obs(obs)
         a, y = self._feedback(X, action, reward)
         x = X[np.arange(X.shape[0]), a].astype(np.float64)
-        if not np.isfinite(x).all():
-            raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
         self._track_span(x)
         self.t_ += 1
         self._stats.add(a, x, y)
