@@ -111,11 +111,32 @@ class ReplayBuffer:
         self.size = min(self.size + 1, self.capacity or self.size + 1)
         self.pos = (p + 1) % self.capacity if self.capacity is not None else p + 1
 
-    def full(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def full(self, length: int | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """(rows (n, U, d), counts (n, U), reward sums (n, U), perturbation sums (n, z_dim, U)) over the
-        histories held, U the longest table (shorter tables padded with zero rows of count 0)."""
-        U = max(self.n_rows)
+        histories held, U = `length` (default the longest table; shorter tables padded with zero rows
+        of count 0)."""
+        U = max(self.n_rows) if length is None else length
+        if U > self.rows.shape[1]:
+            pad = U - self.rows.shape[1]
+            F = torch.nn.functional
+            return (F.pad(self.rows, (0, 0, 0, pad)), F.pad(self.count, (0, pad)), F.pad(self.ysum, (0, pad)),
+                    F.pad(self.zsum, (0, pad)))
         return self.rows[:, :U], self.count[:, :U], self.ysum[:, :U], self.zsum[:, :, :U]
+
+    def table_groups(self, block: int) -> list[tuple[int, np.ndarray | None]]:
+        """The instances grouped by the length of their table padded to a multiple of `block` rows:
+        [(length, instances)], instances None for all when every table pads to the same length.
+
+        Full-history training runs once per group, on exactly the padded length that instance would
+        have alone: a matrix product over rows gives other last bits when zero rows are appended (the
+        BLAS kernel changes with the length), so padding an instance to another instance's length
+        would make a batched agent differ from its single agents.
+        """
+        lengths = -(-np.asarray(self.n_rows) // block) * block
+        values = np.unique(lengths)
+        if len(values) == 1:
+            return [(int(values[0]), None)]
+        return [(int(v), np.flatnonzero(lengths == v)) for v in values]
 
     def sample(self, idx: torch.Tensor):
         """The observations in slots idx (n, B): (x (n, B, d), y (n, B), z (n, z_dim, B))."""

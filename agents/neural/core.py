@@ -34,6 +34,7 @@ from agents.neural.buffer import ReplayBuffer, Schedule
 from agents.neural.nets import NTKEnsemble, device_of
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+ROW_BLOCK = 8   # full-history training pads each instance's table of distinct rows to a multiple of this
 
 
 class TorchAgent(BaseAgent):
@@ -92,6 +93,17 @@ class NeuralAgent(TorchAgent):
     has been pulled a few dozen times. Dividing the whole loss (data term and regulariser) by n
     keeps the minimiser of eq. 4.4 and makes the step size 0.01 stable at every t; [S0] does not
     say how its code scales the loss (docs/papers.md, S0-A7).
+
+    Input scale: [S0]'s analysis and every env of the papers keep features in the unit ball, and the
+    curvature of the loss grows with ||x||^2, so the step 0.01 diverges on larger features (e.g.
+    x ~ N(0, I_8), norm about 3). An instance whose first obs has a row longer than 1 therefore
+    divides every feature it ever sees by that first obs's largest row norm (fixed from then on, so
+    the network learns one function); features already in the unit ball are used as they are.
+
+    Batched mode equals N single agents bit for bit. Full-history training pads each instance's
+    table of distinct rows to a multiple of ROW_BLOCK rows and trains the instances whose tables pad
+    to the same length together (`ReplayBuffer.table_groups`), so no instance is padded to another's
+    length; agents.neural.nets makes every stacked product independent of the stack size.
     """
 
     params = {"width": Int(ge=2), "depth": Int(ge=2), "lam": Real(ge=0), "lr": Real(gt=0), "steps": Int(ge=0),
@@ -177,6 +189,8 @@ class NeuralAgent(TorchAgent):
     def _start(self, X: np.ndarray) -> None:
         """Build the N instances' networks and buffer once the first obs fixes N and d."""
         n, d = self.n_, self.d_
+        longest = np.linalg.norm(X, axis=-1).max(axis=-1)                   # (N,)
+        self.input_scale_ = np.where(longest > 1.0 + 1e-6, 1.0 / longest, 1.0)
         d_in = 2 * d if self.duplicate_input else d
         if d_in % 2:
             raise ValueError(f"obs has an odd feature dimension d={d}: the symmetric initialisation needs an even "
@@ -187,8 +201,10 @@ class NeuralAgent(TorchAgent):
         self._setup()
 
     def _input(self, X: np.ndarray) -> np.ndarray:
-        """The network input of the rows of X (..., d) (a fresh host array): [x; x] / sqrt 2 or x."""
+        """The network input of the rows of X (N, ..., d) (a fresh host array): [x; x] / sqrt 2 or x,
+        after the instance's input scale (class docstring)."""
         dt = np.float32 if self._dtype == torch.float32 else np.float64
+        X = X * self.input_scale_.reshape(-1, *(1,) * (X.ndim - 1))
         if self.duplicate_input:     # [x; x] / sqrt 2 with the twin coordinates side by side (see nets)
             return np.repeat(X.astype(dt), 2, axis=-1) / dt(math.sqrt(2.0))
         return np.array(X, dtype=dt)
@@ -200,6 +216,18 @@ class NeuralAgent(TorchAgent):
         """An (N, ...) tensor repeated for each instance's `members` networks: (N members, ...)."""
         m = self.members
         return t if m == 1 else t[:, None].expand(t.shape[0], m, *t.shape[1:]).flatten(0, 1)
+
+    def _networks(self, inst: np.ndarray) -> torch.Tensor:
+        """The stack indices of the networks of instances `inst` (each instance's `members`, in order)."""
+        m = self.members
+        return torch.as_tensor((inst[:, None] * m + np.arange(m)).ravel(), device=self._dev)
+
+    def _group(self, inst: np.ndarray | None) -> tuple[NTKEnsemble, slice | torch.Tensor]:
+        """(the networks, the instance index) of a group of `ReplayBuffer.table_groups`: the whole
+        ensemble when the group holds every instance, else a copy of the group's networks."""
+        if inst is None:
+            return self.net_, slice(None)
+        return self.net_.subset(self._networks(inst)), torch.as_tensor(inst, device=self._dev)
 
     def _loss_scales(self, batch: int) -> tuple[float, float]:
         """(alpha, beta) of NTKEnsemble.gradients for a step on `batch` of the n observations held."""
@@ -215,11 +243,17 @@ class NeuralAgent(TorchAgent):
         if not self._schedule.warm_start:
             net.restart()
         if self.batch_size is None:
-            rows, count, y_sum, z_sum = buf.full()
+            groups = buf.table_groups(ROW_BLOCK)
+            rows, count, y_sum, z_sum = buf.full(max(length for length, _ in groups))
+            target = self._targets(y_sum, z_sum, count)
             alpha, beta = self._loss_scales(buf.size)
-            net.gd_steps(self._per_network(rows), self._per_network(count),
-                         self._targets(y_sum, z_sum, count).flatten(0, 1), steps=self.steps, lr=self.lr,
-                         alpha=alpha, beta=beta)
+            for length, inst in groups:
+                sub, pick = self._group(inst)
+                sub.gd_steps(self._per_network(rows[pick, :length]), self._per_network(count[pick, :length]),
+                             target[pick, :, :length].flatten(0, 1), steps=self.steps, lr=self.lr, alpha=alpha,
+                             beta=beta)
+                if sub is not net:
+                    net.assign(self._networks(inst), sub)
             return
         ones = torch.ones(self.batch_size, device=self._dev, dtype=self._dtype)
         alpha, beta = self._loss_scales(self.batch_size)

@@ -31,7 +31,7 @@ from agents.linear import LinearAgent
 from agents.params import Device, Int, Real, Widths
 from agents.neural.buffer import ReplayBuffer
 from agents.neural.optim import Adam, clear_grads
-from agents.neural.nets import device_of, sphere, StackedMLP, tensor
+from agents.neural.nets import device_of, einsum, sphere, StackedMLP, tensor
 
 
 def symmetrised_loss(y, base, z, prior, heads, scales) -> torch.Tensor:
@@ -153,9 +153,9 @@ class EnsemblePP(MLPAgent):
     def _forward_scores(self, X):
         feats = self.net_(X)                                                  # (N, K, D)
         zeta = sphere(self.rng_, (self.n_, self.M), self.dev_, radius=np.sqrt(self.M))
-        direction = (self.b_ + self.posterior_scale * torch.einsum("nm,nmd->nd", zeta, self.theta_)
-                     + self.prior_scale * torch.einsum("nm,nmd->nd", zeta, self.theta0_))
-        return torch.einsum("nkd,nd->nk", feats, direction)
+        direction = (self.b_ + self.posterior_scale * einsum("nm,nmd->nd", zeta, self.theta_)
+                     + self.prior_scale * einsum("nm,nmd->nd", zeta, self.theta0_))
+        return einsum("nkd,nd->nk", feats, direction)
 
     def _perturbation(self, n):
         return sphere(self.rng_, (n, self.M), self.dev_)
@@ -163,9 +163,9 @@ class EnsemblePP(MLPAgent):
     def _loss(self, x, y, z):
         feats = self.net_(x)                                                  # (N, B, D)
         sg = feats.detach()
-        return symmetrised_loss(y, torch.einsum("nbd,nd->nb", feats, self.b_), z,
-                                torch.einsum("nbd,nmd->nbm", sg, self.theta0_),
-                                torch.einsum("nbd,nmd->nbm", sg, self.theta_), self)
+        return symmetrised_loss(y, einsum("nbd,nd->nb", feats, self.b_), z,
+                                einsum("nbd,nmd->nbm", sg, self.theta0_),
+                                einsum("nbd,nmd->nbm", sg, self.theta_), self)
 
 
 class NeuralGreedy(MLPAgent):
@@ -180,10 +180,10 @@ class NeuralGreedy(MLPAgent):
         return [self.b_]
 
     def _forward_scores(self, X):
-        return torch.einsum("nkd,nd->nk", self.net_(X), self.b_)
+        return einsum("nkd,nd->nk", self.net_(X), self.b_)
 
     def _loss(self, x, y, z):
-        return (0.5 * (y - torch.einsum("nbd,nd->nb", self.net_(x), self.b_)) ** 2).mean(dim=1)
+        return (0.5 * (y - einsum("nbd,nd->nb", self.net_(x), self.b_)) ** 2).mean(dim=1)
 
 
 class EnsemblePlus(MLPAgent):
@@ -212,8 +212,8 @@ class EnsemblePlus(MLPAgent):
 
     def _members(self, x):
         """Every member's prediction, (N, B, M)."""
-        prior = torch.einsum("nbd,nmd->nbm", self.prior_net_(x), self.theta0_)
-        return torch.einsum("nbd,nmd->nbm", self.net_(x), self.theta_) + self.prior_scale * prior
+        prior = einsum("nbd,nmd->nbm", self.prior_net_(x), self.theta0_)
+        return einsum("nbd,nmd->nbm", self.net_(x), self.theta_) + self.prior_scale * prior
 
     def _forward_scores(self, X):
         member = torch.as_tensor(self.rng_.integers(self.M, size=self.n_), device=self.dev_)

@@ -12,7 +12,7 @@ import torch
 from agents.base import hyperparameters
 from agents.neural.ensemble_pp import MLPAgent
 from agents.params import Int, Real, Widths
-from agents.neural.nets import linear_layer, StackedMLP, tensor
+from agents.neural.nets import baddbmm, einsum, linear_layer, StackedMLP, tensor
 
 
 class EpiNet(MLPAgent):
@@ -49,15 +49,15 @@ class EpiNet(MLPAgent):
         n, B, _ = x.shape
         J, M = z.shape[1], self.M
         feats = self.net_(x)                                                       # (N, B, D)
-        mu = torch.einsum("nbd,nd->nb", feats, self.b_)[:, None, :]                   # (N, 1, B)
+        mu = einsum("nbd,nd->nb", feats, self.b_)[:, None, :]                   # (N, 1, B)
         inp = torch.cat([x[:, None].expand(n, J, B, -1), feats.detach()[:, None].expand(n, J, B, -1),
                      z[:, :, None].expand(n, J, B, M)], dim=-1).reshape(n, J * B, -1)
         w, b = self.epi_out_
-        epi = torch.baddbmm(b, self.epi_(inp), w).reshape(n, J, B, M)
+        epi = baddbmm(b, self.epi_(inp), w).reshape(n, J, B, M)
         learnable = (epi * z[:, :, None, :]).sum(-1)                               # (N, J, B)
         w0, b0 = self.prior_out_
-        g = torch.baddbmm(b0, self.prior_(x.repeat_interleave(M, dim=0)), w0).reshape(n, M, B)
-        prior = torch.einsum("njm,nmb->njb", z, g)
+        g = baddbmm(b0, self.prior_(x.repeat_interleave(M, dim=0)), w0).reshape(n, M, B)
+        prior = einsum("njm,nmb->njb", z, g)
         return mu + learnable + self.prior_scale * prior
 
     def _forward_scores(self, X):
@@ -70,5 +70,5 @@ class EpiNet(MLPAgent):
 
     def _loss(self, x, y, z):
         idx = tensor(self.rng_.standard_normal((self.n_, self.index_samples, self.M)), self.dev_)
-        target = y[:, None, :] + self.sigma_z * torch.einsum("njm,nbm->njb", idx, z)
+        target = y[:, None, :] + self.sigma_z * einsum("njm,nbm->njb", idx, z)
         return (0.5 * (target - self._f(x, idx)) ** 2).mean(dim=(1, 2))

@@ -49,6 +49,7 @@ from agents.base import _child
 from agents.glm import GLMFPL
 from agents.neural.buffer import ReplayBuffer
 from agents.neural.core import TorchAgent
+from agents.neural.nets import baddbmm, sigmoid
 from agents.neural.optim import KerasAdam
 from agents.params import Int, Options, Real
 
@@ -128,12 +129,12 @@ class DeepFPL(TorchAgent):
     def embed(self, X: torch.Tensor, params=None) -> torch.Tensor:
         """Hidden layer phi(x) = act(x W1 + b1) of the rows of X (N, B, d): (N, B, H)."""
         W1, b1 = (params or self.params_)[:2]
-        return ACTIVATIONS[self.activation](torch.baddbmm(b1, X, W1))
+        return ACTIVATIONS[self.activation](baddbmm(b1, X, W1))
 
     def logits(self, X: torch.Tensor, params=None) -> torch.Tensor:
         """The output's logit s(x) = phi(x)^T w2 + b2 (the prediction is sigmoid(s)): (N, B)."""
         params = params or self.params_
-        return torch.baddbmm(params[3], self.embed(X, params), params[2])[..., 0]
+        return baddbmm(params[3], self.embed(X, params), params[2])[..., 0]
 
     def _greedy(self, X: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -165,8 +166,8 @@ class DeepFPL(TorchAgent):
         instance i's parameters get instance i's gradient): cross-entropy or squared error of sigmoid(s)."""
         s = self.logits(x, params)
         if self.loss == "bce":
-            return F.binary_cross_entropy_with_logits(s, target, reduction="none").mean(1).sum()
-        return ((torch.sigmoid(s) - target) ** 2).mean(1).sum()
+            return _BCEWithLogits.apply(s, target).mean(1).sum()
+        return ((sigmoid(s) - target) ** 2).mean(1).sum()
 
     def _train(self) -> None:
         x, y = self.minibatch()
@@ -182,6 +183,22 @@ class DeepFPL(TorchAgent):
         """A float32 copy on the device (obs may be a read-only view of the env's data)."""
         return torch.tensor(np.asarray(x, dtype=np.float32), device=self._dev)
 
+
+
+class _BCEWithLogits(torch.autograd.Function):
+    """Binary cross-entropy of sigmoid(s) against soft targets t, elementwise. Its gradient
+    sigmoid(s) - t is taken with `nets.sigmoid`, so an instance's gradient is the same alone and
+    in a stack (torch's own backward computes the sigmoid over the whole stack at once)."""
+
+    @staticmethod
+    def forward(ctx, s: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(s, t)
+        return F.binary_cross_entropy_with_logits(s, t, reduction="none")
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        s, t = ctx.saved_tensors
+        return grad * (sigmoid(s) - t), None
 
 
 class DeepFL(DeepFPL):

@@ -12,7 +12,7 @@ import torch
 
 from agents.base import hyperparameters
 from agents.neural.ensemble_pp import MLPAgent
-from agents.neural.nets import tensor
+from agents.neural.nets import einsum, tensor
 from agents.neural.optim import Langevin, clear_grads
 from agents.params import Int, Real
 
@@ -41,7 +41,7 @@ class LMCTS(MLPAgent):
         return [self.b_]
 
     def _forward_scores(self, X):
-        return torch.einsum("nkd,nd->nk", self.net_(X), self.b_)
+        return einsum("nkd,nd->nk", self.net_(X), self.b_)
 
     def _noise(self, shape: tuple[int, ...]):
         """Standard normals of `shape` (N first) from the instances' streams, on the device."""
@@ -54,6 +54,6 @@ class LMCTS(MLPAgent):
         self.langevin_.scale = np.sqrt(2.0 * self.lr * self.beta_inv / m)
         for _ in range(self.steps):
             clear_grads(self.params_)
-            fit = (0.5 * (yb - torch.einsum("nbd,nd->nb", self.net_(xb), self.b_)) ** 2).mean(dim=1)
+            fit = (0.5 * (yb - einsum("nbd,nd->nb", self.net_(xb), self.b_)) ** 2).mean(dim=1)
             (fit + self._penalty()).sum().backward()
             self.langevin_.step(self.params_, [p.grad for p in self.params_])

@@ -41,6 +41,64 @@ import torch
 Tensor = torch.Tensor
 
 
+# -- stacked products that do not depend on the stack size --------------------------------------
+# A single agent is a stack of one network (or one ensemble), and instance i of a batched agent is
+# slice i of a larger stack. Torch sends a stack of one to other kernels than a larger stack (gemv
+# or ger instead of the batched gemm when a dimension is 1), whose last bits differ; the two would
+# drift apart and, at a near tie, choose differently. These wrappers run such a stack of one as a
+# stack of two (the operand repeated), so every stack size takes the batched kernel and a batched
+# agent equals its single agents bit for bit. The extra work falls on single mode only.
+
+def _two(x: Tensor) -> Tensor:
+    # A copy under autograd: the gradient of an expanded operand would be summed over the stack
+    # and the broadcast axes at once, in another order than a larger stack's.
+    return torch.cat((x, x)) if x.requires_grad else x.expand(2, *x.shape[1:])
+
+
+def _vector_shaped(a: Tensor, b: Tensor) -> bool:
+    """A stack of one product with a dimension of 1 (a matrix-vector or outer product)."""
+    return a.shape[0] == 1 and 1 in (a.shape[1], a.shape[2], b.shape[2])
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """torch.bmm(a, b), the same numbers for every stack size."""
+    if _vector_shaped(a, b):
+        return torch.bmm(_two(a), _two(b))[:1]
+    return torch.bmm(a, b)
+
+
+def baddbmm(c: Tensor, a: Tensor, b: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """torch.baddbmm(c, a, b), the same numbers for every stack size."""
+    if _vector_shaped(a, b):
+        return torch.baddbmm(_two(c), _two(a), _two(b), beta=beta, alpha=alpha)[:1]
+    return torch.baddbmm(c, a, b, beta=beta, alpha=alpha)
+
+
+def baddbmm_(c: Tensor, a: Tensor, b: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
+    """c.baddbmm_(a, b) in place, the same numbers for every stack size."""
+    if _vector_shaped(a, b):
+        return c.copy_(torch.baddbmm(_two(c), _two(a), _two(b), beta=beta, alpha=alpha)[:1])
+    return c.baddbmm_(a, b, beta=beta, alpha=alpha)
+
+
+def einsum(equation: str, *operands: Tensor) -> Tensor:
+    """torch.einsum over operands stacked on their first axis, the same numbers for every stack size."""
+    if operands[0].shape[0] == 1:
+        return torch.einsum(equation, *map(_two, operands))[:1]
+    return torch.einsum(equation, *operands)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """torch.sigmoid computed row by row (over the last axis), the same numbers for every stack size.
+
+    Torch runs an elementwise function over a contiguous tensor as one flat loop, vectorised with a
+    scalar tail, and its vectorised sigmoid rounds differently from the scalar one: the last elements
+    of a row would be computed by other code alone than in a stack. A padded view cannot be
+    flattened, so every row gets the same loop whatever the number of rows.
+    """
+    return torch.sigmoid(torch.nn.functional.pad(x, (0, 1))[..., :-1])
+
+
 def symmetric_init(d_in: int, width: int, depth: int, generator: torch.Generator, *, paired_input: bool = True,
                    device=None, dtype=torch.float32) -> list[Tensor]:
     """theta_0 of [S0] §4.3 as layer weights of shape (1, in, out): (d_in, N), (N, N)..., (N, 1).
@@ -101,7 +159,7 @@ class NTKEnsemble:
 
     @classmethod
     def symmetric(cls, m: int, d_in: int, width: int, depth: int, generators, *, paired_input: bool = True,
-                  device=None, dtype=torch.float32) -> "NTKEnsemble":
+                  device=None, dtype=torch.float32) -> NTKEnsemble:
         """n blocks of m copies of one symmetric theta_0 each ([S0] §4.3), one block per generator.
 
         `generators` is one torch.Generator (n = 1) or a list of them, one per bandit instance:
@@ -123,6 +181,19 @@ class NTKEnsemble:
         """dim theta = N d + N^2 (L - 2) + N ([S0] §4.3), per member."""
         return sum(W[0].numel() for W in self.weights)
 
+    def subset(self, networks: Tensor) -> NTKEnsemble:
+        """The networks of stack indices `networks` as an ensemble of their own (copies), anchors included."""
+        sub = NTKEnsemble.__new__(NTKEnsemble)
+        sub.weights = [W.index_select(0, networks) for W in self.weights]
+        sub.anchor = [A if A.shape[0] == 1 else A.index_select(0, networks) for A in self.anchor]
+        sub.init, sub.width, sub.scale = None, self.width, self.scale
+        return sub
+
+    def assign(self, networks: Tensor, sub: NTKEnsemble) -> None:
+        """Write the weights of `sub` (made by `subset(networks)`) back into their places."""
+        for W, S in zip(self.weights, sub.weights):
+            W.index_copy_(0, networks, S)
+
     def restart(self) -> None:
         """Every member back to its initial weights (training from theta_0, no warm start)."""
         for W, W0 in zip(self.weights, self.init):
@@ -136,7 +207,7 @@ class NTKEnsemble:
         """[x, a_1, ..., a_{L-1}], each (m, B, .)."""
         acts = [self._expand(x)]
         for W in self.weights[:-1]:
-            acts.append(torch.relu(torch.bmm(acts[-1], W)))
+            acts.append(torch.relu(bmm(acts[-1], W)))
         return acts
 
     def activations(self, x: Tensor) -> tuple[list[Tensor], Tensor]:
@@ -153,7 +224,7 @@ class NTKEnsemble:
         device, no sync), x (n, B, d), or (B, d) shared by all; returns (n, B)."""
         h = x if x.dim() == 3 else x.expand(len(j), *x.shape)
         for W in self.weights[:-1]:
-            h = torch.relu(torch.bmm(h, W.index_select(0, j)))
+            h = torch.relu(bmm(h, W.index_select(0, j)))
         return readout(h, self.weights[-1].index_select(0, j)[:, None, :, 0]) * self.scale
 
     # -- training -------------------------------------------------------------------------------
@@ -174,9 +245,9 @@ class NTKEnsemble:
         delta = resid * self.scale                              # dL/d(pre-activation of the output)
         for l in range(len(self.weights) - 1, -1, -1):
             W = self.weights[l]
-            grads.append(alpha * torch.bmm(acts[l].transpose(1, 2), delta) + beta * (W - self.anchor[l]))
+            grads.append(alpha * bmm(acts[l].transpose(1, 2), delta) + beta * (W - self.anchor[l]))
             if l:
-                delta = torch.ops.aten.threshold_backward(torch.bmm(delta, W.transpose(1, 2)), acts[l], 0)
+                delta = torch.ops.aten.threshold_backward(bmm(delta, W.transpose(1, 2)), acts[l], 0)
         return grads[::-1]
 
     def gd_steps(self, x: Tensor, count: Tensor, target: Tensor, *, steps: int, lr: float, alpha: float,
@@ -200,11 +271,11 @@ class NTKEnsemble:
         for _ in range(steps):
             acts = [x]
             for W in weights[:-1]:
-                acts.append(torch.relu(torch.bmm(acts[-1], W)))
-            delta = torch.addcmul(neg_target, scaled_count, torch.bmm(acts[-1], weights[-1]))   # c f - s
+                acts.append(torch.relu(bmm(acts[-1], W)))
+            delta = torch.addcmul(neg_target, scaled_count, bmm(acts[-1], weights[-1]))   # c f - s
             for l in range(len(weights) - 1, -1, -1):
-                back = torch.bmm(delta, back_w[l]) if l else None
-                weights[l].baddbmm_(acts[l].transpose(1, 2) if l else x_t, delta, beta=decay, alpha=k)
+                back = bmm(delta, back_w[l]) if l else None
+                baddbmm_(weights[l], acts[l].transpose(1, 2) if l else x_t, delta, beta=decay, alpha=k)
                 if pull is not None:
                     weights[l].add_(pull[l])
                 if l:
@@ -224,7 +295,7 @@ class NTKEnsemble:
         for l in range(len(self.weights) - 1, -1, -1):
             factors.append((acts[l], delta))
             if l:
-                delta = torch.ops.aten.threshold_backward(torch.bmm(delta, self.weights[l].transpose(1, 2)),
+                delta = torch.ops.aten.threshold_backward(bmm(delta, self.weights[l].transpose(1, 2)),
                                                           acts[l], 0)
         return factors[::-1]
 
@@ -237,7 +308,7 @@ class NTKEnsemble:
     def diag_quadratic(factors: list[tuple[Tensor, Tensor]], inv_diag: list[Tensor]) -> Tensor:
         """g(x_b)^T D_j g(x_b) for diagonals D_j given per layer as (m, in, out) tensors (or (in, out),
         shared), without forming g: (m, B)."""
-        return sum((torch.matmul(a * a, D) * (d * d)).sum(-1) for (a, d), D in zip(factors, inv_diag))
+        return sum(((bmm(a * a, D) if D.dim() == 3 else a * a @ D) * (d * d)).sum(-1) for (a, d), D in zip(factors, inv_diag))
 
 
 # -- devices and the [S3] agents' stacked MLPs -------------------------------------------------
@@ -275,7 +346,7 @@ class StackedMLP:
     def __call__(self, x: Tensor) -> Tensor:
         h = x
         for w, b in zip(self.params[::2], self.params[1::2]):
-            h = torch.relu(torch.baddbmm(b, h, w))
+            h = torch.relu(baddbmm(b, h, w))
         return h
 
 

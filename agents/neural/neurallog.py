@@ -63,9 +63,9 @@ import numpy as np
 import torch
 
 from agents.neural.buffer import Schedule
-from agents.neural.core import NeuralAgent
+from agents.neural.core import ROW_BLOCK, NeuralAgent
 from agents.params import Bool, Options, Real
-from agents.neural.nets import NTKEnsemble, readout
+from agents.neural.nets import bmm, NTKEnsemble, readout, sigmoid
 
 GRADIENTS = ("current", "initial")
 SCHEDULES = ("fixed", "theory")
@@ -87,10 +87,10 @@ def bce_gradient_descent(net: NTKEnsemble, x: torch.Tensor, count: torch.Tensor,
     beta = torch.as_tensor(beta, dtype=weights[0].dtype, device=weights[0].device).reshape(-1, 1, 1)
     for _ in range(steps):
         acts, f = net.activations(x)
-        delta = (alpha * net.scale) * (count * torch.sigmoid(f) - reward_sum).unsqueeze(-1)    # (n, U, 1)
+        delta = (alpha * net.scale) * (count * sigmoid(f) - reward_sum).unsqueeze(-1)    # (n, U, 1)
         for l in range(len(weights) - 1, -1, -1):
-            back = torch.bmm(delta, back_w[l]) if l else None            # with the weights before the step
-            grad = torch.bmm(acts[l].transpose(1, 2), delta)
+            back = bmm(delta, back_w[l]) if l else None            # with the weights before the step
+            grad = bmm(acts[l].transpose(1, 2), delta)
             grad.add_((weights[l] if anchor is None else weights[l] - anchor[l]) * beta)
             weights[l].sub_(grad, alpha=lr)
             if l:
@@ -263,7 +263,7 @@ class NeuralLogistic(NeuralAgent):
             x, factors = self._pending
             self._pending = None
             with torch.no_grad():
-                p = torch.sigmoid(self.net_(x[:, None])[:, 0])
+                p = sigmoid(self.net_(x[:, None])[:, 0])
                 self._add(self.Gw_, factors, p * (1 - p))
 
     # -- acting and training ----------------------------------------------------------------------
@@ -273,10 +273,10 @@ class NeuralLogistic(NeuralAgent):
         net = self.net_
         f = readout(factors_now[-1][0], net.weights[-1][:, None, :, 0]) * net.scale
         if self.sigmoid_mean:
-            return torch.sigmoid(f)
+            return sigmoid(f)
         if self.net0_ is None:
             return f
-        return sum((torch.bmm(a, W - W0) * d).sum(-1)
+        return sum((bmm(a, W - W0) * d).sum(-1)
                    for (a, d), W, W0 in zip(factors0, net.weights, self.net0_.weights))
 
     def _scores(self, X):
@@ -299,11 +299,17 @@ class NeuralLogistic(NeuralAgent):
         net, buf = self.net_, self.buffer_
         if not self._schedule.warm_start:
             net.restart()
-        rows, count, y_sum, _ = buf.full()
+        groups = buf.table_groups(ROW_BLOCK)
+        rows, count, y_sum, _ = buf.full(max(length for length, _ in groups))
         beta, anchor = self._penalty(self.lam_t())
         alpha = 1.0 / buf.size if self.mean_loss else 1.0
-        bce_gradient_descent(net, rows, count, y_sum, steps=self.steps, lr=self.lr, alpha=alpha, beta=alpha * beta,
-                             anchor=anchor)
+        for length, inst in groups:     # one network per instance: network i is instance i's
+            sub, pick = self._group(inst)
+            bce_gradient_descent(sub, rows[pick, :length], count[pick, :length], y_sum[pick, :length],
+                                 steps=self.steps, lr=self.lr, alpha=alpha, beta=alpha * beta[pick],
+                                 anchor=None if anchor is None else sub.anchor)
+            if sub is not net:
+                net.assign(self._networks(inst), sub)
 
     def loss(self) -> float | np.ndarray:
         """The training objective L(theta) at the current weights (the sum, not divided by n): a float,

@@ -23,7 +23,7 @@ import torch
 
 from agents.neural.core import NeuralAgent
 from agents.params import Bool, Real
-from agents.neural.nets import NTKEnsemble, readout
+from agents.neural.nets import bmm, NTKEnsemble, readout
 
 
 class _NeuralConfidence(NeuralAgent):
@@ -58,7 +58,7 @@ class _NeuralConfidence(NeuralAgent):
                 Z.addcmul_((a * a).transpose(1, 2), d * d, value=1.0 / N)
         else:
             g = NTKEnsemble.flat(factors)[:, 0]                                  # (N, p)
-            v = torch.bmm(self.Zinv_, g[:, :, None])[:, :, 0]
+            v = bmm(self.Zinv_, g[:, :, None])[:, :, 0]
             denom = N + (g * v).sum(1)
             self.Zinv_.sub_(v[:, :, None] * v[:, None, :] / denom[:, None, None])   # Sherman-Morrison for Z + g g^T / N
 
@@ -71,7 +71,7 @@ class _NeuralConfidence(NeuralAgent):
             q = NTKEnsemble.diag_quadratic(factors, [1.0 / Z for Z in self.Z_])
         else:
             G = NTKEnsemble.flat(factors)
-            q = (torch.bmm(G, self.Zinv_) * G).sum(-1)
+            q = (bmm(G, self.Zinv_) * G).sum(-1)
         return f, q.clamp_min(0) / self.width
 
 
