@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 BANDS = {"std": "± 1 standard deviation", "se": "± 1 standard error"}
+BASELINE = "Random"     # the agent label drawn as the baseline
 
 
 def _save(fig, out: Path, stem: str) -> list[Path]:
@@ -19,8 +20,9 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
 def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
     """Mean cumulative regret vs round, one panel per env, a shaded band per agent.
 
-    A replay env has no regret (its rows hold NaN): its panel shows the cumulative reward
-    against accepted events instead, highest first.
+    An agent named Random is drawn as the baseline (dashed grey, no band): the reference against
+    which the summary's "regret / Random" column is taken. A replay env has no regret (its rows
+    hold NaN): its panel shows the cumulative reward against accepted events instead, highest first.
     """
     import matplotlib
 
@@ -46,6 +48,10 @@ def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
             mean, spread = curves.mean(axis=1), curves.std(axis=1, ddof=1).fillna(0.0)
             if band == "se":
                 spread = spread / np.sqrt(curves.shape[1])
+            if agent == BASELINE:
+                ax.plot(curves.index, mean, label=f"{agent}, baseline (n={curves.shape[1]})", color="0.45",
+                        linestyle="--")
+                continue
             ax.plot(curves.index, mean, label=f"{agent} (n={curves.shape[1]})", color=color)
             ax.fill_between(curves.index, mean - spread, mean + spread, alpha=0.2, color=color)
         title = env if kwargs == "{}" else f"{env}\n{kwargs}"
