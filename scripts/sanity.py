@@ -1,0 +1,181 @@
+"""Sanity report: every registered agent, with its registered defaults, against Random at home.
+
+"At home" is the env of the first figure of the agent's paper that evaluates it, at that paper's
+sizes and horizon T (a stated shorter T for the neural agents on a CPU). Each agent runs `--seeds`
+seeds next to Random on the same env instances; the table gives its final regret, Random's, the
+ratio with its standard error (delta method), the CPU seconds per seed and a verdict: "learns"
+when the ratio is below 0.9, else the reason written in EXCEPTIONS (a run showing why), else FAILS.
+river checks every policy against a random one the same way.
+
+    python scripts/sanity.py                                   # every agent, 5 seeds (about N min on 2 cores)
+    python scripts/sanity.py --agents GLM-UCB,OAM --seeds 10:20  # some agents, fresh seeds
+    python scripts/sanity.py --quick                           # T = 100, 2 seeds: a smoke run (tests)
+
+Results go to results/sanity (resumable, one folder per home env); `--markdown FILE` also writes
+the table with its heading (docs/sanity.md is made this way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import gym_ctxbandits
+from gym_ctxbandits.experiment import EnvSpec, import_agents
+
+THRESHOLD = 0.9          # at home every agent must end below this fraction of Random's regret
+QUICK_HORIZON, QUICK_SEEDS = 100, 2
+NEURAL_T = 2000          # the neural agents' T on a CPU (their papers run 10^4 rounds or more)
+
+
+@dataclass(frozen=True, eq=False)
+class Home:
+    """An agent's home: the env (id and kwargs), T, and where in its paper."""
+
+    env: str
+    horizon: int
+    paper: str
+    kwargs: dict = field(default_factory=dict)
+
+    @property
+    def spec(self) -> EnvSpec:
+        return EnvSpec(self.env, dict(self.kwargs))
+
+
+S0_LINEAR = Home("CtxBandit/Linear-v0", 10_000, "[S0] fig. 1(a)")
+S0_LOGISTIC = Home("CtxBandit/Logistic-v0", 10_000, "[S0] fig. 1(b)")
+S0_DISTANCE = Home("CtxBandit/Distance-v0", NEURAL_T, "[S0] fig. 1(d), T = 2,000 of 10^4")
+S1_LOGISTIC = Home("CtxBandit/BernoulliLogistic-v0", 50_000, "[S1] fig. 1 (d = 10)")
+S1_MNIST = Home("CtxBandit/MNISTTarget-v0", NEURAL_T, "[S1] fig. 2 (MNIST), T = 2,000 of 10^4")
+S2_H3 = Home("CtxBandit/NeuralLogisticH3-v0", 2000, "[S2] fig. 1 (h3)")
+S3_FINITE = Home("CtxBandit/FiniteLinear-v0", 1000, "[S3] fig. 3(a)")
+S3_QUADRATIC = Home("CtxBandit/QuadraticPool-v0", NEURAL_T, "[S3] fig. 3 (quadratic), T = 2,000 of 10^4")
+S3_HATE = Home("CtxBandit/HateSpeechTokens-v0", 300, "[S3] fig. 3 (moderation, offline stand-in), T = 300",
+               {"corpus": "davidson", "max_posts": 500})
+S4_FIXED = Home("CtxBandit/FixedActionSet-v0", 10_000, "[S4] fig. 1 (u = 0.1)", {"u": 0.1})
+S4_BOUNDED = Home("CtxBandit/BoundedRegret-v0", 10_000, "[S4] fig. 3")
+
+HOMES: dict[str, Home] = {
+    **dict.fromkeys(["Lin-ES", "LinUCB", "LinTS"], S0_LINEAR),
+    **dict.fromkeys(["GLM-ES", "GLM-ES-DT"], S0_LOGISTIC),
+    **dict.fromkeys(["Neural-ES", "Neural-ES-DT", "NeuralUCB", "NeuralTS", "Neural-PHE"], S0_DISTANCE),
+    **dict.fromkeys(["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"], S1_LOGISTIC),
+    **dict.fromkeys(["DeepFPL", "DeepFL", "repGLM-FPL"], S1_MNIST),
+    **dict.fromkeys(["NeuralLog-UCB-1", "NeuralLog-UCB-2", "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB",
+                     "Logistic-UCB-1", "ada-OFU-ECOLog"], S2_H3),
+    **dict.fromkeys(["Linear-Ensemble++", "ES", "RRLS", "Greedy", "epsilon-greedy"], S3_FINITE),
+    **dict.fromkeys(["Ensemble++", "Ensemble+", "EpiNet", "LMCTS", "NeuralGreedy"], S3_QUADRATIC),
+    **dict.fromkeys(["GPT-Ensemble++", "GPT-Greedy"], S3_HATE),
+    "OAM": S4_FIXED,
+    **dict.fromkeys(["OSSB", "LinTS-AG"], S4_BOUNDED),
+}
+
+# agents whose ratio at home is 0.9 or more, and why (each backed by a run named here)
+EXCEPTIONS: dict[str, str] = {}
+
+
+def ratio_and_se(agent: np.ndarray, random: np.ndarray) -> tuple[float, float]:
+    """Mean(agent) / mean(random) and its standard error by the delta method (independent means)."""
+    a, r = agent.mean(), random.mean()
+    se_a, se_r = (x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else np.nan for x in (agent, random))
+    ratio = a / r
+    return ratio, abs(ratio) * np.sqrt((se_a / a) ** 2 + (se_r / r) ** 2)
+
+
+def verdict(name: str, ratio: float) -> str:
+    if ratio < THRESHOLD:
+        return "learns"
+    return EXCEPTIONS.get(name, "FAILS")
+
+
+def report(rows: list[dict]) -> str:
+    """The markdown table of the rows (one per agent)."""
+    lines = ["| agent | home | env | T | seeds | regret | Random's regret | regret / Random | s per seed | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        env = r["env"].removeprefix("CtxBandit/") + (f" `{r['kwargs']}`" if r["kwargs"] else "")
+        lines.append(f"| {r['agent']} | {r['paper']} | {env} | {r['T']:,} | {r['seeds']} | {r['regret']:.1f} ± "
+                     f"{r['regret_se']:.1f} | {r['random']:.1f} ± {r['random_se']:.1f} | {r['ratio']:.2f} ± "
+                     f"{r['ratio_se']:.2f} | {r['seconds']:.1f} | {r['verdict']} |")
+    return "\n".join(lines)
+
+
+def run_home(home: Home, names: list[str], seeds, horizon: int, out: Path, workers: int) -> list[dict]:
+    """Run `names` and Random at `home`; one row per agent."""
+    table = gym_ctxbandits.run([home.spec], [*names, "Random"], seeds=seeds, horizon=horizon, out=out,
+                               backend="processes" if workers > 1 else "inprocess", workers=workers)
+    last = table[table["round"] == horizon]
+    random = last[last["agent"] == "Random"].sort_values("seed")["cum_regret"].to_numpy()
+    rows = []
+    for name in names:
+        mine = last[last["agent"] == name].sort_values("seed")
+        regret = mine["cum_regret"].to_numpy()
+        ratio, ratio_se = ratio_and_se(regret, random)
+        rows.append(dict(agent=name, paper=home.paper, env=home.env, kwargs=home.kwargs, T=horizon, seeds=len(regret),
+                         regret=regret.mean(), regret_se=regret.std(ddof=1) / np.sqrt(len(regret)),
+                         random=random.mean(), random_se=random.std(ddof=1) / np.sqrt(len(random)),
+                         ratio=ratio, ratio_se=ratio_se,
+                         seconds=float((mine["act_seconds"] + mine["observe_seconds"]).mean()),
+                         verdict=verdict(name, ratio)))
+    return rows
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`N` (seeds 0..N-1) or `A:B` (seeds A..B-1)."""
+    try:
+        if ":" in text:
+            a, b = (int(x) for x in text.split(":"))
+            seeds = list(range(a, b))
+        else:
+            seeds = list(range(int(text)))
+    except ValueError:
+        seeds = []
+    if len(seeds) < 2 or seeds[0] < 0:
+        raise SystemExit(f"sanity.py: --seeds {text!r}: give N >= 2 (seeds 0..N-1) or A:B with 0 <= A, B >= A + 2")
+    return seeds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", help="comma-separated registered names (default: every agent but Random)")
+    parser.add_argument("--seeds", default="5", help="N (seeds 0..N-1) or A:B (default 5)")
+    parser.add_argument("--quick", action="store_true", help=f"T = {QUICK_HORIZON}, {QUICK_SEEDS} seeds: a smoke run")
+    parser.add_argument("--out", default="results/sanity", help="results folder (resumable)")
+    parser.add_argument("--workers", type=int, default=2, help="local processes (1: in this process)")
+    parser.add_argument("--markdown", help="also write the report to this file")
+    args = parser.parse_args(argv)
+    registry = import_agents()
+    names = args.agents.split(",") if args.agents else sorted(set(registry.REGISTRY) - {"Random"})
+    for name in names:
+        if name not in registry.REGISTRY:
+            raise SystemExit(f"sanity.py: unknown agent {name!r}.{registry.did_you_mean(name, HOMES)} "
+                             "`ctxbandits list` shows the registered names")
+        if name not in HOMES:
+            raise SystemExit(f"sanity.py: {name!r} has no home env; add one to HOMES in scripts/sanity.py")
+    seeds = list(range(QUICK_SEEDS)) if args.quick else parse_seeds(args.seeds)
+    rows, start = [], time.perf_counter()
+    homes = {id(HOMES[n]): HOMES[n] for n in names}          # each home once, in the agents' order
+    for home in homes.values():
+        mine = [n for n in names if HOMES[n] is home]
+        horizon = QUICK_HORIZON if args.quick else home.horizon
+        folder = Path(args.out) / home.env.removeprefix("CtxBandit/")
+        try:
+            rows += run_home(home, mine, seeds, horizon, folder, args.workers)
+        except (OSError, ValueError, ImportError) as err:
+            raise SystemExit(f"sanity.py: {home.env} ({', '.join(mine)}): {err}") from None
+    rows.sort(key=lambda r: names.index(r["agent"]))
+    text = report(rows)
+    print(text)
+    print(f"\n{len(rows)} agents, seeds {seeds[0]}..{seeds[-1]}, {time.perf_counter() - start:.0f} s")
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
+    return 0 if all(r["verdict"] != "FAILS" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
