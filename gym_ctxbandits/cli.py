@@ -1,6 +1,7 @@
 """The `ctxbandits` command: `run` a comparison, `plot` a results folder, `list` envs and agents.
 
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 5 --horizon 2000 --out results/x
+    ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 1000:1010 --out results/fresh
     ctxbandits run --config my_comparison.toml --backend processes
     ctxbandits plot results/x
     ctxbandits list
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.backends import WorkerDied
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
 
 
 def _kwargs(text: str | None, flag: str) -> dict:
@@ -46,7 +47,7 @@ def comparison_from_args(args) -> cfg.Comparison:
     for key in ("horizon", "seeds", "log_every", "batch", "out", "backend", "workers", "address"):
         value = getattr(args, key)
         if value is not None:
-            setattr(comp, key, value)
+            setattr(comp, key, seed_list(value, "--seeds") if key == "seeds" else value)
     if comp.out is None:
         raise cfg.ConfigError("give --out DIR (or `out` in the config): the folder for the result files")
     return comp
@@ -111,7 +112,8 @@ def cmd_list(args) -> int:
 
 def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None) -> None:
     """The options of how and where a comparison runs, shared by `ctxbandits run` and the paper scripts."""
-    parser.add_argument("--seeds", type=int, help="number of seeds (0..n-1)")
+    parser.add_argument("--seeds", help="N: seeds 0..N-1; A:B: seeds A..B-1 (e.g. 1000:1010, fresh seeds); "
+                        "3,7,11: those seeds")
     parser.add_argument("--horizon", type=int, help="rounds per run (T)")
     parser.add_argument("--log-every", type=int, help="keep a row every k rounds (cumulative values stay exact)")
     parser.add_argument("--batch", type=int, help="seeds per batched run of a vector env and a batched agent "

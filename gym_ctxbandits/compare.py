@@ -9,11 +9,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
-
 
 from gym_ctxbandits import backends
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, batchable, import_agents, make_jobs, run_batch, run_job
+from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, batchable, import_agents, make_jobs, run_batch, run_job,
+                                     seed_list)
 from gym_ctxbandits.results import claim, is_complete, load_results, release, write_manifest
 
 
@@ -61,11 +60,7 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
     """Everything a comparison needs, checked before anything is written: a rejected run leaves an
     existing results folder as it was. Agents are built once (their state waits for the first obs,
     so this is cheap); envs are checked by id and keyword names, not built (a dataset may be large)."""
-    count_ok = isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool) and seeds >= 1
-    list_ok = (isinstance(seeds, (list, tuple, range)) and len(seeds) > 0
-               and all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in seeds))
-    if not (count_ok or list_ok):
-        raise ValueError(f"seeds must be a count >= 1 or a non-empty list of seeds >= 0, got {seeds!r}")
+    seed_list(seeds)
     if workers is not None and not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
         raise ValueError(f"workers must be an integer >= 1 (local processes), got {workers!r}")
     for env in envs:
@@ -87,14 +82,15 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     """Run every agent on every env for `horizon` rounds and each seed; return the tidy table.
 
     envs: env ids or `EnvSpec(id, kwargs)`; agents: registered names or `AgentSpec(name, kwargs,
-    label)`; seeds: a count (0..n-1) or a list. With `out`, each job's table is written there as
-    Parquet and a job whose complete file exists is not run again (resume); without `out` the
-    comparison runs in this process and nothing is written. `backend` is "inprocess",
-    "processes" (`workers` local processes, default all cores) or "ray" (`address` of an
-    existing cluster, default a new local one). The seeds of an (env, agent) whose agent serves N
-    instances at once run `batch` at a time as one native vector env and one batched agent (the
-    plain loop's numbers in less time; the files of a batch are written when it ends, so a
-    smaller batch loses less to an interruption); `batch=1` runs every job in the plain loop.
+    label)`; seeds: a count N (0..N-1), a list, or the text "A:B" (A..B-1) or "3,7,11". With
+    `out`, each job's table is written there as Parquet and a job whose complete file exists is
+    not run again (resume); without `out` the comparison runs in this process and nothing is
+    written. `backend` is "inprocess", "processes" (`workers` local processes, default all
+    cores) or "ray" (`address` of an existing cluster, default a new local one). The seeds of an
+    (env, agent) whose agent serves N instances at once run `batch` at a time as one native
+    vector env and one batched agent (the plain loop's numbers in less time; the files of a
+    batch are written when it ends, so a smaller batch loses less to an interruption); `batch=1`
+    runs every job in the plain loop.
     """
     if backend not in backends.BACKENDS:
         raise ValueError(f"backend must be one of {backends.BACKENDS}, got {backend!r}")

@@ -2,7 +2,7 @@
 error that names the key.
 
     horizon = 2000
-    seeds = 5                      # a count (0..n-1) or a list of seeds
+    seeds = 5                      # a count (0..n-1), "1000:1010" (1000..1009), "3,7,11" or [3, 7, 11]
     log_every = 10
     batch = 10                     # seeds per batched run (1: the plain loop for every job)
     out = "results/logistic"
@@ -13,12 +13,13 @@ error that names the key.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
 
 
 class ConfigError(ValueError):
@@ -32,7 +33,7 @@ class Comparison:
     envs: list[EnvSpec]
     agents: list[AgentSpec]
     horizon: int = 1000
-    seeds: int | list[int] = 10
+    seeds: int | list[int] | str = 10
     log_every: int = 1
     batch: int = 10
     out: str | None = None
@@ -41,7 +42,7 @@ class Comparison:
     address: str | None = None
 
 
-TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list), "log_every": int, "batch": int,
+TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list, str), "log_every": int, "batch": int,
        "out": str,
        "backend": str, "workers": int, "address": str}
 ENV_KEYS = {"id": str, "kwargs": dict}
@@ -83,12 +84,35 @@ def parse(data: dict) -> Comparison:
     if isinstance(data.get("seeds"), list):
         for i, s in enumerate(data["seeds"]):
             _check(f"seeds[{i}]", s, int)
+    if "seeds" in data:
+        try:
+            seeds = seed_list(data["seeds"], "config key 'seeds'")
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+        if isinstance(data["seeds"], str):
+            data = {**data, "seeds": seeds}
     for key in ("horizon", "log_every", "batch", "workers"):
         if key in data and data[key] < 1:
             raise ConfigError(f"config key {key!r} must be >= 1, got {data[key]}")
     rest = {k: v for k, v in data.items() if k not in ("envs", "agents")}
     return Comparison(envs=[EnvSpec(e["id"], e.get("kwargs", {})) for e in envs],
                       agents=[AgentSpec(a["name"], a.get("kwargs", {}), a.get("label", "")) for a in agents], **rest)
+
+
+def _yaml_loads(text: str):
+    """PyYAML's safe load without YAML 1.1's base-60 integers, so `seeds: 1:10` is the range
+    1..9, not the number 70."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    int_tag = "tag:yaml.org,2002:int"
+    Loader.yaml_implicit_resolvers = {first: [(tag, rx) for tag, rx in resolvers if tag != int_tag]
+                                      for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    Loader.add_implicit_resolver(int_tag, re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)"
+                                                     r"|[-+]?0x[0-9a-fA-F_]+)$"), list("-+0123456789"))
+    return yaml.load(text, Loader=Loader)
 
 
 def load(path: str | Path) -> Comparison:
@@ -101,9 +125,7 @@ def load(path: str | Path) -> Comparison:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
+            data = _yaml_loads(text)
         else:
             raise ConfigError(f"config file {path} must end in .toml, .yaml or .yml")
     except (tomllib.TOMLDecodeError, ImportError) as err:

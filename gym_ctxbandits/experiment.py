@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -239,11 +241,61 @@ def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
     return [_table(job, reward[:, i], regret[:, i], act_s, obs_s) for i, job in enumerate(jobs)]
 
 
+SEED_FORMS = ("a count N >= 1 (seeds 0..N-1), a range A:B (seeds A..B-1, e.g. 1000:1010) "
+              "or a list of distinct seeds >= 0 (e.g. 3,7,11)")
+
+
+def seed_list(seeds, name: str = "seeds") -> list[int]:
+    """The seeds of a comparison, from a count N (0..N-1), a text "N", "A:B" (A..B-1, as `range`) or
+    "3,7,11", or a list; anything else is a ValueError naming `name` and the accepted forms, so a
+    typo never runs (or writes) the wrong seeds."""
+    def bad(problem: str) -> ValueError:
+        return ValueError(f"{name} {problem}; give {SEED_FORMS}")
+
+    def is_int(x) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    given = seeds
+    if isinstance(seeds, str):
+        text = seeds.strip()
+        if re.fullmatch(r"[+-]?[0-9]+", text):
+            seeds = int(text)
+        elif ":" in text:
+            parts = [p.strip() for p in text.split(":")]
+            if len(parts) != 2 or not all(re.fullmatch(r"[0-9]+", p) for p in parts):
+                raise bad(f"{seeds!r} is not a range A:B of integers >= 0")
+            start, stop = map(int, parts)
+            if stop <= start:
+                raise bad(f"{seeds!r} is an empty range: A:B runs seeds A..B-1, so B must be greater than A")
+            return list(range(start, stop))
+        elif "," in text:
+            items = [p.strip() for p in text.split(",")]
+            wrong = next((p for p in items if not re.fullmatch(r"[0-9]+", p)), None)
+            if wrong is not None:
+                raise bad(f"{seeds!r} is not a list of integers >= 0 (item {wrong!r})")
+            seeds = [int(p) for p in items]
+        else:
+            raise bad(f"must be an integer count, a range or a list, got {seeds!r}")
+    if is_int(seeds):
+        if seeds < 1:
+            raise bad(f"must be a count >= 1, got {int(seeds)}")
+        return list(range(int(seeds)))
+    if not isinstance(seeds, (list, tuple, range)) or len(seeds) == 0:
+        raise bad(f"must be a count >= 1 or a non-empty list of seeds >= 0, got {seeds!r}")
+    wrong = next((s for s in seeds if not is_int(s) or s < 0), None)
+    if wrong is not None:
+        raise bad(f"{given!r} holds {wrong!r}, not an integer >= 0")
+    repeated = sorted(s for s, n in Counter(int(s) for s in seeds).items() if n > 1)
+    if repeated:
+        raise bad(f"{given!r} repeats seed {', '.join(map(str, repeated))} (each seed runs once)")
+    return [int(s) for s in seeds]
+
+
 def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1) -> list[Job]:
     """The job list of a comparison: every env x agent x seed, envs and agents as specs, names or ids."""
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in envs]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in agents]
-    seeds = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    seeds = seed_list(seeds)
     titles = [a.title for a in agent_specs]
     if len(set(titles)) != len(titles):
         raise ValueError(f"agents need distinct labels in one comparison, got {titles}; set `label` on repeated names")

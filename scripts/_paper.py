@@ -8,6 +8,7 @@ with one subplot per env, a run-time figure, and a table of final cumulative reg
     python scripts/s0_fig1.py                 # the paper's setting
     python scripts/s0_fig1.py --quick         # small T and 2 seeds: a smoke run (tests use it)
     python scripts/s0_fig1.py --seeds 10 --horizon 2000 --backend processes
+    python scripts/s0_fig1.py --seeds 1000:1010   # ten fresh seeds (1000..1009) instead of 0..N-1
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from gym_ctxbandits.cli import add_run_options, run_comparison
 from gym_ctxbandits.config import Comparison
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
 
 QUICK_HORIZON, QUICK_SEEDS = 100, 2
 
@@ -70,6 +71,10 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
     unknown = set(chosen) - {p.name for p in panels}
     if unknown:
         parser.error(f"unknown panels {sorted(unknown)}; choose from {[p.name for p in panels]}")
+    try:  # --seeds as `ctxbandits run` takes it: N, A:B or 3,7,11; a bad value is one line
+        seeds = None if args.seeds is None else seed_list(args.seeds, "--seeds")
+    except ValueError as err:
+        parser.exit(2, f"{parser.prog}: error: {err}\n")
     for panel in (p for p in panels if p.name in chosen):
         horizon = args.horizon or (QUICK_HORIZON if args.quick else panel.horizon)
         envs = panel.quick_envs if args.quick and panel.quick_envs else panel.envs
@@ -81,13 +86,13 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
                              + ", ".join(e.title for e in envs))
             envs = chosen_envs
         comp = Comparison(envs=envs, agents=panel.quick_agents if args.quick and panel.quick_agents else panel.agents,
-                          horizon=horizon, seeds=args.seeds or (QUICK_SEEDS if args.quick else panel.seeds),
+                          horizon=horizon, seeds=seeds or (QUICK_SEEDS if args.quick else panel.seeds),
                           log_every=args.log_every or max(1, horizon // 500), batch=args.batch,
                           out=str(out / panel.name), backend=args.backend, workers=args.workers, address=args.address)
         start = time.perf_counter()
         _, paths, text = run_comparison(comp, args.band, args.quiet)
-        print(f"\n## {script} {panel.name}: T={horizon}, {comp.seeds} seeds, {time.perf_counter() - start:.0f} s "
-              f"(finished jobs are not rerun)\n{text}")
+        print(f"\n## {script} {panel.name}: T={horizon}, {len(seed_list(comp.seeds))} seeds, "
+              f"{time.perf_counter() - start:.0f} s (finished jobs are not rerun)\n{text}")
         for note in panel.notes:
             print(f"- {note}")
         if args.figures:

@@ -3,6 +3,7 @@
 import os
 import time
 
+import pandas as pd
 import pytest
 
 from gym_ctxbandits.cli import main
@@ -160,3 +161,73 @@ def test_another_top_level_agents_package_is_named_on_every_path(tmp_path):
     listing = subprocess.run([sys.executable, "-m", "gym_ctxbandits.cli", "list"], env=env, cwd=tmp_path,
                              capture_output=True, text=True)
     assert listing.returncode == 2 and "ctxbandits: error:" in listing.stderr and "Traceback" not in listing.stderr
+
+
+TINY = ["--env", ENV, "--env-kwargs", '{"num_arms": 3, "dim": 2}', "--agents", "LinUCB", "--horizon", "5", "--quiet"]
+
+
+def seeds_run(out, seeds):
+    """The result table of a tiny `ctxbandits run --seeds SEEDS` into `out`."""
+    from gym_ctxbandits.results import load_results
+
+    assert main(["run", *TINY, "--seeds", seeds, "--out", str(out)]) == 0
+    return load_results(out)
+
+
+@pytest.mark.parametrize("seeds,expected", [("3", [0, 1, 2]), ("1000:1003", [1000, 1001, 1002]),
+                                            ("3,7,11", [3, 7, 11]), (" 12, 4 ", [4, 12]), ("7:8", [7])])
+def test_seeds_forms_run_exactly_those_seeds(tmp_path, seeds, expected, capsys):
+    table = seeds_run(tmp_path / "r", seeds)
+    assert sorted(table.seed.unique()) == expected
+    assert len(list((tmp_path / "r").glob("*.parquet"))) == len(expected)
+
+
+def test_a_seed_has_the_same_numbers_in_a_range_a_list_and_a_count(tmp_path, capsys):
+    """Seed 1001's numbers depend on the seed only, not on the form or the other seeds; `--seeds 3`
+    is the API's seeds=3 (0, 1, 2), as before."""
+    import gym_ctxbandits
+
+    cols = ["round", "reward", "regret", "cum_regret"]
+    ranged = seeds_run(tmp_path / "range", "1000:1003")
+    listed = seeds_run(tmp_path / "list", "5,1001")
+    pick = [t[t.seed == 1001][cols].reset_index(drop=True) for t in (ranged, listed)]
+    assert len(pick[0]) == 5
+    pd.testing.assert_frame_equal(*pick)
+    count = seeds_run(tmp_path / "count", "3")
+    api = gym_ctxbandits.run(gym_ctxbandits.EnvSpec(ENV, {"num_arms": 3, "dim": 2}), "LinUCB", seeds=3, horizon=5)
+    pd.testing.assert_frame_equal(count.sort_values(["seed", "round"])[["seed", *cols]].reset_index(drop=True),
+                                  api.sort_values(["seed", "round"])[["seed", *cols]].reset_index(drop=True))
+
+
+@pytest.mark.parametrize("line,expected", [('seeds = "1000:1002"', [1000, 1001]), ('seeds = "3,7,11"', [3, 7, 11]),
+                                           ("seeds = [4, 2]", [2, 4]), ("seeds = 2", [0, 1])])
+def test_config_file_seeds_forms(tmp_path, line, expected, capsys):
+    from gym_ctxbandits.results import load_results
+
+    config = tmp_path / "c.toml"
+    config.write_text(f'{line}\nhorizon = 5\nenvs = [{{id = "{ENV}", kwargs = {{num_arms = 3, dim = 2}}}}]\n'
+                      f'agents = ["Random"]\nout = "{tmp_path / "r"}"\n')
+    assert main(["run", "--config", str(config), "--quiet"]) == 0
+    assert sorted(load_results(tmp_path / "r").seed.unique()) == expected
+    assert main(["run", "--config", str(config), "--seeds", "20:21", "--out", str(tmp_path / "s"), "--quiet"]) == 0
+    assert sorted(load_results(tmp_path / "s").seed.unique()) == [20]     # the flag overrides the file
+
+
+BAD_SEEDS = {"0": "must be a count >= 1", "-3": "must be a count >= 1", "5:5": "is an empty range",
+             "10:2": "is an empty range", "a:b": "is not a range A:B", "1:2:3": "is not a range A:B",
+             "1,1": "repeats seed 1", "3,x": "is not a list of integers", "1.5": "got '1.5'", "": "got ''"}
+
+
+def test_bad_seeds_are_one_line_and_leave_the_results_folder_as_it_was(tmp_path, capsys):
+    out = tmp_path / "good"
+    seeds_run(out, "2")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    for seeds, message in BAD_SEEDS.items():
+        assert main(["run", *TINY, f"--seeds={seeds}", "--out", str(out)]) == 2, seeds
+        err = capsys.readouterr().err
+        assert err.startswith("ctxbandits: error: --seeds") and message in err and err.count("\n") == 1, (seeds, err)
+        assert "1000:1010" in err and "3,7,11" in err                        # the line says what to give
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before, seeds
+    assert main(["run", *TINY, "--seeds", "0", "--out", str(tmp_path / "new")]) == 2
+    assert not (tmp_path / "new").exists()

@@ -12,7 +12,7 @@ import pytest
 
 import gym_ctxbandits
 from gym_ctxbandits import config as cfg
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, agent_seed, run_job
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, agent_seed, run_job, seed_list
 from gym_ctxbandits.results import is_complete, load_results, write_atomic
 
 ENV = "CtxBandit/Linear-v0"
@@ -148,6 +148,59 @@ def test_config_errors_name_the_key(tmp_path, text, match):
     path.write_text(text)
     with pytest.raises(cfg.ConfigError, match=match):
         cfg.load(path)
+
+
+
+@pytest.mark.parametrize("seeds,expected", [
+    (3, [0, 1, 2]), (np.int64(2), [0, 1]), ("3", [0, 1, 2]), ("1000:1003", [1000, 1001, 1002]), ("7:8", [7]),
+    ("3,7,11", [3, 7, 11]), ([5, 1], [5, 1]), ((0, 9), [0, 9]), (range(4, 6), [4, 5]),
+])
+def test_seed_list_forms(seeds, expected):
+    assert seed_list(seeds) == expected
+
+
+@pytest.mark.parametrize("seeds,match", [
+    (0, "count >= 1"), ("0", "count >= 1"), ("-3", "count >= 1"), ("5:5", "empty range"), ("10:2", "empty range"),
+    ("a:b", "not a range A:B"), ("-1:3", "not a range A:B"), ("1,1", "repeats seed 1"), ([2, 2, 3], "repeats seed 2"),
+    ("1.5", "got '1.5'"), ("1,-2", "not a list of integers"), ([1, -2], "holds -2"), ([True], "holds True"),
+    ([], "non-empty"), (True, "non-empty"), (2.0, "non-empty"), (None, "non-empty"),
+])
+def test_seed_list_rejects_bad_seeds_naming_the_forms(seeds, match):
+    with pytest.raises(ValueError, match=match) as err:
+        seed_list(seeds)
+    assert "1000:1010" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_run_takes_the_text_forms_and_rejects_repeated_seeds():
+    table = gym_ctxbandits.run(ENV, "Random", seeds="1000:1002", horizon=5)
+    assert sorted(table.seed.unique()) == [1000, 1001]
+    with pytest.raises(ValueError, match="repeats seed 1"):
+        gym_ctxbandits.run(ENV, "Random", seeds=[1, 1], horizon=5)
+
+
+def test_config_seeds_forms(tmp_path):
+    """A range or list of seeds in TOML or YAML; YAML's `1:4` is the range, not the base-60 number 64."""
+    base = 'envs = ["a"]\nagents = ["b"]\n'
+    for line, expected in [('seeds = "1000:1010"', list(range(1000, 1010))), ('seeds = "3,7,11"', [3, 7, 11]),
+                           ("seeds = [3, 7]", [3, 7]), ("seeds = 4", 4)]:
+        (tmp_path / "c.toml").write_text(f"{line}\n{base}")
+        assert cfg.load(tmp_path / "c.toml").seeds == expected, line
+    for line, expected in [("seeds: 1:4", [1, 2, 3]), ("seeds: 3,7,11", [3, 7, 11]), ("seeds: '10:12'", [10, 11]),
+                           ("seeds: [3, 7]", [3, 7]), ("seeds: 4", 4)]:
+        (tmp_path / "c.yaml").write_text(f"{line}\nhorizon: 0x10\nenvs: [a]\nagents: [b]\n")
+        comp = cfg.load(tmp_path / "c.yaml")
+        assert comp.seeds == expected and comp.horizon == 16, line
+
+
+@pytest.mark.parametrize("line,match", [
+    ('seeds = "5:5"', "config key 'seeds' '5:5' is an empty range"), ("seeds = 0", "config key 'seeds' must be a count"),
+    ("seeds = [1, 1]", "config key 'seeds' .* repeats seed 1"), ("seeds = [-1]", "config key 'seeds' .* holds -1"),
+    ('seeds = "x"', "config key 'seeds' must be an integer count"), ("seeds = []", "non-empty"),
+])
+def test_config_seeds_errors_name_the_key(tmp_path, line, match):
+    (tmp_path / "c.toml").write_text(f'{line}\nenvs = ["a"]\nagents = ["b"]\n')
+    with pytest.raises(cfg.ConfigError, match=match):
+        cfg.load(tmp_path / "c.toml")
 
 
 class FakeRay:

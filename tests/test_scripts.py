@@ -69,3 +69,26 @@ def test_envs_option_that_matches_nothing_names_the_envs(tmp_path):
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
     assert "matches none" in proc.stderr and "dim=20" in proc.stderr
+
+
+def test_seeds_option_takes_a_count_a_range_or_a_list(tmp_path, monkeypatch, capsys):
+    """The paper scripts' --seeds is `ctxbandits run`'s: N (0..N-1), A:B or 3,7,11; a bad value is
+    one line and exit code 2 before anything is written; no --seeds is the panel's count."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from _paper import A, E, Panel, main
+
+    from gym_ctxbandits.results import load_results
+
+    panels = [Panel("p", [E("CtxBandit/Linear-v0", num_arms=3, dim=2)], [A("Random")], horizon=5, seeds=3)]
+    common = ["--backend", "inprocess", "--quiet", "--horizon", "5"]
+    for seeds, expected in [(None, [0, 1, 2]), ("1000:1002", [1000, 1001]), ("3,7", [3, 7])]:
+        out = tmp_path / str(seeds)
+        main("s9_test", panels, "", [*common, "--out", str(out)] + (["--seeds", seeds] if seeds else []))
+        assert sorted(load_results(out / "p").seed.unique()) == expected, seeds
+        assert f"{len(expected)} seeds" in capsys.readouterr().out
+    for bad in ["0", "5:5", "1,1", "1.5"]:
+        with pytest.raises(SystemExit) as stop:
+            main("s9_test", panels, "", [*common, f"--seeds={bad}", "--out", str(tmp_path / "bad")])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and err.count("\n") == 1 and "error: --seeds" in err, (bad, err)
+    assert not (tmp_path / "bad").exists()
