@@ -228,18 +228,19 @@ class GLMUCB(_GLMUCBBase):
     Theory width (Filippi et al. Thm 1, without their constant kappa >= sqrt(3) and projection
     step): rho(t) = 2 k_mu sigma / c_mu sqrt(2 d log t log(2 d n / delta)) with k_mu = mu'_max and
     c_mu = mu'_min set, as in [S1] §5.1, to 0.25 and sigma = 0.5 (Bernoulli rewards). n is the
-    horizon if given, else the current round (anytime). A number for `alpha` replaces rho(t):
-    [S1]'s informal design is alpha=0.5.
+    horizon if given, else the current round (anytime), with alpha="theory". A number for `alpha`
+    replaces rho(t); the default is [S1]'s informal design alpha=0.5, because the theory width (61-77
+    on a [0, 1] mean scale) leaves GLM-UCB at Random's regret for 10^4 rounds (docs/sanity.md).
 
     Args:
-        alpha: "theory" or a constant width scale.
+        alpha: a constant width scale (default 0.5) or "theory".
         delta, sigma, mu_dot_min, mu_dot_max: constants of the theory width.
         lam, init_explore, link, horizon, dim, seed: as for GLM-TSL.
     """
 
     params = {"mu_dot_max": _POSITIVE, "horizon": (Int(ge=2), None)}
 
-    def __init__(self, *, alpha="theory", delta=0.05, sigma=0.5, mu_dot_min=0.25, mu_dot_max=0.25, lam=1e-3,
+    def __init__(self, *, alpha=0.5, delta=0.05, sigma=0.5, mu_dot_min=0.25, mu_dot_max=0.25, lam=1e-3,
                  init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
         super().__init__(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam,
                     init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
@@ -260,17 +261,18 @@ class UCBGLM(_GLMUCBBase):
     """UCB-GLM (Li, Lu, Zhou 2017): argmax x^T theta_hat + alpha_t ||x||_{V^{-1}}.
 
     Theory width (Li et al. Thm 2): alpha_t = sigma / kappa sqrt(d/2 log(1 + 2t/d) + log(1/delta)),
-    kappa = mu'_min set to [S1] §5.1's most optimistic 0.25, sigma = 0.5. A number for `alpha`
-    replaces alpha_t: [S1]'s informal design is alpha=0.5. Li et al. start with random pulls
+    kappa = mu'_min set to [S1] §5.1's most optimistic 0.25, sigma = 0.5, with alpha="theory". A
+    number for `alpha` replaces alpha_t; the default is [S1]'s informal design alpha=0.5, as for
+    GLM-UCB (the theory width learns slowly on [S0]'s logistic bandit, docs/sanity.md). Li et al. start with random pulls
     until V is well conditioned; here, as in [S1] §5.1, with d linearly independent arms.
 
     Args:
-        alpha: "theory" or a constant width scale.
+        alpha: a constant width scale (default 0.5) or "theory".
         delta, sigma, mu_dot_min: constants of the theory width.
         lam, init_explore, link, dim, seed: as for GLM-TSL.
     """
 
-    def __init__(self, *, alpha="theory", delta=0.05, sigma=0.5, mu_dot_min=0.25, lam=1e-3,
+    def __init__(self, *, alpha=0.5, delta=0.05, sigma=0.5, mu_dot_min=0.25, lam=1e-3,
                  init_explore=True, link="logistic", dim=None, seed=None):
         super().__init__(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, lam=lam,
                     init_explore=init_explore, link=link, dim=dim, seed=seed)

@@ -303,20 +303,19 @@ class OAM(_SingleInstance, LinUCB):
     changed (Alg. 1 re-solves every round; without this an allocation with T = inf on a former
     x_hat* would be tracked until det G grew). `solves_` and `solve_reasons_` count the solves.
 
-    Forced exploration. With the default epsilon_t = 1 / log log t (>= 0.45 for t <= 10^4) and K >= 3
-    arms, N_b2 <= epsilon_t s(t) holds in every exploration round (min N <= s / K): every exploration
-    round is forced, i.e. round-robin over the arms, and the regret is linear until (4.3) holds ([S4]'s
-    proof, App. B.3, needs epsilon_t <= 1 / |A|, "satisfied when t is large"). This is the paper's
-    theory rate, kept as the default; it does not reproduce [S4]'s figures. For experiments use a
-    constant epsilon well below 1 / K (e.g. 0.001), or epsilon=0.01 with spanner=True
-    (forced fraction d * epsilon). Measurements and timings: docs/oam.md.
+    Forced exploration. With the paper's rate epsilon_t = 1 / log log t (epsilon=None; >= 0.45 for
+    t <= 10^4) and K >= 3 arms, N_b2 <= epsilon_t s(t) holds in every exploration round (min N <= s /
+    K): every exploration round is forced, i.e. round-robin over the arms, and the regret is linear
+    until (4.3) holds ([S4]'s proof, App. B.3, needs epsilon_t <= 1 / |A|, "satisfied when t is
+    large"). The default is therefore a constant epsilon = 0.001, well below 1 / K, which learns;
+    epsilon=0.01 with spanner=True (forced fraction d * epsilon) is another. Measurements: docs/oam.md.
 
     Args:
         horizon: n, the run length used by f_n ([S4] does not state it; docs/papers.md, S4-A1).
         c: the absolute constant c of f_{n,delta} (eq. 4.1; [S4] gives no value, S4-A2: c = 1).
         zeta: lazy-update factor (re-solve when det G_t >= (1 + zeta) det G_at_last_solve); [S4]: 0.1.
-        epsilon: forced-exploration rate; None for epsilon_t = 1 / log(log t) ([S4] Thm 4.3), capped at 1
-            (for t < e^e, where log log t <= 1); a float in [0, 1] for a constant rate.
+        epsilon: forced-exploration rate, a constant in [0, 1] (default 0.001), or None for [S4] Thm
+            4.3's epsilon_t = 1 / log(log t), capped at 1 (for t < e^e, where log log t <= 1).
         spanner: forced exploration on a barycentric spanner of each action set (Remark 4.2) instead
             of on all its arms.
         lam: ridge keeping G_t invertible (see above).
@@ -327,7 +326,7 @@ class OAM(_SingleInstance, LinUCB):
     batched = False
     params = {**_COMMON, "c": Real(ge=0), "epsilon": (Real(ge=0, le=1), None), "spanner": Bool()}
 
-    def __init__(self, *, horizon: int = 10_000, c: float = 1.0, zeta: float = 0.1, epsilon: float | None = None,
+    def __init__(self, *, horizon: int = 10_000, c: float = 1.0, zeta: float = 0.1, epsilon: float | None = 0.001,
                  spanner: bool = False, lam: float = 1e-6, max_contexts: int = 10, solver: str | None = "CLARABEL",
                  seed: int | None = None, dim: int | None = None):
         self.horizon, self.c, self.zeta, self.epsilon, self.spanner = horizon, c, zeta, epsilon, spanner

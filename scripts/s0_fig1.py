@@ -36,7 +36,8 @@ PANELS = [
            A("Lin-ES", "Lin-ES (sigma_R=0.5, prior_sd=1)", sigma_R=0.5, prior_sd=1.0)], horizon=10_000, seeds=50),
     Panel("fig1b", [E("CtxBandit/Logistic-v0")],
           [A("GLM-ES"), A("GLM-ES-DT", "GLM-ES-DT100", T0=100), A("GLM-ES-DT", "GLM-ES-DT300", T0=300),
-           A("GLM-TSL"), A("GLM-FPL"), A("GLM-UCB"), A("UCB-GLM")], horizon=10_000, seeds=50),
+           A("GLM-TSL"), A("GLM-FPL"), A("GLM-UCB", alpha="theory"), A("UCB-GLM", alpha="theory")],
+          horizon=10_000, seeds=50),
     *[Panel(name, [E(env)], NEURAL, horizon=10_000, seeds=50, quick_agents=QUICK_NEURAL)
       for name, env in (("fig1d", "CtxBandit/Distance-v0"), ("fig1e", "CtxBandit/Quadratic-v0"))],
 ]

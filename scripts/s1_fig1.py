@@ -22,7 +22,7 @@ from _paper import A, E, Panel, main
 N = 50_000
 AGENTS = [
     A("GLM-TSL", "GLM-TSL (theory)", a="theory", horizon=N), A("GLM-FPL", "GLM-FPL (theory)", a="theory", horizon=N),
-    A("GLM-UCB", "GLM-UCB (theory)", horizon=N), A("UCB-GLM", "UCB-GLM (theory)"),
+    A("GLM-UCB", "GLM-UCB (theory)", alpha="theory", horizon=N), A("UCB-GLM", "UCB-GLM (theory)", alpha="theory"),
     A("GLM-TSL", "GLM-TSL (a=1)"), A("GLM-FPL", "GLM-FPL (a=0.5)"),
     A("GLM-UCB", "GLM-UCB (0.5)", alpha=0.5), A("UCB-GLM", "UCB-GLM (0.5)", alpha=0.5),
 ]

@@ -26,7 +26,7 @@ from pathlib import Path
 from _paper import A, E, Panel, main
 
 N = 10_000
-BASE = [A("OAM", horizon=N), A("OAM", "OAM (eps=0.001)", horizon=N, epsilon=0.001),
+BASE = [A("OAM", "OAM (eps_t = 1/log log t)", horizon=N, epsilon=None), A("OAM", "OAM (eps=0.001)", horizon=N),
         A("OAM", "OAM (eps=0.01, spanner)", horizon=N, epsilon=0.01, spanner=True), A("LinUCB", delta=1 / N)]
 ALL = BASE + [A("OSSB", horizon=N), A("LinTS-AG", "LinTS (theory)", horizon=N), A("LinTS", "LinTS (heuristic)")]
 PANELS = [

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import gym_ctxbandits
-from gym_ctxbandits.experiment import EnvSpec, import_agents
+from gym_ctxbandits.experiment import EnvSpec, import_agents, seed_list
 
 THRESHOLD = 0.9          # at home every agent must end below this fraction of Random's regret
 QUICK_HORIZON, QUICK_SEEDS = 100, 2
@@ -125,25 +125,10 @@ def run_home(home: Home, names: list[str], seeds, horizon: int, out: Path, worke
     return rows
 
 
-def parse_seeds(text: str) -> list[int]:
-    """`N` (seeds 0..N-1) or `A:B` (seeds A..B-1)."""
-    try:
-        if ":" in text:
-            a, b = (int(x) for x in text.split(":"))
-            seeds = list(range(a, b))
-        else:
-            seeds = list(range(int(text)))
-    except ValueError:
-        seeds = []
-    if len(seeds) < 2 or seeds[0] < 0:
-        raise SystemExit(f"sanity.py: --seeds {text!r}: give N >= 2 (seeds 0..N-1) or A:B with 0 <= A, B >= A + 2")
-    return seeds
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", help="comma-separated registered names (default: every agent but Random)")
-    parser.add_argument("--seeds", default="5", help="N (seeds 0..N-1) or A:B (default 5)")
+    parser.add_argument("--seeds", default="5", help="N (seeds 0..N-1), A:B (seeds A..B-1) or a list 3,7,11 (default 5)")
     parser.add_argument("--quick", action="store_true", help=f"T = {QUICK_HORIZON}, {QUICK_SEEDS} seeds: a smoke run")
     parser.add_argument("--out", default="results/sanity", help="results folder (resumable)")
     parser.add_argument("--workers", type=int, default=2, help="local processes (1: in this process)")
@@ -157,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
                              "`ctxbandits list` shows the registered names")
         if name not in HOMES:
             raise SystemExit(f"sanity.py: {name!r} has no home env; add one to HOMES in scripts/sanity.py")
-    seeds = list(range(QUICK_SEEDS)) if args.quick else parse_seeds(args.seeds)
+    try:
+        seeds = list(range(QUICK_SEEDS)) if args.quick else seed_list(args.seeds, "--seeds")
+    except ValueError as err:
+        raise SystemExit(f"sanity.py: {err}") from None
     rows, start = [], time.perf_counter()
     homes = {id(HOMES[n]): HOMES[n] for n in names}          # each home once, in the agents' order
     for home in homes.values():

@@ -236,7 +236,8 @@ def test_randomized_glm_agents_beat_uniform_and_theory_glm_ucb():
             if name == "uniform":
                 total += n * (p.max() - p.mean())
             else:
-                total += play(agents.make(name, seed=s), X, p, rng, n)[0]
+                kwargs = {"alpha": "theory"} if name == "GLM-UCB" else {}
+                total += play(agents.make(name, seed=s, **kwargs), X, p, rng, n)[0]
         regret[name] = total / len(seeds)
     assert regret["GLM-TSL"] < regret["uniform"] / 5 and regret["GLM-FPL"] < regret["uniform"] / 5
     assert regret["GLM-TSL"] < regret["GLM-UCB"] / 2 and regret["GLM-FPL"] < regret["GLM-UCB"] / 2

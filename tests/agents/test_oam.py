@@ -215,10 +215,12 @@ def regrets(env_id, make, n, seeds, **env_kwargs):
     return [run(env_id, make(seed), n, seed, **env_kwargs)[0].sum() for seed in seeds]
 
 
-def test_default_epsilon_is_round_robin():
+def test_theory_epsilon_is_round_robin():
     """eps_t = 1 / log log t >= 1 / K (t <= 10^4, K >= 3): N_b2 <= eps_t s(t) always holds, so every
-    exploration round is forced (round-robin). The paper's theory rate; documented, not a bug."""
-    agent = OAM(horizon=1000, seed=0)
+    exploration round is forced (round-robin). The paper's theory rate, an option (epsilon=None),
+    not the default (0.001), which forces a small fraction of the rounds."""
+    assert OAM().epsilon == 0.001
+    agent = OAM(horizon=1000, seed=0, epsilon=None)
     run("CtxBandit/FixedActionSet-v0", agent, 600, 0)
     assert agent.rounds_["explore"] == 0 and agent.rounds_["forced"] > 500
     assert np.ptp(agent.pulls_[0]) <= 1
