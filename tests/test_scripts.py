@@ -92,3 +92,32 @@ def test_seeds_option_takes_a_count_a_range_or_a_list(tmp_path, monkeypatch, cap
         err = capsys.readouterr().err
         assert stop.value.code == 2 and err.count("\n") == 1 and "error: --seeds" in err, (bad, err)
     assert not (tmp_path / "bad").exists()
+
+
+def test_sanity_report_quick(tmp_path):
+    """scripts/sanity.py at small size: each agent next to Random at its home env, a ratio per seed
+    set, a verdict, and the document; every registered agent has a home."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        import sanity
+    finally:
+        sys.path.remove(str(ROOT))
+    import agents
+
+    assert set(sanity.HOMES) == set(agents.REGISTRY) - {"Random"}
+    doc = tmp_path / "sanity.md"
+    code = sanity.main(["--quick", "--agents", "LinTS,GLM-TSL,OAM", "--fresh-seeds", "5:7", "--workers", "1",
+                        "--out", str(tmp_path / "out"), "--markdown", str(doc)])
+    text = doc.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "[S" in line]
+    assert [r.split(" | ")[0] for r in rows] == ["| LinTS", "| GLM-TSL", "| OAM"]
+    assert "seeds 0-1" in text and "seeds 5-6" in text and "python scripts/sanity.py --quick" in text
+    assert code == (1 if "FAILS" in text else 0)
+
+
+@pytest.mark.parametrize("argv, message", [(["--agents", "LinUBC"], "unknown agent 'LinUBC'. Did you mean 'LinUCB'"),
+                                           (["--seeds", "5:5"], "--seeds")])
+def test_sanity_report_bad_input_is_one_line(argv, message, tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "sanity.py"), *argv, "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
