@@ -7,11 +7,15 @@ download from the public source into the data home (temp file, checked, then ren
 $CTXBANDITS_OFFLINE=1 (the test suite sets it) turns every download off, whatever `download=` says.
 
 Checks: every file is parsed with structural checks (IDX magic numbers and sizes, column
-counts, label sets, row counts of the canonical files). Byte checksums would reject legitimate
-re-compressed copies (the shared MNIST copy and Debian's Fashion-MNIST differ byte-wise from the
-original .gz files), so the known SHA-256s (`content_sha256` in manifest.toml) are of the
-decompressed content. A file with a known content checksum that does not match is corrupt,
-wherever it came from. Folders, file names, URLs and row counts come from manifest.toml too.
+counts, label sets, row counts of the canonical files), and checked first against the byte
+checksums that manifest.toml lists for a file of its name (`check_sha256`: the SHA-256, or the MD5
+where a source publishes only that; the published original and the known copies, such as the
+shared MNIST files and Debian's Fashion-MNIST, which are re-compressed and differ byte-wise from
+the original archives). The IDX files also carry the SHA-256 of their decompressed content
+(`content_sha256`), which a decompressed copy is checked against. A file with a known checksum
+that does not match is corrupt, wherever it came from; `check_size=False` skips the byte and
+content checks for a copy made deliberately. Folders, file names, URLs and row counts come from
+manifest.toml too.
 """
 
 from __future__ import annotations
@@ -131,14 +135,17 @@ def fetch(url: str, target: Path) -> Path:
 
 
 def check_sha256(dataset: str, paths: dict[str, Path]) -> None:
-    """Each file must have the SHA-256 the manifest lists for it (when it lists one), else a
-    DatasetCorrupt naming that very file."""
+    """Each file must have a checksum the manifest lists for it (when it lists one: the SHA-256 of
+    a record, or its MD5 where only that is published), else a DatasetCorrupt naming that very file."""
     from gym_ctxbandits.datasets import manifest
 
+    names = {"sha256": "SHA-256", "md5": "MD5"}
     for path in paths.values():
         if manifest.verify(path, dataset) is False:
-            raise corrupt(path, "its SHA-256 is not the one the dataset manifest lists for this file: it is damaged "
-                                "or another version (pass check_size=False to use a copy you made deliberately)")
+            algorithms = sorted({a for a, _ in manifest.expected_checksums(path, dataset)}, key=manifest.ALGORITHMS.index)
+            what = " or ".join(names[a] for a in algorithms)
+            raise corrupt(path, f"its {what} is none of those the dataset manifest lists for this file: it is "
+                                "damaged or another version (pass check_size=False to use a copy you made deliberately)")
 
 
 def parse_checked(paths: dict[str, Path], downloaded: bool, parse, dataset: str | None = None):

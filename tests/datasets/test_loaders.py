@@ -1,6 +1,7 @@
 """The loaders on small files in the real formats (made here), their errors, and the real copies."""
 
 import gzip
+import hashlib
 import os
 import re
 import shutil
@@ -49,7 +50,12 @@ def test_idx_images_through_path_and_data_home(tmp_path, monkeypatch):
     monkeypatch.setenv("CTXBANDITS_DATA", str(tmp_path))
     np.testing.assert_array_equal(datasets.load("mnist", check_size=False).y, labels)
     np.testing.assert_array_equal(datasets.load("mnist", data_home=tmp_path, check_size=False).y, labels)
-    with pytest.raises(DatasetCorrupt, match="60000"):  # the canonical file name holds 60,000 images
+    # the canonical name without check_size=False: the published archive's checksum (and 60,000 images)
+    with pytest.raises(DatasetCorrupt, match="train-images-idx3-ubyte.gz: its SHA-256"):
+        datasets.load("mnist", path=tmp_path)
+    (tmp_path / "mnist" / "train-images-idx3-ubyte.gz").unlink()
+    write_idx(tmp_path / "mnist" / "train-images-idx3-ubyte", images, compress=False)  # decompressed: no byte hash
+    with pytest.raises(DatasetCorrupt, match="train-images-idx3-ubyte: its content does not match"):
         datasets.load("mnist", path=tmp_path)
 
 
@@ -242,17 +248,20 @@ def test_measuring_hate_speech_local_copy_is_aggregated_per_comment(tmp_path):
 # -- a damaged copy of a real file is never used ---------------------------------------------------
 def _real_files():
     """(dataset, path in the data home, split) of every real file with a listed SHA-256 that a loader
-    reads (MNIST's train labels alone cannot be loaded: no train images here)."""
+    reads, once per path (an original and its known copy share one; MNIST's train labels alone cannot
+    be loaded: no train images here)."""
     from gym_ctxbandits.datasets import manifest
 
-    cases = []
+    roles = {r.path: r.role for r in manifest.records() if r.role}   # copies take their file's role
+    cases = {}
     for r in manifest.records():
+        role = roles.get(r.path)
         if not r.sha256 or r.dataset not in ("mnist", "open-bandit", "davidson", *datasets.tables.TABLES) \
-                or r.role == "train-labels":
-            continue
-        split = {"test-images": "test", "test-labels": "test", "subset5k": "subset5k"}.get(r.role)
-        cases.append((r.dataset, r.path, split))
-    return cases
+                or role == "train-labels" or REAL.is_dir() and not (REAL / r.path).is_file():
+            continue  # (files the data home does not hold are left out; without one, each case skips)
+        split = {"test-images": "test", "test-labels": "test", "subset5k": "subset5k"}.get(role)
+        cases[r.path] = (r.dataset, r.path, split)
+    return list(cases.values())
 
 
 @pytest.mark.parametrize("damage", ["byte", "cut"])
@@ -278,3 +287,65 @@ def test_a_damaged_real_file_is_named_and_never_used(tmp_path, dataset, relpath,
             datasets.load_hate_speech(corpus="davidson", path=folder)
         else:
             datasets.load(dataset, path=folder, **({"split": split} if split else {}))
+
+
+# -- the published checksums of the original layouts, checked on the real copies ------------------
+def _original_layouts():
+    """UCI's own files, rebuilt byte for byte from the shared copies: {dataset: {file name: bytes}}.
+    How each shared copy differs from UCI's file is what the manifest says of it."""
+    def read(rel):
+        return (REAL / rel).read_bytes()
+
+    return {
+        "shuttle": {"shuttle.trn": read("uci/shuttle/shuttle.trn.csv").replace(b",", b" ") + b"\n",
+                    "shuttle.tst": read("uci/shuttle/shuttle.tst.csv").replace(b",", b" ")},
+        "mushroom": {"agaricus-lepiota.data": read("uci/mushroom/agaricus-lepiota.data").split(b"\n", 1)[1] + b"\n"},
+        "adult": {"adult.data": read("uci/adult/adult.data"),
+                  "adult.test": b"|1x3 Cross validator\n" + read("uci/adult/adult.test")},
+        "banknote": {"data_banknote_authentication.txt": read("uci/banknote/banknote_authentication.csv")},
+    }
+
+
+@pytest.mark.parametrize("dataset", ["shuttle", "mushroom", "adult", "banknote"])
+def test_published_checksums_of_the_original_files_hold(tmp_path, monkeypatch, dataset):
+    """The SHA-256 (and MD5) published for UCI's own files, which the downloads fetch, are those of
+    the shared copies turned back into UCI's layout: such a file passes the loader's checks, and a
+    copy with one byte changed does not."""
+    from gym_ctxbandits.datasets import manifest
+
+    if not (REAL / "uci" / "shuttle" / "shuttle.trn.csv").is_file():
+        pytest.skip(f"real data not present in {REAL} (set $CTXBANDITS_DATA)")
+    monkeypatch.setenv("CTXBANDITS_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "original"
+    folder.mkdir()
+    for name, data in _original_layouts()[dataset].items():
+        (folder / name).write_bytes(data)
+        (listed,) = [r for r in manifest.records(dataset) if r.role and Path(r.path).name == name]  # the file, not a copy
+        assert hashlib.sha256(data).hexdigest() == listed.sha256, name
+        assert listed.md5 is None or hashlib.md5(data).hexdigest() == listed.md5, name
+        assert listed.size is None or len(data) == listed.size, name
+    shape = REAL_SHAPES[dataset][0]
+    assert datasets.load(dataset, path=folder).X.shape == shape
+    name, data = next(iter(_original_layouts()[dataset].items()))
+    damaged = tmp_path / "damaged"
+    shutil.copytree(folder, damaged)
+    data = bytearray(data)
+    data[len(data) // 2] ^= 0x01
+    (damaged / name).write_bytes(bytes(data))
+    with pytest.raises(DatasetCorrupt, match=re.escape(str(damaged / name))):
+        datasets.load(dataset, path=damaged)
+
+
+def test_debians_fashion_mnist_is_a_known_copy(tmp_path, monkeypatch):
+    """Debian's re-compressed Fashion-MNIST (the packaged folder the loader searches) is listed as a
+    known copy of the original archives, so it still loads with the byte checks on."""
+    debian = Path("/usr/share/datasets/fashion-mnist")
+    if not (debian / "t10k-images-idx3-ubyte.gz").is_file():
+        pytest.skip("Debian's dataset-fashion-mnist is not installed")
+    from gym_ctxbandits.datasets import manifest
+
+    monkeypatch.setenv("CTXBANDITS_CACHE", str(tmp_path / "cache"))
+    for f in sorted(debian.glob("*-ubyte.gz")):
+        assert manifest.verify(f, "fashion-mnist") is True, f
+    ds = datasets.load("fashion-mnist", split="test", data_home=tmp_path / "empty")
+    assert ds.X.shape == (10_000, 784) and np.bincount(ds.y).tolist() == [1000] * 10
