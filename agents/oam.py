@@ -2,7 +2,7 @@
 OAM ([S4] Hao, Lattimore, Szepesvari, Alg. 1) and OSSB (Combes, Magureanu, Proutiere 2017).
 
 Both are single-instance agents (`batched = False`): obs is the (K, d) action set of the round.
-CVXPY (the optional extra `pip install gym-ctxbandits[oam]`) is imported only when a semidefinite
+CVXPY (the optional extra: `pip install -e ".[oam]"` in the clone) is imported only when a semidefinite
 program is actually needed (see below), so `import agents` works without it.
 
 Contexts. In [S4] the context *is* the action set: a context is identified by the exact bytes of the
@@ -45,7 +45,8 @@ def _cvxpy():
         import cvxpy as cp
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("OAM and OSSB solve their allocation program with CVXPY, which is not installed; "
-                          "install it with `pip install cvxpy` or `pip install gym-ctxbandits[oam]`") from None
+                          "install it with `pip install cvxpy`, or `pip install -e \".[oam]\"` in the gym-ctxbandits "
+                          "clone") from None
     return cp
 
 

@@ -102,7 +102,8 @@ def run_ray(units: list[list[Job]], out: Path, progress: bool, address: str | No
     try:
         import ray
     except ImportError:
-        raise ImportError("the Ray backend needs Ray: pip install 'gym-ctxbandits[ray]'") from None
+        raise ImportError("the Ray backend needs Ray: pip install ray, or pip install -e '.[ray]' in the "
+                          "gym-ctxbandits clone") from None
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)

@@ -74,6 +74,41 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
 # Replay families: no simulated regret, no native vector env, the episode ends when the log does.
 REPLAY = {"OpenBandit"}
 
+# The README's environment table, written by scripts/make_tables.py from the registry (ids, T) and
+# this: id name -> (paper and section, reward model). Consecutive ids with the same entry share a row.
+_CLASSIFICATION_ROW = ("[S0] App. F.2, [S2] 7 / App. J, [S3] 5.2",
+                       "one example a round, arm k = x in block k, reward 1 for the true class; `preset=\"S0\"` "
+                       "(L2 rows, default), `\"S2\"` (min-max, 14x14 MNIST), `\"S3\"` (+ N(0, 0.1^2))")
+TABLE_ROWS: dict[str, tuple[str, str]] = {
+    "Linear": ("[S0] 7.1", "x^T theta* + N(0, 0.5^2), K=50 fixed unit arms, d=20"),
+    "Logistic": ("[S0] 7.1", "mu(x^T theta*) + N(0, 0.5^2)"),
+    "Distance": ("[S0] 7.1", "-‖x - theta*‖ + N(0, 0.5^2)"),
+    "Quadratic": ("[S0] 7.1", "10^-2 x^T A A^T x + N(0, 0.5^2)"),
+    "BernoulliLogistic": ("[S1] 5.1", "Ber(mu(x^T theta*)), K=100 arms in U[-1,1]^d, d=10"),
+    **{f"NeuralLogisticH{i}": ("[S2] 7 and App. J", "Ber(mu(h_i(x))), K=5 of a 2,500-vector pool, d=20")
+       for i in range(1, 7)},
+    "FiniteLinear": ("[S3] 5.1", "x^T theta + N(0, 1), 10,000 arms in U[-u,u]^50, theta ~ N(0, 10 I)"),
+    "SphereLinear": ("[S3] App. F.1", "x^T theta + N(0, 1), K fresh points of the unit sphere a round"),
+    "QuadraticPool": ("[S3] 5.2", "10^-2 x^T A A^T x + N(0, 0.1^2), 50 of 1,000 arms, d=100"),
+    "VectorQuadratic": ("[S3] App. F.2", "10 (x^T theta)^2 + N(0, 0.1^2)"),
+    "MLPTeacher": ("[S3] 5.2", "Ber(softmax(MLP(x)/0.1)_2)"),
+    "FixedActionSet": ("[S4] 5.1", "{(1,0), (0,1), (1-u, 5u)}, theta=(1,0), N(0,1)"),
+    "ChangingActionSet1": ("[S4] 5.2", "two action sets, P = 0.3 / 0.7, d=3"),
+    "ChangingActionSet2": ("[S4] 5.2", "two action sets, P = 0.99 / 0.01"),
+    "BoundedRegret": ("[S4] 5.3", "two action sets, P = 0.8 / 0.2"),
+    "UnitCircle": ("[S4] 5.4", "100 arms on the unit circle, theta=(1,0)"),
+    "UnitCircleSmall": ("[S4] App. D(1)", "5 arms on the unit circle"),
+    "RandomTheta": ("[S4] App. D(2)", "100 arms on the circle, random unit theta"),
+    **{name: _CLASSIFICATION_ROW for name in CLASSIFICATION},
+    "MNISTTarget": ("[S1] 5.2", "10 random images a round, Ber(0.75) for the target class, Ber(0.25) otherwise"),
+    "FashionMNISTTarget": ("[S1] 5.2",
+                           "10 random images a round, Ber(0.75) for the target class, Ber(0.25) otherwise"),
+    **{name: ("[S3] 5.2(4) / App. G", "publish or block a post embedded by GPT-2 (or any Hugging Face model; the "
+              "`Tokens` id gives its token ids): +1, -0.5, +0.5") for name in ("HateSpeech", "HateSpeechTokens")},
+    "OpenBandit": ("[S2] App. J.1", "Open Bandit Dataset replay, K=5 reduced action set, reward = logged click on "
+                   "accepted events"),
+}
+
 
 def register_all() -> None:
     """Register every id of ENVIRONMENTS (idempotent)."""

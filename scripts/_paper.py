@@ -9,6 +9,11 @@ with one subplot per env, a run-time figure, and a table of final cumulative reg
     python scripts/s0_fig1.py --quick         # small T and 2 seeds: a smoke run (tests use it)
     python scripts/s0_fig1.py --seeds 10 --horizon 2000 --backend processes
     python scripts/s0_fig1.py --seeds 1000:1010   # ten fresh seeds (1000..1009) instead of 0..N-1
+    python scripts/s0_fig1.py --dry-run       # check the command and list what it would run; run nothing
+
+A missing dataset or optional package ends a script with one `error:` message (the loader's: the
+files needed and where to put them), not a traceback. `--quick` refuses `--figures docs/figures`: a
+smoke run's figures must not replace the published ones.
 """
 
 from __future__ import annotations
@@ -20,10 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gym_ctxbandits.cli import add_run_options, run_comparison
+from gym_ctxbandits.compare import check_comparison
 from gym_ctxbandits.config import Comparison
+from gym_ctxbandits.datasets import DatasetCorrupt
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
 
 QUICK_HORIZON, QUICK_SEEDS = 100, 2
+PUBLISHED_FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"  # the figures docs/*.md show
 
 
 @dataclass
@@ -55,6 +63,7 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
 
     The options of how and where to run are `ctxbandits run`'s (gym_ctxbandits.cli.add_run_options);
     each panel is one `Comparison` run by `gym_ctxbandits.cli.run_comparison`, as the command runs it.
+    Every chosen panel is checked (`check_comparison`) before the first one runs; `--dry-run` stops there.
     """
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help=f"T={QUICK_HORIZON}, {QUICK_SEEDS} seeds: a smoke run")
@@ -63,10 +72,15 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
     parser.add_argument("--envs", help="comma-separated patterns: run only the envs whose title contains one "
                         "(e.g. 'dim=20'; titles look like CtxBandit/Logistic-v0(dim=20))")
     parser.add_argument("--figures", help="also copy each panel's regret.png to FIGURES/<script>_<panel>.png")
+    parser.add_argument("--dry-run", action="store_true", help="check the command (panels, --envs, every env id, "
+                        "env keyword and agent) and list the comparisons it would run, without running them")
     add_run_options(parser, backend="processes")
     parser.set_defaults(band="se", batch=10)
     args = parser.parse_args(argv)
     out = Path(args.out or f"results/{script}{'-quick' if args.quick else ''}")
+    if args.quick and args.figures and Path(args.figures).resolve() == PUBLISHED_FIGURES:
+        parser.exit(2, f"{script}: error: --quick would overwrite the published figures in docs/figures with a "
+                    "smoke run's; give --figures another folder\n")
     chosen = args.panels.split(",") if args.panels else [p.name for p in panels]
     unknown = set(chosen) - {p.name for p in panels}
     if unknown:
@@ -75,6 +89,7 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
         seeds = None if args.seeds is None else seed_list(args.seeds, "--seeds")
     except ValueError as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
+    comparisons = []
     for panel in (p for p in panels if p.name in chosen):
         horizon = args.horizon or (QUICK_HORIZON if args.quick else panel.horizon)
         envs = panel.quick_envs if args.quick and panel.quick_envs else panel.envs
@@ -89,9 +104,23 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
                           horizon=horizon, seeds=seeds or (QUICK_SEEDS if args.quick else panel.seeds),
                           log_every=args.log_every or max(1, horizon // 500), batch=args.batch,
                           out=str(out / panel.name), backend=args.backend, workers=args.workers, address=args.address)
+        try:  # every panel is checked before the first one runs (a typo in the last panel costs no hours)
+            check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, comp.out)
+        except (ImportError, KeyError, ValueError) as err:
+            parser.exit(2, f"{script}: error: panel {panel.name}: {err}\n")
+        comparisons.append((panel, comp))
+    if args.dry_run:
+        for panel, comp in comparisons:
+            print(f"{script} {panel.name}: {len(comp.envs)} envs x {len(comp.agents)} agents x {len(seed_list(comp.seeds))} seeds, "
+                  f"T={comp.horizon}, into {comp.out}")
+        parser.exit(0)   # nothing more: the scripts' own steps after main() (s1_fig2's reward figure) need results
+    for panel, comp in comparisons:
         start = time.perf_counter()
-        _, paths, text = run_comparison(comp, args.band, args.quiet)
-        print(f"\n## {script} {panel.name}: T={horizon}, {len(seed_list(comp.seeds))} seeds, "
+        try:
+            _, paths, text = run_comparison(comp, args.band, args.quiet)
+        except (FileNotFoundError, ImportError, DatasetCorrupt) as err:  # a missing dataset or package: no traceback
+            parser.exit(2, f"{script}: error: {type(err).__name__}: {err}\n")
+        print(f"\n## {script} {panel.name}: T={comp.horizon}, {len(seed_list(comp.seeds))} seeds, "
               f"{time.perf_counter() - start:.0f} s (finished jobs are not rerun)\n{text}")
         for note in panel.notes:
             print(f"- {note}")

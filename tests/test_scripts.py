@@ -121,3 +121,40 @@ def test_sanity_report_bad_input_is_one_line(argv, message, tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "sanity.py"), *argv, "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def paper_main(argv, tmp_path, monkeypatch, envs=("CtxBandit/Linear-v0",), agent="Random"):
+    """scripts/_paper.main on a one-panel figure of `envs` x `agent`, run in this process; its exit code."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.chdir(tmp_path)
+    import _paper
+
+    panel = _paper.Panel("p", [_paper.E(e) for e in envs], [_paper.A(agent)], horizon=10, seeds=1)
+    try:
+        _paper.main("demo", [panel], "a test figure", argv=argv)
+    except SystemExit as stop:
+        return stop.code
+    return 0
+
+
+def test_dry_run_checks_and_runs_nothing(tmp_path, monkeypatch, capsys):
+    assert paper_main(["--dry-run", "--out", "out"], tmp_path, monkeypatch) == 0
+    assert "demo p: 1 envs x 1 agents x 1 seeds, T=10" in capsys.readouterr().out
+    assert not (tmp_path / "out").exists()
+    assert paper_main(["--dry-run"], tmp_path, monkeypatch, agent="NoSuchAgent") != 0
+
+
+def test_quick_refuses_the_published_figures(tmp_path, monkeypatch, capsys):
+    """A smoke run's figures must not replace docs/figures' (one line, exit 2, nothing run)."""
+    figures = str(ROOT.parent / "docs" / "figures")
+    assert paper_main(["--quick", "--figures", figures, "--out", "out"], tmp_path, monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "docs/figures" in err and not (tmp_path / "out").exists()
+
+
+def test_a_missing_dataset_is_one_error_not_a_traceback(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CTXBANDITS_DATA", str(tmp_path / "empty"))
+    code = paper_main(["--quick", "--backend", "inprocess", "--quiet", "--out", "out"], tmp_path, monkeypatch,
+                      envs=("CtxBandit/Phoneme-v0",))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("demo: error: DatasetNotFound: phoneme:") and "Traceback" not in err

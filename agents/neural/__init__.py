@@ -23,7 +23,7 @@ The modules need PyTorch; this package does not. `LAZY` holds one small factory 
 (`LazyAgent`) that imports torch and the implementing module on first use; importing
 `agents.neural.registry` puts them in agents.REGISTRY, so `import agents` works without torch,
 and `agents.make("Neural-ES")` without torch raises an ImportError that says to
-`pip install "gym-ctxbandits[neural]"`. Importing this package itself registers nothing.
+`pip install -e ".[neural]"` (in the clone). Importing this package itself registers nothing.
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ class LazyAgent:
         try:
             import torch  # noqa: F401
         except ImportError:
-            raise ImportError(f'the neural agent {self.name!r} needs PyTorch: '
-                              'pip install "gym-ctxbandits[neural]"') from None
+            raise ImportError(f'the neural agent {self.name!r} needs PyTorch: pip install torch, or '
+                              'pip install -e ".[neural]" in the gym-ctxbandits clone') from None
         return getattr(importlib.import_module(f"agents.neural.{self.module}"), self.attr)
 
     def __call__(self, **kwargs):

@@ -294,7 +294,7 @@ def test_without_torch_import_agents_works_and_make_says_what_to_install():
             "try:\n    agents.make('Neural-ES', seed=0)\nexcept ImportError as e:\n    print('ImportError:', e)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert 'ImportError:' in proc.stdout and 'pip install "gym-ctxbandits[neural]"' in proc.stdout
+    assert 'ImportError:' in proc.stdout and 'pip install -e ".[neural]"' in proc.stdout
 
 
 # -- known answer -------------------------------------------------------------------------------------

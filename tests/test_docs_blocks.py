@@ -1,0 +1,425 @@
+"""Every fenced block of README.md and docs/*.md runs as written, at small sizes (issue 19 item 6).
+
+A reader copies blocks out of the docs; this test does the same with every block, by its tag:
+
+- ```python: executed in order in a temp folder, the blocks of a page sharing one namespace (a
+  reader's session). Agents a page registers are unregistered afterwards.
+- ```bash / ```sh / ```shell, and the `$ ` lines of ```console: split into commands (backslash
+  continuations, open quotes and heredocs joined; `&&` chains split). A command is
+  * an install step (`python3 -m venv`, `. .venv/bin/activate`, `pip install`): checked for form
+    (the extras it names exist in pyproject.toml; never `gym-ctxbandits[...]`, which is not
+    published), not run;
+  * on SKIP (it needs the datasets or a GPU, or minutes to days; each entry says which, and how
+    long the command takes): not run, but its arguments are checked: a paper script runs with
+    `--dry-run` (panels, --envs, env ids and keywords, agents), `ctxbandits run` is parsed and its
+    comparison checked, another script's flags must appear in its --help;
+  * anything else: run by bash in a temp folder after the REWRITES (smaller sizes), `ctxbandits`
+    and `python` being this checkout's (shims on PATH, PYTHONPATH, `scripts/` linked there).
+- ```toml / ```yaml: a file that the page's commands read, written into the temp folder under the
+  name the prose just before the block gives (`name.toml`).
+- ```text / ```output: output, ignored. A block with another tag, or none, fails: tag it.
+
+So a block added to the docs either runs, or fails here until it is made to run or put on SKIP.
+The paper scripts' own --quick runs are in tests/test_scripts.py. Tests never use the network
+(tests/conftest.py); with $CTXBANDITS_DATA unset nothing here reads a dataset.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import shlex
+import subprocess
+import sys
+import tomllib
+import types
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PYTHON, SHELL, FILES, OUTPUT = {"python"}, {"bash", "sh", "shell", "console"}, {"toml", "yaml"}, {"text", "output"}
+
+# Commands not run: (normalized command: `key`) -> why, and how long the command takes as written.
+SKIP = {
+    # README.md
+    "python -m pytest": "the test suite itself: about 2.5 min on 2 cores",
+    "python scripts/s0_fig1.py": "days of CPU at the paper's scale (its panels fig1a and fig1b: about 13 min on 2 "
+                                 "cores)",
+    "python scripts/s1_fig1.py": "about 2 h on 2 free cores (docs/glm_agents.md; the measured runs took 95 + 75 min "
+                                 "with --batch 50 on shared cores)",
+    "python scripts/s1_fig2.py": "needs MNIST and Fashion-MNIST; about 300 CPU-hours at the paper's scale",
+    "python scripts/s2_figs.py": "needs the UCI datasets and MNIST; fig1 + fig2 17 min on 2 loaded cores, mnist at "
+                                 "T = 2000 and 10 seeds not measured (T = 1000, 2 seeds: 5 min)",
+    "python scripts/s3_fig3a.py": "about 13 min on 2 cores",
+    "python scripts/s3_fig3.py": "needs Shuttle and the hate-speech corpus; hours on a CPU (the reduced runs of "
+                                 "docs/s3_neural_agents.md took 11 to 85 min a panel)",
+    "python scripts/s3_moderation.py": "needs the hate-speech corpus; a GPU's job (about 2 s a round fine-tuning on "
+                                       "this CPU, 10^4 rounds x 10 seeds)",
+    "python scripts/s4_figs.py": "about 45 min on 2 cores",
+    "CTXBANDITS_DATA=~/datasets python scripts/real_data_linear.py": "needs the datasets; about 30 min on 2 cores",
+    # docs/datasets.md
+    "python data/make_fixtures.py --source ~/datasets": "rewrites data/fixtures from the real datasets (not in a fresh "
+                                                        "clone); about 1 s",
+    # docs/glm_agents.md
+    "python scripts/s1_fig1.py --horizon 2000 --seeds 50 --batch 50 --workers 2 --out /tmp/s1_2000":
+        "111 s on 2 cores",
+    # docs/reproductions.md
+    "python scripts/s0_fig1.py --panels fig1a,fig1b --figures docs/figures": "fig1a 17 s, fig1b 13 min on 2 cores",
+    "python scripts/s0_fig1.py --panels fig1d,fig1e --horizon 2000 --seeds 5 --workers 1 --figures docs/figures":
+        "36 min on 2 loaded cores",
+    "OMP_NUM_THREADS=1 python scripts/s0_fig1.py --panels fig1d --horizon 5000 --seeds 10 --workers 1":
+        "75 min on one core",
+    "python scripts/s3_fig3a.py --figures docs/figures": "13 min on 2 cores",
+    "python scripts/s1_fig1.py --horizon 10000 --seeds 10 --figures docs/figures": "26 min on 2 cores",
+    "python scripts/s1_fig1.py --batch 50 --workers 2 --envs dim=5,dim=10": "95 min on 2 shared cores",
+    "python scripts/s1_fig1.py --batch 50 --workers 2 --envs dim=20": "75 min on 2 shared cores",
+    "python scripts/s4_figs.py --figures docs/figures": "about 45 min on 2 cores",
+    # docs/s1_deep_agents.md
+    "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s1_fig2.py --horizon 2000 --seeds 4 --backend "
+    "processes --workers 2 --out results/s1_fig2 --figures docs/figures": "needs MNIST and Fashion-MNIST; 20.5 min",
+    "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets ctxbandits run --env "
+    "CtxBandit/MNISTTarget-v0,CtxBandit/FashionMNISTTarget-v0 --agents DeepFPL,DeepFL --seeds 4 --horizon 10000 "
+    "--log-every 20 --backend processes --workers 2 --band se --out results/s1_fig2-long":
+        "needs MNIST and Fashion-MNIST; 8.6 min",
+    # docs/s2_neurallog_agents.md
+    "python scripts/s2_figs.py --panels fig1,fig2 --seeds 10 --backend inprocess --figures docs/figures":
+        "needs Mushroom and Shuttle; 16.6 min on 2 loaded cores",
+    "python scripts/s2_figs.py --panels mnist --seeds 2 --horizon 1000 --backend inprocess --figures docs/figures":
+        "needs MNIST; 5.2 min on 2 loaded cores",
+    # docs/s3_neural_agents.md
+    "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s3_fig3.py --horizon 2000 --seeds 5 --panels "
+    "quadratic,neural": "about 23 min on 2 cores (quadratic 667 s, MLP teacher 733 s)",
+    "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s3_fig3.py --horizon 1000 --seeds 5 --panels "
+    "shuttle --workers 1": "needs Shuttle; about 61 min on one core",
+    "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s3_fig3.py --horizon 2000 --seeds 5 --panels hate "
+    "--workers 1": "needs the Davidson corpus; about 85 min on one core",
+    "CTXBANDITS_DATA=~/datasets python scripts/s3_moderation.py --horizon 300 --seeds 2 --figures docs/figures":
+        "needs the Davidson corpus; 22 min on 2 cores",
+}
+
+# What makes the commands that do run small: (pattern, replacement, why). Applied in order to every
+# command (and to the ```toml files) before it runs.
+REWRITES = [
+    (r"--seeds \S+", "--seeds 2", "2 seeds show that seeds work"),
+    (r"--horizon \d+", "--horizon 50", "a few rounds run every agent's act and observe"),
+    (r"^(seeds|horizon) = \S+", lambda m: f"{m[1]} = {2 if m[1] == 'seeds' else 50}", "the same in a config file"),
+    (r"--repeat \d+", "--repeat 1", "one timing run"),
+    (r"(scripts/bench_agents\.py)", r"\1 --T 500 --N 2", "bench_agents: one 500-round block, 2 instances ..."),
+    (r"--skip \d+", "--skip 0", "... and no untimed rounds first"),
+    (r"--N( \d+)+", "--N 2", "... (the command's own --N)"),
+    (r"/tmp/bench\.py 10000 3", "/tmp/bench.py 50 2", "docs/oam.md's benchmark: 50 rounds, 2 seeds"),
+    (r"n = 10_000", "n = 200", "docs/oam.md's speed loop: 200 rounds"),
+    (r"/tmp/", "{tmp}/", "files go to the test's temp folder"),
+]
+
+
+def key(command: str) -> str:
+    """A command as SKIP names it: its words (quotes resolved, comments dropped) joined by spaces."""
+    return " ".join(shlex.split(command, comments=True))
+
+
+def blocks(page: Path) -> list[tuple[int, str, str, str]]:
+    """The fenced blocks of a page: (line of the opening fence, tag, body, the prose before it)."""
+    found, lines, i, prose = [], page.read_text().splitlines(), 0, []
+    while i < len(lines):
+        fence = re.match(r"^\s*```(\S*)\s*$", lines[i])
+        if not fence:
+            prose.append(lines[i])
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
+        found.append((i + 1, fence[1], "\n".join(lines[i + 1:end]), "\n".join(prose)))
+        i, prose = end + 1, []
+    return found
+
+
+def commands(body: str, tag: str) -> list[str]:
+    """The commands of a shell block: continuations, open quotes and heredocs joined, `&&` split."""
+    lines = body.splitlines()
+    if tag == "console":
+        lines = [line[2:] for line in lines if line.startswith("$ ")]
+    out, i = [], 0
+    while i < len(lines):
+        command = lines[i]
+        i += 1
+        if not command.strip() or command.lstrip().startswith("#"):
+            continue
+        while command.endswith("\\") or _open_quote(command):
+            if command.endswith("\\"):
+                command = command[:-1].rstrip() + " " + lines[i].strip()
+            else:
+                command += "\n" + lines[i]
+            i += 1
+        if heredoc := re.search(r"<<-?\s*['\"]?(\w+)['\"]?", command):
+            end = next(j for j in range(i, len(lines)) if lines[j].strip() == heredoc[1])
+            out.append("\n".join([command, *lines[i:end + 1]]))
+            i = end + 1
+        else:
+            out += [part.strip() for part in command.split(" && ")]
+    return out
+
+
+def _open_quote(command: str) -> bool:
+    try:
+        shlex.split(command, comments=True)
+        return False
+    except ValueError:
+        return True
+
+
+def all_blocks():
+    return [(page, *block) for page in PAGES for block in blocks(page)]
+
+
+def where(page: Path, line: int) -> str:
+    return f"{page.relative_to(ROOT)}:{line}"
+
+
+def shell_commands():
+    return [(page, line, c) for page, line, tag, body, _ in all_blocks() if tag in SHELL for c in commands(body, tag)]
+
+
+def test_the_docs_run_this_checkout():
+    """The blocks run in this process must use this checkout's packages (PYTHONPATH or `pip install -e .` here)."""
+    import agents
+    import gym_ctxbandits
+
+    assert Path(gym_ctxbandits.__file__).parents[1] == ROOT and Path(agents.__file__).parents[1] == ROOT, \
+        f"the tests import {gym_ctxbandits.__file__}, not this checkout's: set PYTHONPATH={ROOT}"
+
+
+# --- every block is of a kind this test knows ------------------------------------------------------
+
+def test_every_block_has_a_known_tag():
+    bad = [f"{where(page, line)} ```{tag}" for page, line, tag, *_ in all_blocks()
+           if tag not in PYTHON | SHELL | FILES | OUTPUT]
+    assert not bad, f"tag these blocks with one of {sorted(PYTHON | SHELL | FILES | OUTPUT)}: {bad}"
+
+
+def test_no_command_hides_in_an_indented_block():
+    """Indented code blocks escape this test: a command in one must be fenced instead."""
+    bad = []
+    for page in PAGES:
+        inside = False
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            inside ^= line.strip().startswith("```")
+            if not inside and re.match(r"^( {4}|\t)\s*(\w+=\S+ )*(python3?|ctxbandits|pip) ", line):
+                bad.append(f"{where(page, n)}: {line.strip()}")
+    assert not bad, f"fence these commands (```bash): {bad}"
+
+
+def test_every_skip_entry_is_a_command_of_the_docs():
+    names = {key(c) for _, _, c in shell_commands() if not re.search(r"<<", c)}
+    stale = sorted(set(SKIP) - names)
+    assert not stale, f"SKIP entries that no doc block has any more (remove them): {stale}"
+    assert all(re.search(r"\d+(\.\d+)? ?(s|min|h)\b|hours|days|CPU-hours", why) for why in SKIP.values()), \
+        "every SKIP entry states how long the command takes"
+
+
+# --- install commands: checked, not run ------------------------------------------------------------
+
+EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+
+
+def install_problem(command: str) -> str | None:
+    """What is wrong with an install command ('' when it is fine), or None when it is not one."""
+    words = shlex.split(command, comments=True)
+    if words[:3] in (["python3", "-m", "venv"], ["python", "-m", "venv"]) or words[:1] in (["."], ["source"]):
+        return ""
+    if words[:2] != ["pip", "install"]:
+        return None
+    for word in words[2:]:
+        name, _, extras = word.partition("[")
+        if name.lower().replace("_", "-") == "gym-ctxbandits":
+            return f"{word!r} is not published: install from the clone, pip install -e \".[{extras.rstrip(']')}\"\""
+        if name in (".", "./") and extras:
+            unknown = set(extras.rstrip("]").split(",")) - EXTRAS
+            if unknown:
+                return f"extras {sorted(unknown)} are not in pyproject.toml's {sorted(EXTRAS)}"
+    return ""
+
+
+def test_install_commands_name_what_exists():
+    problems = [f"{where(page, line)}: {c}: {install_problem(c)}" for page, line, c in shell_commands()
+                if install_problem(c)]
+    inline = [f"{page.relative_to(ROOT)}: {c}" for page in PAGES
+              for c in re.findall(r"`(pip install [^`]*)`", page.read_text()) if install_problem(c)]
+    assert not problems + inline, problems + inline
+    assert install_problem('pip install "gym-ctxbandits[neural]"') and install_problem('pip install -e ".[nope]"')
+
+
+# --- python blocks ---------------------------------------------------------------------------------
+
+PY_PAGES = sorted({page for page, _, tag, *_ in all_blocks() if tag in PYTHON})
+
+
+@pytest.mark.parametrize("page", PY_PAGES, ids=lambda p: p.name)
+def test_python_blocks_run(page, tmp_path, monkeypatch, capsys):
+    import agents
+
+    monkeypatch.chdir(tmp_path)
+    registered = dict(agents.REGISTRY)
+    # A module of its own, as a reader's file would be (the conformance suite pickles the agents).
+    module = types.ModuleType(f"docs_{page.stem}")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    try:
+        for line, tag, body, _ in blocks(page):
+            if tag in PYTHON:
+                exec(compile(body, f"{where(page, line)}", "exec"), module.__dict__)
+    finally:
+        agents.REGISTRY.clear()
+        agents.REGISTRY.update(registered)
+    out = capsys.readouterr().out
+    if "PPO" in out:
+        assert "PPO plays arm 0" in out
+
+
+def test_new_agent_example_is_short():
+    """docs/agents.md's worked example of a new algorithm stays under 60 lines (adding an agent is one small module)."""
+    example = next(body for _, _, body, _ in blocks(ROOT / "docs" / "agents.md") if "class DiscountedLinUCB" in body)
+    assert len(example.strip().splitlines()) < 60
+
+
+# --- shell blocks ----------------------------------------------------------------------------------
+
+def rewrite(text: str, tmp: Path) -> str:
+    for pattern, replacement, _ in REWRITES:
+        if isinstance(replacement, str):
+            replacement = replacement.replace("{tmp}", str(tmp))
+        text = re.sub(pattern, replacement, text, flags=re.M)
+    return text
+
+
+def shims(tmp: Path) -> dict:
+    """The environment of a reader's shell in `tmp` whose `ctxbandits` and `python` are this checkout's."""
+    bin_dir = tmp / ".bin"
+    bin_dir.mkdir()
+    for name, target in [("ctxbandits", f'"{sys.executable}" -m gym_ctxbandits.cli'),
+                         ("python", f'"{sys.executable}"'), ("python3", f'"{sys.executable}"')]:
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec {target} "$@"\n')
+        (bin_dir / name).chmod(0o755)
+    (tmp / "scripts").symlink_to(ROOT / "scripts")
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", MPLBACKEND="Agg",
+               PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    return env
+
+
+def check_skipped(command: str, tmp: Path, monkeypatch, capsys) -> None:
+    """The arguments of a command that is not run: a paper script's --dry-run, ctxbandits' own checks,
+    another script's --help."""
+    words = shlex.split(command, comments=True)
+    with monkeypatch.context() as m:
+        while words and re.match(r"^\w+=", words[0]):
+            name, _, value = words.pop(0).partition("=")
+            m.setenv(name, os.path.expanduser(value))
+        m.chdir(tmp)
+        if words[:1] == ["ctxbandits"]:
+            from gym_ctxbandits import cli
+            from gym_ctxbandits.compare import check_comparison
+
+            args = cli.build_parser().parse_args(words[1:])
+            if args.command == "run":
+                comp = cli.comparison_from_args(args)
+                check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, comp.out)
+        elif words[:2] == ["python", "-m"]:
+            assert words[2] == "pytest", command
+        elif words[:1] == ["python"] and words[1].startswith("scripts/") and (ROOT / words[1]).exists() \
+                and "from _paper import" in (ROOT / words[1]).read_text():
+            m.syspath_prepend(str(ROOT / "scripts"))
+            m.setattr(sys, "argv", [str(ROOT / words[1]), *words[2:], "--dry-run", "--quiet"])
+            with pytest.raises(SystemExit) as stop:
+                runpy.run_path(str(ROOT / words[1]), run_name="__main__")
+            assert stop.value.code == 0, f"{command}: --dry-run failed: {capsys.readouterr().err[-2000:]}"
+        else:
+            script = ROOT / words[1]
+            assert words[0] == "python" and script.exists(), f"{command}: no script {words[1]}"
+            usage = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True,
+                                   env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60).stdout
+            unknown = [w for w in words[2:] if w.startswith("--") and w.split("=")[0] not in usage]
+            assert not unknown, f"{command}: {script.name} has no options {unknown}"
+
+
+SHELL_PAGES = sorted({page for page, _, tag, *_ in all_blocks() if tag in SHELL})
+
+
+@pytest.mark.parametrize("page", SHELL_PAGES, ids=lambda p: p.name)
+def test_shell_blocks_run(page, tmp_path, monkeypatch, capsys):
+    env = shims(tmp_path)
+    for _, tag, body, prose in blocks(page):          # the files the commands read
+        if tag in FILES:
+            names = re.findall(r"`([\w.-]+\.(?:toml|ya?ml))`", prose)
+            assert names, f"{page.name}: say which file the ```{tag} block is (`name.{tag}`) just before it"
+            (tmp_path / names[-1]).write_text(rewrite(body, tmp_path) + "\n")
+    for line, tag, body, _ in blocks(page):
+        if tag not in SHELL:
+            continue
+        for command in commands(body, tag):
+            problem = install_problem(command)
+            if problem is not None:
+                assert not problem, f"{where(page, line)}: {command}: {problem}"
+                continue
+            if "<<" not in command and key(command) in SKIP:
+                check_skipped(command, tmp_path, monkeypatch, capsys)
+                continue
+            run = rewrite(command, tmp_path)
+            proc = subprocess.run(["bash", "-euo", "pipefail", "-c", run], cwd=tmp_path, env=env, capture_output=True,
+                                  text=True, timeout=300)
+            assert proc.returncode == 0, (
+                f"{where(page, line)}: the command\n{command}\nrun as\n{run}\nfailed ({proc.returncode}):\n"
+                f"{proc.stderr[-3000:]}\nFix the doc or the code; or, when it cannot run at a small size or needs "
+                "the datasets, add it to SKIP in tests/test_docs_blocks.py with the reason and its run time")
+
+
+# --- tables that mirror a registry -----------------------------------------------------------------
+
+def test_readme_environment_table_is_the_registry():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        make_tables = runpy.run_path(str(ROOT / "scripts" / "make_tables.py"))
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    text = (ROOT / "README.md").read_text()
+    assert make_tables["rewritten"](text) == text, \
+        "README.md's environment table is not the registry's: run `python scripts/make_tables.py`"
+    import gymnasium as gym
+
+    table = text.partition(make_tables["BEGIN"])[2].partition(make_tables["END"])[0]
+    assert set(re.findall(r"`(CtxBandit/[\w-]+)`", table)) == {i for i in gym.registry if i.startswith("CtxBandit/")}
+
+
+def agent_tables() -> dict[str, list[str]]:
+    """Agent name -> the pages whose `| name | ...` tables have a row for it (tables of agents only)."""
+    import agents
+
+    rows: dict[str, list[str]] = {}
+    for page in PAGES:
+        table: list[str] = []
+        for line in [*page.read_text().splitlines(), ""]:
+            if line.startswith("| name |"):
+                table = ["header"]
+            elif table and line.startswith("|"):
+                if cell := re.match(r"\| `([^`]+)` \|", line):
+                    table.append(cell[1])
+            elif table:
+                names = table[1:]
+                if any(n in agents.REGISTRY for n in names):   # a table of agents (not e.g. of datasets)
+                    for n in names:
+                        rows.setdefault(n, []).append(page.name)
+                table = []
+    return rows
+
+
+def test_agent_tables_mirror_the_registry():
+    """Every registered agent has a row in exactly one agents table of the docs, and every row names one."""
+    import agents
+
+    rows = agent_tables()
+    missing = sorted(set(agents.REGISTRY) - set(rows))
+    unknown = sorted(set(rows) - set(agents.REGISTRY))
+    twice = {n: pages for n, pages in rows.items() if len(pages) > 1}
+    assert not (missing or unknown or twice), (
+        f"registered agents without a row in a `| name |` table of docs/*.md: {missing}; rows naming no "
+        f"registered agent: {unknown}; agents with rows in two tables: {twice}")
