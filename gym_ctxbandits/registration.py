@@ -28,9 +28,11 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     "Quadratic": ("Quadratic", 10_000, {}, "[S0] 7.1 quadratic"),
     # [S1] Kveton et al.: GLM-TSL / GLM-FPL, section 5.1.
     "BernoulliLogistic": ("BernoulliLogistic", 50_000, {}, "[S1] 5.1 logistic with Bernoulli rewards"),
-    # [S2] Bae, Lee: neural logistic bandits, section 7 and App. J.
+    # [S2] Bae, Lee: neural logistic bandits, section 7 and App. J. The pool's distribution is not stated
+    # (S2-A1): U[-1, 1]^d for h1 and h2, which are nearly flat on the unit sphere; the sphere for the others.
     **{
-        f"NeuralLogisticH{i}": ("NeuralLogistic", 2_000, {"reward_fn": f"h{i}"}, f"[S2] 7 / App. J, h{i}")
+        f"NeuralLogisticH{i}": ("NeuralLogistic", 2_000, {"reward_fn": f"h{i}", "features": "cube" if i < 3 else "sphere"},
+                                f"[S2] 7 / App. J, h{i}")
         for i in range(1, 7)
     },
     # [S3] Li, Xu, Wang, Luo: Ensemble++, section 5 and App. F.
@@ -85,8 +87,10 @@ TABLE_ROWS: dict[str, tuple[str, str]] = {
     "Distance": ("[S0] 7.1", "-‖x - theta*‖ + N(0, 0.5^2)"),
     "Quadratic": ("[S0] 7.1", "10^-2 x^T A A^T x + N(0, 0.5^2)"),
     "BernoulliLogistic": ("[S1] 5.1", "Ber(mu(x^T theta*)), K=100 arms in U[-1,1]^d, d=10"),
-    **{f"NeuralLogisticH{i}": ("[S2] 7 and App. J", "Ber(mu(h_i(x))), K=5 of a 2,500-vector pool, d=20")
-       for i in range(1, 7)},
+    **{f"NeuralLogisticH{i}": ("[S2] 7 and App. J", "Ber(mu(h_i(x))), K=5 of a 2,500-vector pool in U[-1,1]^20")
+       for i in (1, 2)},
+    **{f"NeuralLogisticH{i}": ("[S2] 7 and App. J", "Ber(mu(h_i(x))), K=5 of a 2,500-vector pool on the unit sphere, "
+                               "d=20") for i in range(3, 7)},
     "FiniteLinear": ("[S3] 5.1", "x^T theta + N(0, 1), 10,000 arms in U[-u,u]^50, theta ~ N(0, 10 I)"),
     "SphereLinear": ("[S3] App. F.1", "x^T theta + N(0, 1), K fresh points of the unit sphere a round"),
     "QuadraticPool": ("[S3] 5.2", "10^-2 x^T A A^T x + N(0, 0.1^2), 50 of 1,000 arms, d=100"),

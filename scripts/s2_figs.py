@@ -5,17 +5,28 @@ the practical settings of [S2] §7: L = 2, m = 20, diagonal design matrices, 100
 every 50 rounds, S = 1, kappa = 10) against the linear logistic baselines Logistic-UCB-1 and
 ada-OFU-ECOLog (agents.glm) and uniform Random as the floor, on:
 - `fig1`: the synthetic bandits h1 = 0.2 (x^T theta)^4, h2 = 20 cos(x^T theta), h3 = 5 x^T Theta x,
-  d = 20, K = 5 of a pool of 2500 unit vectors, Bernoulli rewards;
+  d = 20, K = 5 of a pool of 2500 vectors (U[-1, 1]^d for h1 and h2, the unit sphere for h3: the
+  `features` panel shows why), Bernoulli rewards;
 - `fig2`: mushroom and shuttle, and `mnist`: mnist, as K-class bandits with the disjoint block
   encoding and [S2]'s min-max preprocessing (`preset="S2"`: 14 x 14 mnist, random values for
   categories). mnist is its own panel because it costs about 20 times more than the others
-  (and goes without Logistic-UCB-1, whose d = 1960 MLE would take hours).
+  (and goes without Logistic-UCB-1, whose d = 1960 MLE would take hours);
+- `features`: not a figure of [S2] but the sweep behind S2-A1. [S2] does not say how the pool
+  vectors are drawn; h1, h2 and h3 under each choice (unit sphere, unit ball, N(0, I_d), U[-1, 1]^d),
+  with the three NeuralLog/NCBF UCB agents and Random, show which choices leave them learnable;
+- `obd`: App. J.1 Table 2, the Open Bandit Dataset replay (random/all, K = 5 reduced action sets,
+  the first row's m = 20, kappa = 50, S = 1), with LinUCB and LinTS beside [S2]'s seven; the
+  score is the final CTR over T accepted events. [S2] runs T = 2000 on the full log; the sample
+  that ships with the dataset (10,000 events) yields about 2,000 accepted events, so T = 1,800
+  here (a replay that runs out of events stops with an error).
 
 The claims: the linear baselines are worst, NCBF-UCB is moderate, NeuralLog-UCB-2 is best.
 [S2]: T = 2000, 10 repetitions. nu and lam are the agents' defaults (docs/s2_neurallog_agents.md).
 
     python scripts/s2_figs.py                             # T = 2000, 10 seeds
     python scripts/s2_figs.py --panels fig1,fig2 --seeds 5 --backend inprocess
+    python scripts/s2_figs.py --panels features --seeds 5   # the pool-distribution sweep
+    python scripts/s2_figs.py --panels obd                  # Table 2 (needs the Open Bandit sample)
     python scripts/s2_figs.py --quick
 """
 
@@ -45,6 +56,15 @@ PANELS = [
     # cost about 2.5 min a run on one CPU core, Logistic-UCB-1's MLE is much slower and is left out.
     Panel("mnist", [classification("MNIST")], agents(linear=("ada-OFU-ECOLog",)), horizon=2000, seeds=10,
           quick_agents=agents(steps=2, linear=())),
+    Panel("features", [E(f"CtxBandit/NeuralLogistic{h}-v0", features=f) for h in ("H1", "H2", "H3")
+                       for f in ("sphere", "ball", "gaussian", "cube")],
+          [A("NCBF-UCB"), A("NeuralLog-UCB-1"), A("NeuralLog-UCB-2"), A("Random")], horizon=2000, seeds=5,
+          quick_agents=[A("NeuralLog-UCB-1", steps=10), A("Random")]),
+    Panel("obd", [E("CtxBandit/OpenBandit-v0")],
+          [A("NCBF-UCB", kappa=50), A("Logistic-UCB-1", kappa=50), A("ada-OFU-ECOLog"), A("NeuralLog-UCB-1", kappa=50),
+           A("NeuralLog-UCB-2", kappa=50), A("NeuralLog-TS-1", kappa=50), A("NeuralLog-TS-2", kappa=50),
+           A("LinUCB"), A("LinTS"), A("Random")], horizon=1800, seeds=10,
+          quick_agents=[A("NeuralLog-TS-1", kappa=50, steps=10), A("LinUCB"), A("Random")]),
 ]
 
 if __name__ == "__main__":

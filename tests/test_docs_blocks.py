@@ -423,3 +423,50 @@ def test_agent_tables_mirror_the_registry():
     assert not (missing or unknown or twice), (
         f"registered agents without a row in a `| name |` table of docs/*.md: {missing}; rows naming no "
         f"registered agent: {unknown}; agents with rows in two tables: {twice}")
+
+
+def documented_defaults() -> list[tuple[str, str, str, str]]:
+    """(page, agent, keyword, documented value) for the first `key=value` of each keyword in the
+    defaults cell of every agents table (`| name | ... | defaults |`)."""
+    found = []
+    for page in PAGES:
+        column = None
+        for line in page.read_text().splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("| name |"):
+                column = cells.index("defaults") if "defaults" in cells else None
+            elif column is not None and line.startswith("|") and (name := re.match(r"`([^`]+)`$", cells[0])):
+                seen = set()
+                for key, value in re.findall(r"`(\w+)=([^`,]+)`", cells[column] if column < len(cells) else ""):
+                    if key not in seen:
+                        seen.add(key)
+                        found.append((page.name, name[1], key, value))
+            elif not line.startswith("|"):
+                column = None
+    return found
+
+
+def test_documented_defaults_are_the_constructors():
+    """A default written in an agents table is the constructor's (the docs cannot drift from the code)."""
+    import ast
+    import inspect
+
+    import agents
+
+    wrong, checked = [], 0
+    for page, name, key, value in documented_defaults():
+        if name not in agents.REGISTRY:
+            continue
+        factory = agents.REGISTRY[name]
+        factory = factory.cls() if hasattr(factory, "cls") else factory      # a lazy torch agent
+        parameter = inspect.signature(factory).parameters.get(key)
+        try:
+            documented = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            continue                                   # a symbol (`horizon=n`), not a literal
+        if parameter is None or parameter.default is inspect.Parameter.empty:
+            continue                                   # a paper setting the agent fixes, not a keyword
+        checked += 1
+        if parameter.default != documented:
+            wrong.append(f"{page}: {name} {key}={value}, but the constructor's default is {parameter.default!r}")
+    assert checked >= 20 and not wrong, wrong

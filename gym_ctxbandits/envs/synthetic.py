@@ -191,30 +191,45 @@ class NeuralLogisticEnv(PoolEnv):
         entries of theta (d) and Theta (d x d) i.i.d. Unif(-1, 1). Context-arm features come from a
         finite pool of `pool_size` vectors (2500 in figures 1-2; 10, 50, 10000 for the effective-
         dimension study of App. A); each round shows K = 5 of them drawn uniformly without
-        replacement. The pool's distribution is not stated: uniform on the unit sphere
-        (docs/papers.md, S2-A1). Regret is measured on the mean mu(h(x)).
+        replacement. The pool's distribution is not stated (docs/papers.md, S2-A1): `features`
+        picks it, "sphere" (uniform on the unit sphere, the default), "ball" (uniform in the unit
+        ball), "gaussian" (N(0, I_d)) or "cube" (U[-1, 1]^d). On the sphere and in the ball x^T theta
+        is small (sd about 0.6), so h1 and h2 are nearly flat: docs/s2_neurallog_agents.md has the
+        sweep of how learnable each choice leaves each h_i. Regret is measured on the mean mu(h(x)).
 
     Action Space: Discrete(K).
-    Observation Space: Box(-1, 1, (K, d), float32).
+    Observation Space: Box(-1, 1, (K, d), float32); unbounded for features="gaussian".
     Rewards: 0 or 1.
     Episode End: truncation at T = 2000 rounds.
     Arguments: reward_fn="h1" (one of h1..h6; one registered id per function), num_arms=5, dim=20,
-        pool_size=2500, instance_seed=None.
+        pool_size=2500, features="sphere", instance_seed=None.
 
     Version History:
         * v0: initial version.
     """
 
+    FEATURES = ("sphere", "ball", "gaussian", "cube")
+
     def __init__(self, reward_fn: str = "h1", num_arms: int = 5, dim: int = 20, pool_size: int = 2500,
-                 instance_seed: int | None = None):
+                 features: str = "sphere", instance_seed: int | None = None):
         if reward_fn not in NEURAL_LOGISTIC_H:
             raise ValueError(f"reward_fn must be one of {sorted(NEURAL_LOGISTIC_H)}, got {reward_fn!r}")
-        self.reward_fn = reward_fn
-        super().__init__(num_arms, dim, pool_size=pool_size, noise="bernoulli", feature_bound=1.0,
-                         instance_seed=instance_seed)
+        if features not in self.FEATURES:
+            raise ValueError(f"features must be one of {self.FEATURES} (the pool's distribution), got {features!r}")
+        self.reward_fn, self.features = reward_fn, features
+        super().__init__(num_arms, dim, pool_size=pool_size, noise="bernoulli",
+                         feature_bound=np.inf if features == "gaussian" else 1.0, instance_seed=instance_seed)
 
     def draw_pool(self, rng):
-        return unit_rows(rng.standard_normal((self.pool_size, self.dim)))
+        shape = (self.pool_size, self.dim)
+        if self.features == "gaussian":
+            return rng.standard_normal(shape)
+        if self.features == "cube":
+            return rng.uniform(-1.0, 1.0, shape)
+        pool = unit_rows(rng.standard_normal(shape))
+        if self.features == "ball":  # a uniform direction at radius U^(1/d): uniform in the ball
+            pool *= rng.random((self.pool_size, 1)) ** (1.0 / self.dim)
+        return pool
 
     def draw_params(self, rng):
         return {"theta": rng.uniform(-1.0, 1.0, self.dim), "Theta": rng.uniform(-1.0, 1.0, (self.dim, self.dim))}

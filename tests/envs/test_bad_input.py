@@ -122,6 +122,7 @@ def test_vector_env_bad_actions():
     ("CtxBandit/Quadratic-v0", {"noise_std": float("nan")}, "noise_std must be a finite number"),
     ("CtxBandit/QuadraticPool-v0", {"pool_size": 10}, "pool_size .* must be >= num_arms"),
     ("CtxBandit/NeuralLogisticH1-v0", {"reward_fn": "h7"}, "reward_fn must be one of"),
+    ("CtxBandit/NeuralLogisticH1-v0", {"features": "disc"}, "features must be one of"),
     ("CtxBandit/BernoulliLogistic-v0", {"theta_variance": -1}, "theta_variance must be a finite number >= 0"),
     ("CtxBandit/FiniteLinear-v0", {"u": 0}, "u must be a finite number > 0"),
     ("CtxBandit/MLPTeacher-v0", {"temperature": 0}, "temperature must be a finite number > 0"),

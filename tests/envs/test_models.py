@@ -146,6 +146,25 @@ def test_neural_logistic_pool_and_parameters():
     assert len({row.tobytes() for row in obs}) == 5, "arms of a round are drawn without replacement"
 
 
+def test_neural_logistic_pool_distributions():
+    """features= picks the pool's law (S2-A1): sphere, ball, N(0, I_d), U[-1, 1]^d; h1 and h2 default to the cube."""
+    def pool(features, env_id="CtxBandit/NeuralLogisticH3-v0"):
+        env = gym.make(env_id, **({"features": features} if features else {}))
+        env.reset(seed=0)
+        return env.unwrapped.instance["pool"].astype(np.float64), env.observation_space
+
+    norms = {f: np.linalg.norm(pool(f)[0], axis=1) for f in ("sphere", "ball", "gaussian", "cube")}
+    np.testing.assert_allclose(norms["sphere"], 1, atol=1e-6)
+    assert norms["ball"].max() <= 1 and norms["ball"].mean() == pytest.approx(20 / 21, abs=0.01)  # E|x| = d/(d+1)
+    assert norms["gaussian"].mean() == pytest.approx(np.sqrt(19.5), rel=0.02)
+    cube, space = pool("cube")
+    assert np.abs(cube).max() <= 1 and cube.var() == pytest.approx(1 / 3, rel=0.03) and space.high.max() == 1
+    assert np.isinf(pool("gaussian")[1].high).all(), "N(0, I_d) features are unbounded"
+    for h, default in [("H1", "cube"), ("H2", "cube"), ("H3", "sphere"), ("H6", "sphere")]:
+        np.testing.assert_array_equal(pool(None, f"CtxBandit/NeuralLogistic{h}-v0")[0],
+                                      pool(default, f"CtxBandit/NeuralLogistic{h}-v0")[0])
+
+
 def test_finite_linear_box_and_prior():
     thetas = np.stack([i["theta"] for i in instances("CtxBandit/FiniteLinear-v0", n=100, num_arms=100, dim=10)])
     assert 8.5 < thetas.var() < 11.5
