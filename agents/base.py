@@ -14,7 +14,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.params import Int, validate
+from agents.params import Int, keyword_parameters, validate
 
 
 @runtime_checkable
@@ -408,7 +408,9 @@ def make(name: str, **kwargs: Any):
         if "unexpected keyword argument" not in str(err):
             raise
         target = cls.cls() if hasattr(cls, "cls") else cls
-        valid = [p for p in inspect.signature(target).parameters if p not in ("self", "family", "hyperparameters")]
+        names = [p.name for p in (keyword_parameters(target) if isinstance(target, type) else
+                                  inspect.signature(target).parameters.values())]
+        valid = [p for p in names if p not in ("family", "hyperparameters")]
         bad = sorted(set(kwargs) - set(valid))
         raise ValueError(f"agent {name!r} has no hyper-parameter {', '.join(map(repr, bad)) or str(err)}; "
                          f"its hyper-parameters are {', '.join(valid)}") from None

@@ -19,14 +19,13 @@ Each family's incremental statistics are checked against their closed form in it
 from __future__ import annotations
 
 import copy
-import inspect
 import pickle
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from agents.base import REGISTRY, BaseAgent, make
-from agents.params import declared
+from agents.params import declared, keyword_parameters
 
 K, D, N, ROUNDS = 4, 3, 3, 24
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, np.number)
@@ -214,7 +213,7 @@ def check_constructor(factory, batched: bool = False) -> None:
     agent = factory(seed=11)
     cls, name = type(agent), _name(factory)
     assert (cls.__doc__ or "").strip(), f"{name}: {cls.__name__} has no docstring"
-    params = [p for p in inspect.signature(cls).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    params = keyword_parameters(cls)
     assert "seed" in [p.name for p in params], f"{name}: the constructor takes no `seed` argument"
     assert agent.seed == 11, f"{name}: seed=11 not stored unmodified as .seed"
     fresh = cls()

@@ -12,6 +12,8 @@ once with one message naming the parameter, what it accepts and what it got.
 
 from __future__ import annotations
 
+import inspect
+
 import math
 import numbers
 from typing import Any
@@ -121,6 +123,23 @@ def check_param(name: str, value: Any, constraint) -> None:
     rules = _alternatives(constraint)
     if not any(_accepts(rule, value) for rule in rules):
         raise ValueError(f"{name} must be {' or '.join(_describe(r) for r in rules)}, got {value!r}")
+
+
+def keyword_parameters(cls) -> list[inspect.Parameter]:
+    """The keyword parameters of `cls`'s constructor, followed up the MRO through `**kwargs`: a
+    subclass that adds one hyper-parameter and passes `**kwargs` on has its parent's too, so it
+    need not repeat them (agents.make's messages and agents.checks see them all)."""
+    found: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(vars(klass)["__init__"]).parameters.values()
+        for p in params:
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                found.setdefault(p.name, p)
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            break
+    return list(found.values())
 
 
 def declared(cls) -> dict[str, Any]:

@@ -10,6 +10,10 @@ printed: 10^4 is read from the plots, docs/papers.md, S4-A1).
   unstable, theory LinTS very large, OAM best).
 - figD: App. D: 5 arms on the unit circle (OAM beats OSSB) and a random theta (heuristic LinTS best
   by a modest margin).
+- sweep: not a figure; the settings [S4] leaves open, on fig. 1's instance (u = 0.2 and 0.1) at
+  n = 3x10^4: LinUCB's confidence multiplier alpha in {0.5, 1 (the OFUL radius), 2, 4} and OAM's
+  forced-exploration rate epsilon in {0.001, 0.01, 1/log log t}, 20 realisations: under which
+  setting does OAM beat LinUCB (claim S4-C1)?
 Agents: OAM with the paper's defaults (c=1, zeta=0.1, epsilon_t = 1/log log t, which makes every
 exploration round a forced round-robin one when epsilon_t >= 1/K, see docs/oam.md), OAM with a
 small fixed forced-exploration rate (epsilon=0.001), OAM with epsilon=0.01 forced only on a
@@ -18,6 +22,7 @@ barycentric spanner (Remark 4.2), LinUCB with the OFUL radius at delta = 1/n, OS
 
     python scripts/s4_figs.py                     # the paper's setting
     python scripts/s4_figs.py --seeds 20          # what docs/reproductions.md reports if not 100
+    python scripts/s4_figs.py --panels sweep      # the LinUCB-radius x OAM-epsilon sweep
     python scripts/s4_figs.py --quick             # smoke run
 """
 
@@ -34,6 +39,10 @@ PANELS = [
     Panel("fig2", [E("CtxBandit/ChangingActionSet1-v0"), E("CtxBandit/ChangingActionSet2-v0")], BASE, N, 100),
     Panel("fig3", [E("CtxBandit/BoundedRegret-v0"), E("CtxBandit/UnitCircle-v0")], ALL, N, 100),
     Panel("figD", [E("CtxBandit/UnitCircleSmall-v0"), E("CtxBandit/RandomTheta-v0")], ALL, N, 100),
+    Panel("sweep", [E("CtxBandit/FixedActionSet-v0", u=0.2), E("CtxBandit/FixedActionSet-v0", u=0.1)],
+          [*(A("LinUCB", f"LinUCB (alpha={a})", delta=1 / (3 * N), alpha=a) for a in (0.5, 1, 2, 4)),
+           *(A("OAM", f"OAM (eps={e})", horizon=3 * N, epsilon=e) for e in (0.001, 0.01)),
+           A("OAM", "OAM (eps_t = 1/log log t)", horizon=3 * N, epsilon=None)], 3 * N, 20),
 ]
 
 if __name__ == "__main__":

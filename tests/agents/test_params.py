@@ -41,3 +41,32 @@ def test_a_subclass_declares_on_top_of_its_bases():
 def test_a_bad_value_fails_at_construction_naming_the_parameter(name, kwargs, word):
     with pytest.raises(ValueError, match=word):
         agents.make(name, **kwargs)
+
+
+class DiscountedLinUCB(agents.linear.LinUCB):
+    """LinUCB with one more hyper-parameter; the parent's arrive through **kwargs (issue 20 item 5)."""
+
+    params = {"gamma": Real(gt=0, le=1)}
+
+    def __init__(self, *, gamma=0.99, **kwargs):
+        self.gamma = gamma
+        super().__init__(**kwargs)
+
+
+def test_a_subclass_need_not_repeat_its_parents_hyperparameters():
+    from agents.checks import check_constructor
+    from agents.params import keyword_parameters
+
+    names = [p.name for p in keyword_parameters(DiscountedLinUCB)]
+    assert names[0] == "gamma" and {"lam", "alpha", "delta", "seed"} <= set(names)
+    check_constructor(DiscountedLinUCB)
+    check_constructor(DiscountedLinUCB, batched=True)
+    agents.register("D-LinUCB-test")(DiscountedLinUCB)
+    try:
+        assert agents.make("D-LinUCB-test", lam=2.0, gamma=0.9, seed=0).lam == 2.0
+        with pytest.raises(ValueError, match=r"no hyper-parameter 'lamm'; its hyper-parameters are gamma, lam, "):
+            agents.make("D-LinUCB-test", lamm=2.0, seed=0)
+        with pytest.raises(ValueError, match="lam must be"):
+            agents.make("D-LinUCB-test", lam=-1.0)
+    finally:
+        del agents.REGISTRY["D-LinUCB-test"]
