@@ -152,7 +152,7 @@ class ExampleStreamEnv(CtxBanditEnv):
     def draw_instance(self, rng):
         return {}
 
-    def draw_round(self, rng, instance):
+    def draw_round(self, rng, instance, t):
         return {"row": np.array(rng.integers(len(self.y)))}
 
     def round_arrays(self, instances, rounds):
@@ -251,7 +251,7 @@ class ClassTargetEnv(_DatasetEnv):
         c = rng.integers(self._num_classes) if self.target is None else self.target
         return {"target": np.array(c)}
 
-    def draw_round(self, rng, instance):
+    def draw_round(self, rng, instance, t):
         return {"rows": rng.choice(len(self.y), self.num_arms, replace=False)}
 
     def round_arrays(self, instances, rounds):
