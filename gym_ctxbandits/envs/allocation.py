@@ -36,6 +36,8 @@ class ActionSetsEnv(PoolEnv):
         * v0: initial version.
     """
 
+    random_instance = False  # the action sets and theta are given
+
     def __init__(self, action_sets, context_probs, theta, noise_std: float = 1.0, instance_seed: int | None = None):
         sets = np.asarray(action_sets, dtype=np.float64)
         if sets.ndim != 3 or sets.size == 0:

@@ -148,6 +148,7 @@ class ExampleStreamEnv(CtxBanditEnv):
     X: np.ndarray
     y: np.ndarray
     payoff: np.ndarray
+    random_instance = False  # the dataset is the instance
 
     def draw_instance(self, rng):
         return {}

@@ -159,7 +159,9 @@ class CtxBanditEnv(gym.Env):
 
     Subclasses call `super().__init__(num_arms, dim, ...)` after validating their own kwargs and
     implement `draw_instance` and `round_arrays` (and `draw_round` when rounds are random or
-    change with time).
+    change with time). A family whose instance is given rather than drawn (a hand-built action
+    set, a dataset) sets `random_instance = False`: its instance is the same for every seed, and
+    `gym_ctxbandits.checks` holds every other family to instances that change with the seed.
     Observation: the (K, d) float32 arm features of the round, a new array every call. Action: Discrete(K).
     Reward: expected reward plus `noise`: "gaussian" (std `noise_std`), "bernoulli" (the
     expected reward is a probability) or "none". Info after each step: `expected_reward`,
@@ -167,6 +169,7 @@ class CtxBanditEnv(gym.Env):
     """
 
     metadata = {"render_modes": []}
+    random_instance = True
 
     def __init__(
         self,
