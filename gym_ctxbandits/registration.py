@@ -56,6 +56,8 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     "UnitCircle": ("UnitCircle", 10_000, {}, "[S4] 5.4 large fixed action set"),
     "UnitCircleSmall": ("UnitCircle", 10_000, {"num_arms": 5}, "[S4] App. D(1) small fixed action set"),
     "RandomTheta": ("UnitCircle", 10_000, {"theta": None}, "[S4] App. D(2) random theta"),
+    # Not from the papers: a non-stationary example, theta drifting (envs/drifting.py).
+    "DriftingLinear": ("DriftingLinear", 10_000, {}, "not from the papers: linear with a rotating theta_t"),
     # Classification datasets as bandits: [S0] App. F.2, [S2] 7 / App. J, [S3] 5.2 (presets "S0", "S2", "S3").
     **{
         name: ("Classification", 10_000, {"dataset": dataset, **IMAGE_SPLIT.get(dataset, {})},
@@ -103,6 +105,9 @@ TABLE_ROWS: dict[str, tuple[str, str]] = {
     "UnitCircle": ("[S4] 5.4", "100 arms on the unit circle, theta=(1,0)"),
     "UnitCircleSmall": ("[S4] App. D(1)", "5 arms on the unit circle"),
     "RandomTheta": ("[S4] App. D(2)", "100 arms on the circle, random unit theta"),
+    "DriftingLinear": ("not from the papers: a non-stationary example",
+                       "x^T theta_t + N(0, 0.1^2), theta_t turning a full circle every 2,000 rounds, K=10 fresh "
+                       "points of the unit sphere a round, d=5"),
     **{name: _CLASSIFICATION_ROW for name in CLASSIFICATION},
     "MNISTTarget": ("[S1] 5.2", "10 random images a round, Ber(0.75) for the target class, Ber(0.25) otherwise"),
     "FashionMNISTTarget": ("[S1] 5.2",

@@ -3,6 +3,7 @@
 from gym_ctxbandits.envs.allocation import ActionSetsEnv, FixedActionSetEnv, UnitCircleEnv
 from gym_ctxbandits.envs.classification import ClassificationEnv, ClassTargetEnv
 from gym_ctxbandits.envs.core import CtxBanditEnv, CtxBanditVectorEnv
+from gym_ctxbandits.envs.drifting import DriftingLinearEnv
 from gym_ctxbandits.envs.moderation import HateSpeechEnv
 from gym_ctxbandits.envs.pool import PoolEnv
 from gym_ctxbandits.envs.replay import OpenBanditEnv
@@ -18,6 +19,6 @@ from gym_ctxbandits.envs.testbeds import FiniteLinearEnv, MLPTeacherEnv, SphereL
 
 __all__ = [
     "ActionSetsEnv", "BernoulliLogisticEnv", "ClassTargetEnv", "ClassificationEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
-    "FiniteLinearEnv", "FixedActionSetEnv", "HateSpeechEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv", "OpenBanditEnv",
+    "DriftingLinearEnv", "FiniteLinearEnv", "FixedActionSetEnv", "HateSpeechEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv", "OpenBanditEnv",
     "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "UnitCircleEnv", "VectorQuadraticEnv",
 ]

@@ -36,6 +36,8 @@ class ActionSetsEnv(PoolEnv):
         * v0: initial version.
     """
 
+    random_instance = False  # the action sets and theta are given
+
     def __init__(self, action_sets, context_probs, theta, noise_std: float = 1.0, instance_seed: int | None = None):
         sets = np.asarray(action_sets, dtype=np.float64)
         if sets.ndim != 3 or sets.size == 0:
@@ -64,7 +66,7 @@ class ActionSetsEnv(PoolEnv):
     def mean_reward(self, x, params):
         return x @ params["theta"]
 
-    def draw_round(self, rng, instance):
+    def draw_round(self, rng, instance, t):
         if len(self.context_probs) == 1:
             return {"context": np.array(0)}  # one fixed set: the pool itself, shown without a copy
         m = min(int(np.searchsorted(self._cumulative_probs, rng.random(), side="right")), len(self.context_probs) - 1)

@@ -148,11 +148,12 @@ class ExampleStreamEnv(CtxBanditEnv):
     X: np.ndarray
     y: np.ndarray
     payoff: np.ndarray
+    random_instance = False  # the dataset is the instance
 
     def draw_instance(self, rng):
         return {}
 
-    def draw_round(self, rng, instance):
+    def draw_round(self, rng, instance, t):
         return {"row": np.array(rng.integers(len(self.y)))}
 
     def round_arrays(self, instances, rounds):
@@ -251,7 +252,7 @@ class ClassTargetEnv(_DatasetEnv):
         c = rng.integers(self._num_classes) if self.target is None else self.target
         return {"target": np.array(c)}
 
-    def draw_round(self, rng, instance):
+    def draw_round(self, rng, instance, t):
         return {"rows": rng.choice(len(self.y), self.num_arms, replace=False)}
 
     def round_arrays(self, instances, rounds):

@@ -4,8 +4,10 @@ A family of problems subclasses `CtxBanditEnv` and writes its reward model as th
 
 * `draw_instance(rng) -> dict`: the problem instance (theta*, arm pool, teacher weights...),
   drawn at reset from the episode's generator, or from `instance_seed` when that is fixed;
-* `draw_round(rng, instance) -> dict`: what is random in one round (which arms are shown,
-  which context arrives); `{}` when nothing is;
+* `draw_round(rng, instance, t) -> dict`: what is random or time-varying in round t (t = 0
+  at reset): which arms are shown, which context arrives, where a drifting parameter is now;
+  `{}` when nothing is. A non-stationary problem is this method and its round arrays
+  (`DriftingLinearEnv`);
 * `round_arrays(instances, rounds) -> (features, means, mask)`: batched over N instances,
   the (N, K, d) arm features shown (they may alias the instance, e.g. a fixed arm set),
   their (N, K) expected rewards, and an (N, K) mask of the available arms (None when all are).
@@ -101,12 +103,14 @@ class _Batch:
         self.instances: list[dict] = [{}] * len(rngs)
         self.rounds: list[dict] = [{}] * len(rngs)
         self.rows = np.arange(len(rngs))
+        self.t = np.zeros(len(rngs), int)  # index of each instance's current round (its steps since reset)
 
     def reset(self, which: np.ndarray) -> None:
         """Draw a fresh instance (unless fixed by instance_seed) and first round for `which`."""
+        self.t[which] = 0
         for i in np.flatnonzero(which):
             self.instances[i] = self.model._instance(self.rngs[i])
-            self.rounds[i] = self.model.draw_round(self.rngs[i], self.instances[i])
+            self.rounds[i] = self.model.draw_round(self.rngs[i], self.instances[i], 0)
         # Restacked, never written in place: earlier observations may be views of these arrays.
         self.instance_arrays = _stack(self.instances)
         self._present()
@@ -137,7 +141,8 @@ class _Batch:
             "regret": np.maximum(self.optimal_mean - chosen, 0.0),
         }
         info.update(self.model.step_info(self.instance_arrays, self.round_data, actions))
-        self.rounds = [self.model.draw_round(r, inst) for r, inst in zip(self.rngs, self.instances)]
+        self.t += 1
+        self.rounds = [self.model.draw_round(r, inst, int(t)) for r, inst, t in zip(self.rngs, self.instances, self.t)]
         self._present()
         return rewards, info
 
@@ -153,7 +158,10 @@ class CtxBanditEnv(gym.Env):
     """Base class of every contextual bandit of the package (see the module docstring).
 
     Subclasses call `super().__init__(num_arms, dim, ...)` after validating their own kwargs and
-    implement `draw_instance` and `round_arrays` (and `draw_round` when rounds are random).
+    implement `draw_instance` and `round_arrays` (and `draw_round` when rounds are random or
+    change with time). A family whose instance is given rather than drawn (a hand-built action
+    set, a dataset) sets `random_instance = False`: its instance is the same for every seed, and
+    `gym_ctxbandits.checks` holds every other family to instances that change with the seed.
     Observation: the (K, d) float32 arm features of the round, a new array every call. Action: Discrete(K).
     Reward: expected reward plus `noise`: "gaussian" (std `noise_std`), "bernoulli" (the
     expected reward is a probability) or "none". Info after each step: `expected_reward`,
@@ -161,6 +169,7 @@ class CtxBanditEnv(gym.Env):
     """
 
     metadata = {"render_modes": []}
+    random_instance = True
 
     def __init__(
         self,
@@ -196,7 +205,7 @@ class CtxBanditEnv(gym.Env):
     def draw_instance(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
-    def draw_round(self, rng: np.random.Generator, instance: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def draw_round(self, rng: np.random.Generator, instance: dict[str, np.ndarray], t: int) -> dict[str, np.ndarray]:
         return {}
 
     def round_arrays(self, instances: dict[str, np.ndarray], rounds: dict[str, np.ndarray]):
@@ -290,7 +299,6 @@ class CtxBanditVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._batch: _Batch | None = None
-        self._t = np.zeros(self.num_envs, int)
         self._needs_reset = np.zeros(self.num_envs, bool)
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
@@ -311,7 +319,6 @@ class CtxBanditVectorEnv(VectorEnv):
                 if seeds[i] is not None:
                     self._batch.rngs[i] = seeding.np_random(seeds[i])[0]
         self._batch.reset(which)
-        self._t[which] = 0
         self._needs_reset[which] = False
         return _read_only(self._batch.features), _with_masks(self._batch.round_info(), which)
 
@@ -327,8 +334,7 @@ class CtxBanditVectorEnv(VectorEnv):
         if actions.shape != (self.num_envs,):
             raise ValueError(f"expected {self.num_envs} actions, one per sub-environment, got {actions.shape[0]}")
         rewards, info = self._batch.step(actions)
-        self._t += 1
-        truncated = np.zeros(self.num_envs, bool) if self.max_episode_steps is None else self._t >= self.max_episode_steps
+        truncated = np.zeros(self.num_envs, bool) if self.max_episode_steps is None else self._batch.t >= self.max_episode_steps
         self._needs_reset = truncated.copy()
         info = info | self._batch.round_info()
         return (_read_only(self._batch.features), rewards, np.zeros(self.num_envs, bool), truncated,

@@ -53,7 +53,7 @@ class MaskedEnv(PoolEnv):
     def mean_reward(self, x, params):
         return x @ params["theta"]
 
-    def draw_round(self, rng, instance):
+    def draw_round(self, rng, instance, t):
         mask = rng.random(4) < 0.5
         mask[rng.integers(4)] = True
         return {"mask": mask}

@@ -1,0 +1,356 @@
+"""Conformance suite for contextual-bandit environments: the checks every registered `CtxBandit/`
+id passes, for your own envs too (Gymnasium's `check_env` plus the contract of the README's
+"The contract", in the spirit of `agents.checks`).
+
+    from gym_ctxbandits.checks import check_env
+    check_env("CtxBandit/Logistic-v0")            # a registered id; kwargs go to gym.make / make_vec
+    check_env(MyEnv, dim=3)                       # an env class (or a function returning a fresh env)
+
+The checks need fresh envs with chosen kwargs, so they take an id or a class, not an env object.
+Each check takes an `EnvFactory` (`as_factory(id_or_env, **kwargs)`) and raises AssertionError
+naming the env, what failed and how to fix it:
+
+* `check_gymnasium`: Gymnasium's `check_env`, without a warning;
+* `check_determinism`: two envs reset with one seed give the same observations, rewards and infos;
+  another seed gives others;
+* `check_pickle`: an env pickled mid-episode and restored continues exactly like the original;
+* `check_info`: the info contract: reset's info holds only what an agent may see before acting
+  (`ROUND_KEYS`); each step's info holds `STEP_KEYS` as numpy scalars with a consistent regret
+  (>= 0, the gap of the means, 0 for the announced optimal arm), or for a replay env (`replay =
+  True`) `accepted` and no regret; an `action_mask` is (K,) int8;
+* `check_vector_env`: the native vector env (the id's `vector_entry_point`, or the one the core
+  builds for a `CtxBanditEnv` class) equals N single envs seeded `seed + i`, autoreset included;
+  skipped when there is none (a replay env);
+* `check_instance_seed`: for an env with `instance_seed` and `instance` (every `CtxBanditEnv`):
+  `instance_seed` fixes the instance and leaves the rounds and noise to the episode seed;
+  without it the instance changes with the episode seed, unless the env declares it given
+  (`random_instance = False`: a hand-built action set, a dataset), when it never does.
+
+Step info beyond the contract is refused (it might reveal the optimum): name a documented extra
+key of your env with `check_env(..., info_keys=("my_key",))`.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils.env_checker import check_env as gymnasium_check_env
+from gymnasium.wrappers import TimeLimit
+
+from gym_ctxbandits.envs.core import CtxBanditEnv, vector_env
+
+STEP_KEYS = frozenset({"expected_reward", "optimal_expected_reward", "optimal_action", "regret"})
+# What an agent may know before acting: shown with each round's observation, so never the optimum.
+ROUND_KEYS = frozenset({"action_mask", "context"})
+REPLAY_KEYS = frozenset({"accepted"})
+
+
+@dataclass(frozen=True)
+class EnvFactory:
+    """Fresh envs for the checks: `make(**extra)` a single env, `make_vec(n, **extra)` the native vector
+    env of n sub-envs (None when there is none); `extra` (max_episode_steps, instance_seed) goes on top
+    of the user's kwargs. `info_keys`: documented step-info keys beyond the contract."""
+
+    name: str
+    make: Callable[..., gym.Env]
+    make_vec: Callable[..., Any] | None
+    info_keys: frozenset[str] = frozenset()
+
+
+def as_factory(id_or_env, *, info_keys=(), **kwargs) -> EnvFactory:
+    """An `EnvFactory` for a registered id (`gym.make(id, **kwargs)`, the registered vector entry point)
+    or for a callable returning a fresh env (an env class; a `CtxBanditEnv` class gets the core's vector env)."""
+    if isinstance(id_or_env, str):
+        spec = gym.spec(id_or_env)
+
+        def make_vec(n, **extra):
+            return gym.make_vec(id_or_env, num_envs=n, vectorization_mode="vector_entry_point", **{**kwargs, **extra})
+
+        return EnvFactory(id_or_env, lambda **extra: gym.make(id_or_env, **{**kwargs, **extra}),
+                          make_vec if spec.vector_entry_point else None, frozenset(info_keys))
+    if isinstance(id_or_env, gym.Env) or not callable(id_or_env):
+        raise TypeError(f"check_env takes a registered env id or an env class (or a function returning a fresh env), "
+                        f"got {id_or_env!r}: the checks make fresh envs, so pass check_env(MyEnv, **kwargs)")
+
+    def make(max_episode_steps=None, **extra):
+        env = id_or_env(**{**kwargs, **extra})
+        return env if max_episode_steps is None else TimeLimit(env, max_episode_steps)
+
+    native = isinstance(id_or_env, type) and issubclass(id_or_env, CtxBanditEnv)
+
+    def make_native_vec(n, **extra):
+        return vector_env(id_or_env, id_or_env.__module__)(num_envs=n, **{**kwargs, **extra})
+
+    return EnvFactory(getattr(id_or_env, "__name__", repr(id_or_env)), make, make_native_vec if native else None,
+                      frozenset(info_keys))
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _available(info: dict, num_arms: int) -> np.ndarray:
+    """The arms an agent may play now: those of `info["action_mask"]`, else all."""
+    return np.flatnonzero(info["action_mask"]) if "action_mask" in info else np.arange(num_arms)
+
+
+def _rollout(f: EnvFactory, env, seed: int, steps: int, action_seed: int = 0) -> list[tuple]:
+    """[(obs, reward, info)] of reset(seed) and `steps` random available actions."""
+    rng = np.random.default_rng(action_seed)
+    obs, info = env.reset(seed=seed)
+    out = [(obs, None, info)]
+    for t in range(steps):
+        arms = _available(info, env.action_space.n)
+        obs, reward, terminated, truncated, info = env.step(int(arms[rng.integers(len(arms))]))
+        assert terminated is False, (
+            f"{f.name}: step {t} returned terminated={terminated!r}: a bandit run ends only by truncation at "
+            "max_episode_steps (a replay log when it is exhausted), so return terminated=False")
+        out.append((obs, reward, info))
+    return out
+
+
+def _first_difference(a: list[tuple], b: list[tuple]) -> str | None:
+    """Where two rollouts first differ ("step 3: info['regret']"), or None when they are equal."""
+    for t, ((obs_a, r_a, info_a), (obs_b, r_b, info_b)) in enumerate(zip(a, b, strict=True)):
+        where = "reset" if t == 0 else f"step {t}"
+        if not np.array_equal(obs_a, obs_b):
+            return f"{where}: the observation"
+        if r_a != r_b:
+            return f"{where}: the reward ({r_a!r} vs {r_b!r})"
+        if info_a.keys() != info_b.keys():
+            return f"{where}: the info keys ({sorted(info_a)} vs {sorted(info_b)})"
+        for key in info_a:
+            if not np.array_equal(info_a[key], info_b[key]):
+                return f"{where}: info[{key!r}]"
+    return None
+
+
+def _instances_differ(a: dict, b: dict) -> bool:
+    return a.keys() != b.keys() or any(not np.array_equal(a[k], b[k]) for k in a)
+
+
+def _is_replay(env) -> bool:
+    return bool(getattr(env.unwrapped, "replay", False))
+
+
+# -- the checks ---------------------------------------------------------------------------------
+def check_gymnasium(f: EnvFactory) -> None:
+    """Gymnasium's `check_env` (spaces, reset/step signatures, seeding) passes without a warning."""
+    env = f.make()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            gymnasium_check_env(env.unwrapped, skip_render_check=True)
+        except AssertionError as err:
+            raise AssertionError(f"{f.name}: gymnasium's check_env failed: {err}") from err
+    messages = [str(w.message) for w in caught]
+    assert not messages, f"{f.name}: gymnasium's check_env warned; fix what it says: {messages}"
+
+
+def check_determinism(f: EnvFactory) -> None:
+    """Two envs reset with the same seed give the same observations, rewards and infos; another seed
+    gives another trajectory."""
+    first = _rollout(f, f.make(), 42, 50)
+    where = _first_difference(first, _rollout(f, f.make(), 42, 50))
+    assert where is None, (
+        f"{f.name}: two envs reset with seed=42 differ at {where}: draw every random number from self.np_random "
+        "(reset starts with super().reset(seed=seed)); no global numpy/torch RNG, no space.sample()")
+    other = _rollout(f, f.make(), 43, 50)
+    assert any(not np.array_equal(x[0], y[0]) or x[1] != y[1] for x, y in zip(first, other)), (
+        f"{f.name}: seeds 42 and 43 give the same observations and rewards for 50 steps: the episode seed must "
+        "drive the rounds and the noise (draw them from self.np_random)")
+
+
+def check_pickle(f: EnvFactory) -> None:
+    """An env pickled and restored mid-episode continues exactly like the original."""
+    env = f.make()
+    *_, (_, _, info) = _rollout(f, env, 3, 10)
+    try:
+        clone = pickle.loads(pickle.dumps(env))
+    except Exception as err:
+        raise AssertionError(f"{f.name}: an env mid-episode does not pickle ({err!r}): keep its state in plain "
+                             "attributes (arrays, numpy Generators), no lambdas, open files or locks") from err
+    rng = np.random.default_rng(1)
+    for t in range(20):
+        arms = _available(info, env.action_space.n)
+        a = int(arms[rng.integers(len(arms))])
+        x, y = env.step(a), clone.step(a)
+        info = x[4]
+        where = _first_difference([(x[0], x[1], x[4])], [(y[0], y[1], y[4])])
+        assert where is None and x[2:4] == y[2:4], (
+            f"{f.name}: {t + 1} steps after a pickle round trip the copy differs from the original "
+            f"({where or 'terminated/truncated'}): every random stream and the round state must be pickled with "
+            "the env")
+
+
+def _check_scalar(f: EnvFactory, info: dict, key: str, kind: str, where: str) -> None:
+    value = info[key]
+    assert hasattr(value, "dtype") and np.shape(value) == () and value.dtype.kind in kind, (
+        f"{f.name}: {where} info[{key!r}] is {value!r} of type {type(value).__name__}; it must be a numpy scalar "
+        f"of kind {kind!r} (np.float64(...), np.int64(...), np.bool_(...)): RL libraries read its dtype")
+
+
+def _check_round_info(f: EnvFactory, info: dict, num_arms: int, where: str) -> None:
+    """Every value has a dtype; an action mask is the (K,) int8 array of Gymnasium's masking convention."""
+    untyped = sorted(k for k, v in info.items() if not hasattr(v, "dtype"))
+    assert not untyped, f"{f.name}: {where} info values {untyped} are not numpy scalars or arrays: give them a dtype"
+    if "action_mask" in info:
+        mask = info["action_mask"]
+        assert mask.shape == (num_arms,) and mask.dtype == np.int8 and set(np.unique(mask)) <= {0, 1}, (
+            f"{f.name}: {where} info['action_mask'] must be a ({num_arms},) int8 array of 0/1 (Gymnasium's "
+            f"masking convention), got shape {mask.shape}, dtype {mask.dtype}")
+        assert mask.any(), f"{f.name}: {where} info['action_mask'] has no available arm"
+
+
+def check_info(f: EnvFactory) -> None:
+    """The info contract: what reset's and each step's info hold, their numpy types, and the regret."""
+    env = f.make()
+    replay = _is_replay(env)
+    obs, info = env.reset(seed=0)
+    k = env.action_space.n
+    assert set(info) <= ROUND_KEYS, (
+        f"{f.name}: reset's info has {sorted(set(info) - ROUND_KEYS)}: before the agent acts the info may hold only "
+        f"{sorted(ROUND_KEYS)}, nothing that reveals the optimum")
+    _check_round_info(f, info, k, "reset's")
+    allowed = (REPLAY_KEYS if replay else STEP_KEYS) | ROUND_KEYS | f.info_keys
+    for t in range(30):
+        arms = _available(info, k)
+        a = int(arms[t % len(arms)])
+        obs, reward, terminated, truncated, info = env.step(a)
+        where = f"step {t}'s"
+        assert env.observation_space.contains(obs), f"{f.name}: {where} observation is outside the observation space"
+        assert isinstance(reward, float) and np.isfinite(reward), (
+            f"{f.name}: {where} reward {reward!r} must be a finite float")
+        assert set(info) <= allowed, (
+            f"{f.name}: {where} info has {sorted(set(info) - allowed)}, not in the contract; if it is documented "
+            "problem-specific step info, name it: check_env(..., info_keys=(...))")
+        _check_round_info(f, info, k, where)
+        if replay:
+            assert "accepted" in info, f"{f.name}: a replay env (replay = True) must give info['accepted'] every step"
+            _check_scalar(f, info, "accepted", "b", where)
+            assert info["accepted"] or reward == 0.0, f"{f.name}: {where} rejected event paid {reward}; it must pay 0"
+            continue
+        missing = STEP_KEYS - set(info)
+        assert not missing, (f"{f.name}: {where} info lacks {sorted(missing)}: every step of a simulated env gives "
+                             f"{sorted(STEP_KEYS)} (a replay env sets replay = True and gives 'accepted')")
+        for key in ("expected_reward", "optimal_expected_reward", "regret"):
+            _check_scalar(f, info, key, "f", where)
+        _check_scalar(f, info, "optimal_action", "iu", where)
+        assert 0 <= info["optimal_action"] < k, (
+            f"{f.name}: {where} optimal_action {info['optimal_action']} is not an arm in [0, {k})")
+        assert info["regret"] >= 0, f"{f.name}: {where} regret {info['regret']} < 0: regret is max(optimal - chosen, 0)"
+        gap = info["optimal_expected_reward"] - info["expected_reward"]
+        assert abs(info["regret"] - gap) <= 1e-12, (
+            f"{f.name}: {where} regret {info['regret']} is not optimal_expected_reward - expected_reward = {gap}")
+    if replay:
+        return
+    # The announced optimal arm of a round costs nothing: learn it from a copy, then play it.
+    clone = pickle.loads(pickle.dumps(env))
+    *_, clone_info = clone.step(int(_available(info, k)[0]))
+    *_, info = env.step(int(clone_info["optimal_action"]))
+    assert info["regret"] == 0.0, (
+        f"{f.name}: playing the round's optimal_action cost regret {info['regret']}: optimal_action must be the "
+        "argmax of the available arms' expected rewards")
+
+
+def _assert_sub_info(f: EnvFactory, vec_info: dict, i: int, single_info: dict, where: str, fix: str) -> None:
+    """Sub-env i of a vector env's info (Gymnasium's layout: `key` and its `_key` mask) equals a single env's."""
+    for key in single_info:
+        assert key in vec_info and np.array_equal(vec_info[key][i], single_info[key]) and vec_info[f"_{key}"][i], (
+            f"{f.name}: {where}: the vector env's info[{key!r}] of sub-env {i} differs from the single env's: {fix}")
+
+
+def check_vector_env(f: EnvFactory, n: int = 3, steps: int = 12, horizon: int = 5) -> None:
+    """The native vector env equals n single envs seeded seed + i, with Gymnasium's next-step autoreset."""
+    if f.make_vec is None:
+        return
+    singles = [f.make(max_episode_steps=horizon) for _ in range(n)]
+    vec = f.make_vec(n, max_episode_steps=horizon)
+    obs, info = vec.reset(seed=7)
+    assert obs.shape == (n, *singles[0].observation_space.shape) and vec.observation_space.contains(obs), (
+        f"{f.name}: the vector env's first observation has shape {obs.shape} or lies outside its space")
+    firsts = [s.reset(seed=7 + i) for i, s in enumerate(singles)]
+    fix = "the family's round_arrays must treat the N instances of its batch independently"
+    for i, (o, inf) in enumerate(firsts):
+        assert np.array_equal(obs[i], o), (
+            f"{f.name}: vector sub-env {i} of reset(seed=7) differs from a single env reset(seed={7 + i}): {fix}")
+        _assert_sub_info(f, info, i, inf, "reset", fix)
+    infos = [inf for _, inf in firsts]
+    rng = np.random.default_rng(0)
+    single_done = np.zeros(n, bool)
+    for t in range(steps):
+        actions = np.array([rng.choice(_available(infos[i], singles[i].action_space.n)) for i in range(n)])
+        obs, rewards, terminated, truncated, info = vec.step(actions)
+        for i, s in enumerate(singles):
+            if single_done[i]:
+                # Next-step autoreset: the vector env restarted; the single env does it by hand.
+                o, infos[i] = s.reset()
+                assert rewards[i] == 0 and not truncated[i], (
+                    f"{f.name}: step {t}: the autoreset step of sub-env {i} must give reward 0 and truncated=False")
+                _assert_sub_info(f, info, i, infos[i], f"step {t} (autoreset)", fix)
+                single_done[i] = False
+            else:
+                o, r, term, trunc, infos[i] = s.step(int(actions[i]))
+                assert rewards[i] == r and truncated[i] == trunc and not terminated[i], (
+                    f"{f.name}: step {t}: vector sub-env {i} gave reward {rewards[i]}, truncated {truncated[i]}; the "
+                    f"single env gave {r}, {trunc}: {fix}")
+                _assert_sub_info(f, info, i, infos[i], f"step {t}", fix)
+                single_done[i] = trunc
+            assert np.array_equal(obs[i], o), f"{f.name}: step {t}: vector sub-env {i}'s observation differs: {fix}"
+        if t == horizon - 1:
+            assert truncated.all(), f"{f.name}: the vector env did not truncate at max_episode_steps={horizon}"
+
+
+def check_instance_seed(f: EnvFactory) -> None:
+    """`instance_seed` fixes the instance, not the rounds and noise; without it the instance is drawn from
+    the episode seed, unless the env declares it given (`random_instance = False`)."""
+    probe = f.make().unwrapped
+    probe.reset(seed=0)
+    if not (hasattr(probe, "instance_seed") and hasattr(probe, "instance")):
+        return
+
+    def run(seed, **extra):
+        env = f.make(**extra)
+        obs, info = env.reset(seed=seed)
+        instance = env.unwrapped.instance
+        draws = []
+        for _ in range(20):  # the arms shown, the contexts and the reward noise: the episode seed's part
+            obs, reward, _, _, info = env.step(int(_available(info, env.action_space.n)[0]))
+            draws.append((obs.tobytes(), reward))
+        return instance, draws
+
+    (fixed_a, draws_a), (fixed_b, draws_b) = run(1, instance_seed=5), run(2, instance_seed=5)
+    assert not _instances_differ(fixed_a, fixed_b), (
+        f"{f.name}: with instance_seed=5, reset(seed=1) and reset(seed=2) gave different instances: draw the "
+        "instance from np.random.default_rng(instance_seed) when it is set (CtxBanditEnv does)")
+    assert draws_a != draws_b, (
+        f"{f.name}: with instance_seed=5, seeds 1 and 2 gave the same rounds and rewards: the rounds and the noise "
+        "must still come from the episode seed (self.np_random)")
+    (free_a, _), (free_b, _) = run(1), run(2)
+    assert not _instances_differ(free_a, run(1)[0]), (
+        f"{f.name}: reset(seed=1) twice gave two different instances: draw the instance only from the generator "
+        "draw_instance is given")
+    if getattr(probe, "random_instance", True):
+        assert _instances_differ(free_a, free_b), (
+            f"{f.name}: reset(seed=1) and reset(seed=2) gave the same instance: draw it at reset from the generator "
+            "draw_instance is given, not in __init__ or from a fixed seed; if it is given rather than drawn (a "
+            "hand-built action set, a dataset), set random_instance = False on the class")
+    else:
+        assert not _instances_differ(free_a, free_b), (
+            f"{f.name}: declares random_instance = False (a given instance) but its instance changes with the "
+            "episode seed: remove the declaration")
+
+
+CHECKS: tuple[Callable[[EnvFactory], None], ...] = (
+    check_gymnasium, check_determinism, check_pickle, check_info, check_vector_env, check_instance_seed,
+)
+
+
+def check_env(id_or_env, *, info_keys=(), **kwargs) -> None:
+    """Run every check of `CHECKS` on a registered id or an env class (see the module docstring);
+    `kwargs` are the env's, `info_keys` the documented step-info keys beyond the contract."""
+    f = as_factory(id_or_env, info_keys=info_keys, **kwargs)
+    for check in CHECKS:
+        check(f)
