@@ -1,7 +1,7 @@
 """Environment families; `gym_ctxbandits.registration` turns them into registered ids."""
 
 from gym_ctxbandits.envs.allocation import ActionSetsEnv, FixedActionSetEnv, UnitCircleEnv
-from gym_ctxbandits.envs.classification import ClassificationEnv, ClassTargetEnv
+from gym_ctxbandits.envs.classification import ClassificationEnv, ClassTargetEnv, SupervisedEnv
 from gym_ctxbandits.envs.core import CtxBanditEnv, CtxBanditVectorEnv
 from gym_ctxbandits.envs.moderation import HateSpeechEnv
 from gym_ctxbandits.envs.pool import PoolEnv
@@ -19,5 +19,5 @@ from gym_ctxbandits.envs.testbeds import FiniteLinearEnv, MLPTeacherEnv, SphereL
 __all__ = [
     "ActionSetsEnv", "BernoulliLogisticEnv", "ClassTargetEnv", "ClassificationEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
     "FiniteLinearEnv", "FixedActionSetEnv", "HateSpeechEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv", "OpenBanditEnv",
-    "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "UnitCircleEnv", "VectorQuadraticEnv",
+    "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "SupervisedEnv", "UnitCircleEnv", "VectorQuadraticEnv",
 ]

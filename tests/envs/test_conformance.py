@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -28,6 +29,9 @@ DATA_IDS = {i for i in IDS if gym.spec(i).entry_point.endswith(DATA_FAMILIES)}
 TEST_KWARGS = {
     "CtxBandit/HateSpeech-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
     "CtxBandit/HateSpeechTokens-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
+    # any dataset: here 100 examples of a numeric and a categorical column, 3 classes
+    "CtxBandit/Supervised-v0": {"X": pd.DataFrame({"x": np.sin(np.arange(100.0)), "c": ["a", "b", "b", "a"] * 25}),
+                                "y": ["u", "v", "w", "v", "u"] * 20},
 }
 # Replay envs have no regret, no instance and no native vector env: their own contract test below.
 REPLAY = {i for i in IDS if is_replay(i)}
@@ -35,7 +39,7 @@ SIMULATED = [i for i in IDS if i not in REPLAY]
 # Problem-specific step info of some envs (documented in their docstrings).
 EXTRA_STEP_KEYS = {"sphere_regret", "blocked", "published_hate"}
 # The dataset is the instance of these: the same for every seed, like a hand-built instance.
-FIXED_INSTANCE = ("ActionSetsEnv", "FixedActionSetEnv", "ClassificationEnv", "HateSpeechEnv")
+FIXED_INSTANCE = ("ActionSetsEnv", "FixedActionSetEnv", "ClassificationEnv", "HateSpeechEnv", "SupervisedEnv")
 
 
 @functools.cache
