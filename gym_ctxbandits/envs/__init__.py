@@ -1,7 +1,7 @@
 """Environment families; `gym_ctxbandits.registration` turns them into registered ids."""
 
 from gym_ctxbandits.envs.allocation import ActionSetsEnv, FixedActionSetEnv, UnitCircleEnv
-from gym_ctxbandits.envs.classification import ClassificationEnv, ClassTargetEnv
+from gym_ctxbandits.envs.classification import ClassificationEnv, ClassTargetEnv, SupervisedEnv
 from gym_ctxbandits.envs.core import CtxBanditEnv, CtxBanditVectorEnv
 from gym_ctxbandits.envs.drifting import DriftingLinearEnv
 from gym_ctxbandits.envs.moderation import HateSpeechEnv
@@ -20,5 +20,5 @@ from gym_ctxbandits.envs.testbeds import FiniteLinearEnv, MLPTeacherEnv, SphereL
 __all__ = [
     "ActionSetsEnv", "BernoulliLogisticEnv", "ClassTargetEnv", "ClassificationEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
     "DriftingLinearEnv", "FiniteLinearEnv", "FixedActionSetEnv", "HateSpeechEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv", "OpenBanditEnv",
-    "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "UnitCircleEnv", "VectorQuadraticEnv",
+    "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "SupervisedEnv", "UnitCircleEnv", "VectorQuadraticEnv",
 ]

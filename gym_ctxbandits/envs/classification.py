@@ -2,7 +2,8 @@
 
 Two protocols:
 
-* `ClassificationEnv` (one id per dataset): each round one example x of the
+* `SupervisedEnv` (`Supervised-v0`: any dataset, from arrays or a source string) and its thin
+  variant `ClassificationEnv` (one id per dataset of the papers): each round one example x of the
   dataset arrives; arm k is the disjoint block encoding x^(k) = [0, .., x, .., 0] in R^{K d}
   (block k holds x) and pays 1 when k is the example's class, 0 otherwise.
 * `ClassTargetEnv` (`MNISTTarget-v0`, `FashionMNISTTarget-v0`): each round K
@@ -88,10 +89,21 @@ def _scale(X: np.ndarray, how: str) -> np.ndarray:
     return X
 
 
+def prepare(X: np.ndarray, categorical_mask: np.ndarray, y: np.ndarray, scaling: str, categorical: str,
+            missing_value: float, category_seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(features float32, labels int64), read-only: categorical columns encoded, missing values filled, scaled."""
+    X = _categorical(np.asarray(X, dtype=np.float64), np.asarray(categorical_mask, bool), categorical, category_seed)
+    X = _scale(np.where(np.isnan(X), missing_value, X), scaling)
+    X, y = X.astype(np.float32), np.asarray(y, dtype=np.int64)
+    X.flags.writeable = False
+    y.flags.writeable = False
+    return X, y
+
+
 @functools.lru_cache(maxsize=8)
 def prepared(dataset: str, data_path, data_home, split, download: bool, scaling: str, categorical: str,
              missing_value: float, image_size: int, category_seed: int, check_size: bool = True):
-    """(features float32, labels int64, class names) of a dataset prepared as asked; cached per process."""
+    """(features float32, labels int64, class names) of a named dataset prepared as asked; cached per process."""
     from gym_ctxbandits import datasets
 
     options = {} if split is None else {"split": split}
@@ -100,13 +112,8 @@ def prepared(dataset: str, data_path, data_home, split, download: bool, scaling:
     X = np.asarray(ds.X, dtype=np.float64)
     if dataset in IMAGE_DATASETS and image_size != 28:
         X = _pool_images(X, image_size)
-    X = _categorical(X, np.asarray(ds.categorical, bool) if dataset not in IMAGE_DATASETS else np.zeros(X.shape[1], bool),
-                     categorical, category_seed)
-    X = _scale(np.where(np.isnan(X), missing_value, X), scaling)
-    X, y = X.astype(np.float32), np.asarray(ds.y, dtype=np.int64)
-    X.flags.writeable = False
-    y.flags.writeable = False
-    return X, y, tuple(ds.classes)
+    mask = np.asarray(ds.categorical, bool) if dataset not in IMAGE_DATASETS else np.zeros(X.shape[1], bool)
+    return (*prepare(X, mask, ds.y, scaling, categorical, missing_value, category_seed), tuple(ds.classes))
 
 
 def _choice(value, name: str, options: tuple[str, ...]) -> str:
@@ -116,23 +123,30 @@ def _choice(value, name: str, options: tuple[str, ...]) -> str:
 
 
 class _DatasetEnv(CtxBanditEnv):
-    """Shared set-up of the dataset bandits: load and prepare the data once, in the constructor."""
+    """Shared set-up of the dataset bandits: the preset's choices, and the data prepared once, in the constructor."""
 
-    def _load(self, dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
-              image_size, category_seed, check_size=True):
+    def _options(self, preset, scaling, categorical, missing_value) -> None:
+        """The preparation asked for: each choice from its kwarg, else from the preset."""
         if preset not in PRESETS:
             raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
         p = PRESETS[preset]
-        self.dataset = str(dataset)
         self.scaling = _choice(p["scaling"] if scaling is None else scaling, "scaling", SCALINGS)
         self.categorical = _choice(p["categorical"] if categorical is None else categorical, "categorical", CATEGORICAL)
         self.missing_value = check_float("missing_value", p["missing_value"] if missing_value is None else missing_value,
                                          minimum=-np.inf)
-        self.image_size = check_int("image_size", p["image_size"] if image_size is None else image_size)
+
+    def _load(self, dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
+              image_size, category_seed, check_size=True):
+        """Load and prepare a named dataset of `gym_ctxbandits.datasets` (cached per process)."""
+        self._options(preset, scaling, categorical, missing_value)
+        self.dataset = str(dataset)
+        self.image_size = check_int("image_size", PRESETS[preset]["image_size"] if image_size is None else image_size)
         self.X, self.y, self.classes = prepared(
             self.dataset, None if data_path is None else str(data_path), None if data_home is None else str(data_home),
             split, bool(download), self.scaling, self.categorical, self.missing_value, self.image_size,
             check_int("category_seed", category_seed, minimum=0), bool(check_size))
+
+    def _feature_bound(self) -> float:
         bounded = self.scaling in ("l2", "minmax", "minmax-row", "pixels")
         return 1.0 if bounded else float(np.abs(self.X).max())
 
@@ -167,17 +181,90 @@ class ExampleStreamEnv(CtxBanditEnv):
         return {"context": self.X[rounds["row"]]}
 
 
-class ClassificationEnv(_DatasetEnv, ExampleStreamEnv):
-    """A classification dataset as a K-armed bandit with the disjoint block encoding.
+class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
+    """Any classification dataset as a K-armed bandit with the disjoint block encoding.
 
     Description:
         Each round one example (x, c) is drawn uniformly from the dataset. Arm k, k = 0..K-1 with
-        K the number of classes, is x^(k) = [0, .., x, .., 0] in R^{K d} (x in block k); its
-        expected reward is 1 if k = c, else 0. [S0] App. F.2 (Shuttle, Mushroom, Adult, Covertype),
-        [S2] section 7 and App. J (mnist, mushroom, shuttle, magic, banknote, phoneme), [S3]
-        section 5.2 and App. F.2 (Shuttle, Mushroom). The raw (prepared) context x is
-        `info["context"]`; regret is against the true class. See the module docstring for the
-        presets of the three papers.
+        K the number of classes (labels in sorted order, or a pandas categorical's own order), is
+        x^(k) = [0, .., x, .., 0] in R^{K d} (x in block k); its expected reward is 1 if k = c,
+        else 0: the bandit of [S0] App. F.2, [S2] section 7 and [S3] section 5.2, on data of
+        your own. The prepared context x is `info["context"]`; regret is against the true class.
+        The data is arrays (`X`, `y`: numpy, scipy sparse or pandas) or a `source` string, which
+        also travels through `ctxbandits run --env-kwargs` and config files: a local .csv or
+        .parquet file with its `label` column, "openml:NAME" / "openml:ID", "hf:NAME" / "hf:PATH"
+        or "sklearn:LOADER" (`gym_ctxbandits.datasets.supervised` says how each is read, cached
+        and checked). Numeric columns are used as they are; every other column (strings,
+        categories) is one-hot encoded by default (`categorical="onehot"`; "ordinal" and "random"
+        are the encodings of the presets "S0" and "S2", None takes the preset's), a missing
+        category being the all-zero block. NaN in a numeric column, a missing label, a single
+        class and X, y of different lengths are refused with an error naming the fix. The
+        presets prepare the features as for the built-in datasets (module docstring): "S0"
+        (default) L2 rows, "S2" per-feature min-max to [-1, 1], "S3" L2 rows plus N(0, 0.1^2)
+        reward noise. The dataset is the instance: the same for every seed.
+
+    Action Space: Discrete(K), K = number of classes.
+    Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none"; d counts
+        each one-hot column.
+    Rewards: 1 for the true class, else 0, plus N(0, noise_std^2) when noise_std > 0.
+    Episode End: truncation at T = 10^4 rounds (`max_episode_steps=` to change it).
+    Arguments: X=None, y=None (arrays), or source=None (a string, as above) with label=None (the
+        label column: required for a file; default the OpenML target, "label" for hf:),
+        split=None (hf: only; default "train"), sha256=None (a file's expected SHA-256),
+        data_home=None ($CTXBANDITS_DATA, else the user cache: where OpenML, scikit-learn and
+        Hugging Face downloads are cached), download=True (False, or $CTXBANDITS_OFFLINE=1:
+        cached copies only); preset="S0", scaling, missing_value, noise_std (None: from the
+        preset), categorical="onehot", category_seed=0 (the "random" encoding's values).
+
+    Version History:
+        * v0: initial version.
+    """
+
+    def __init__(self, X=None, y=None, source: str | None = None, label: str | None = None, split: str | None = None,
+                 sha256: str | None = None, data_home=None, download: bool = True, preset: str = "S0",
+                 scaling: str | None = None, categorical: str | None = "onehot", missing_value: float | None = None,
+                 noise_std: float | None = None, category_seed: int = 0, instance_seed: int | None = None):
+        from gym_ctxbandits.datasets import supervised
+
+        self._options(preset, scaling, categorical, missing_value)
+        if source is None:
+            if X is None or y is None:
+                raise ValueError("give the data as X= and y= (arrays), or as source= (a file path, openml:NAME, "
+                                 "hf:NAME or sklearn:LOADER)")
+            if (label, split, sha256) != (None, None, None):
+                raise ValueError("label=, split= and sha256= describe a source=; leave them out with X= and y=")
+            data = supervised.from_arrays(X, y)
+        elif X is not None or y is not None:
+            raise ValueError("give either X= and y= or source=, not both")
+        else:
+            data = supervised.load(source, label=label, split=split, sha256=sha256, data_home=data_home,
+                                   download=download)
+        self.source = "arrays" if source is None else source
+        self.X, self.y = prepare(data.X, data.categorical, data.y, self.scaling, self.categorical, self.missing_value,
+                                 check_int("category_seed", category_seed, minimum=0))
+        self.classes = data.classes
+        self._classes_as_arms(preset, noise_std, instance_seed)
+
+    def _classes_as_arms(self, preset: str, noise_std: float | None, instance_seed: int | None) -> None:
+        """Arm k is class k (payoff I_K), with the preset's reward noise unless noise_std is given; the
+        last step of the constructor once X, y and classes are set."""
+        k = len(self.classes)
+        self.payoff = np.eye(k)
+        noise_std = PRESETS[preset]["noise_std"] if noise_std is None else noise_std
+        super().__init__(k, k * self.X.shape[1], noise="gaussian", noise_std=noise_std,
+                         feature_bound=self._feature_bound(), instance_seed=instance_seed)
+
+
+class ClassificationEnv(SupervisedEnv):
+    """A dataset of the papers as the bandit of `SupervisedEnv`, by name.
+
+    Description:
+        `SupervisedEnv`'s bandit (one example a round, arm k = x in block k, reward 1 for the true
+        class) on a dataset of `gym_ctxbandits.datasets`, loaded, checked and prepared once per
+        process: [S0] App. F.2 (Shuttle, Mushroom, Adult, Covertype), [S2] section 7 and App. J
+        (mnist, mushroom, shuttle, magic, banknote, phoneme), [S3] section 5.2 and App. F.2
+        (Shuttle, Mushroom). Categorical columns follow the preset (ordinal codes for "S0" and
+        "S3", random values for "S2"); see the module docstring for the presets of the three papers.
 
     Action Space: Discrete(K), K = number of classes.
     Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none".
@@ -199,13 +286,9 @@ class ClassificationEnv(_DatasetEnv, ExampleStreamEnv):
                  categorical: str | None = None, missing_value: float | None = None, noise_std: float | None = None,
                  image_size: int | None = None, category_seed: int = 0, instance_seed: int | None = None,
                  check_size: bool = True):
-        bound = self._load(dataset, data_path, data_home, split, download, preset, scaling, categorical,
-                           missing_value, image_size, category_seed, check_size)
-        k = len(self.classes)
-        self.payoff = np.eye(k)
-        noise_std = PRESETS[preset]["noise_std"] if noise_std is None else noise_std
-        super().__init__(k, k * self.X.shape[1], noise="gaussian", noise_std=noise_std, feature_bound=bound,
-                         instance_seed=instance_seed)
+        self._load(dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
+                   image_size, category_seed, check_size)
+        self._classes_as_arms(preset, noise_std, instance_seed)
 
 
 class ClassTargetEnv(_DatasetEnv):
@@ -233,8 +316,7 @@ class ClassTargetEnv(_DatasetEnv):
     def __init__(self, dataset: str = "mnist", target: int | None = None, num_arms: int = 10, data_path=None,
                  data_home=None, split: str | None = None, download: bool = True, scaling: str = "pixels",
                  image_size: int = 28, instance_seed: int | None = None, check_size: bool = True):
-        bound = self._load(dataset, data_path, data_home, split, download, "S0", scaling, None, None, image_size, 0,
-                           check_size)
+        self._load(dataset, data_path, data_home, split, download, "S0", scaling, None, None, image_size, 0, check_size)
         num_classes = len(self.classes)
         if target is not None:
             target = check_int("target", target, minimum=0)
@@ -242,7 +324,8 @@ class ClassTargetEnv(_DatasetEnv):
                 raise ValueError(f"target must be a class index in 0..{num_classes - 1}, got {target}")
         self.target = target
         self._num_classes = num_classes
-        super().__init__(num_arms, self.X.shape[1], noise="bernoulli", feature_bound=bound, instance_seed=instance_seed)
+        super().__init__(num_arms, self.X.shape[1], noise="bernoulli", feature_bound=self._feature_bound(),
+                         instance_seed=instance_seed)
         if self.num_arms > len(self.y):
             raise ValueError(f"num_arms ({self.num_arms}) exceeds the {len(self.y)} examples of {dataset}")
         if self.scaling == "pixels":

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
+import pandas as pd
 import pytest
 
 import gym_ctxbandits  # noqa: F401  (registers the ids)
@@ -25,6 +27,9 @@ DATA_IDS = {i for i in IDS if gym.spec(i).entry_point.endswith(DATA_FAMILIES)}
 TEST_KWARGS = {
     "CtxBandit/HateSpeech-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
     "CtxBandit/HateSpeechTokens-v0": {"corpus": "davidson", "model": "all-MiniLM-L6-v2", "max_posts": 300},
+    # any dataset: here 100 examples of a numeric and a categorical column, 3 classes
+    "CtxBandit/Supervised-v0": {"X": pd.DataFrame({"x": np.sin(np.arange(100.0)), "c": ["a", "b", "b", "a"] * 25}),
+                                "y": ["u", "v", "w", "v", "u"] * 20},
 }
 # Problem-specific step info, documented in the envs' docstrings.
 INFO_KEYS = {

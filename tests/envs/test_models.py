@@ -49,9 +49,9 @@ FORMULAS = {
 
 
 # Real-data ids: their reward models (true class, target class, moderation payoffs, replay) are
-# tested on small made-up datasets in tests/envs/test_data_envs.py.
+# tested on small made-up datasets in tests/envs/test_data_envs.py (Supervised: test_supervised_env.py).
 DATA_IDS = {"Shuttle", "Mushroom", "Adult", "Covertype", "Magic", "Banknote", "Phoneme", "MNIST", "FashionMNIST",
-            "MNISTTarget", "FashionMNISTTarget", "HateSpeech", "HateSpeechTokens", "OpenBandit"}
+            "MNISTTarget", "FashionMNISTTarget", "HateSpeech", "HateSpeechTokens", "OpenBandit", "Supervised"}
 
 
 # Ids whose means change with the round index: tested against theta_t in tests/envs/test_drifting.py.
