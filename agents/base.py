@@ -401,7 +401,8 @@ def make(name: str, **kwargs: Any):
         cls = REGISTRY[name]
     except KeyError:
         raise UnknownAgent(f"unknown agent {name!r}.{did_you_mean(name, REGISTRY)} `ctxbandits list` (or "
-                           f"agents.REGISTRY) lists the {len(REGISTRY)} registered agents.") from None
+                           f"agents.REGISTRY) lists the {len(REGISTRY)} registered agents (an agent of your own "
+                           "module: `ctxbandits run --import MODULE`).") from None
     try:
         return cls(**kwargs)
     except TypeError as err:

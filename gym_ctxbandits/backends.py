@@ -8,13 +8,16 @@ only the wall-clock timings do.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from gym_ctxbandits.experiment import Job, run_batch, run_job
 from gym_ctxbandits.results import write_atomic
+from gym_ctxbandits.user_modules import import_modules
 
 BACKENDS = ("inprocess", "processes", "ray")
 
@@ -40,26 +43,34 @@ def _one_blas_thread() -> None:
     threadpool_limits(1)
 
 
-def _init_worker(parent: int) -> None:
+def _init_worker() -> None:
     """Worker initializer: one BLAS thread, and exit at once if the parent process dies (a killed
-    `ctxbandits run` leaves no orphan computing jobs nobody will collect: a watcher thread checks
-    every half second that the process is still the parent's child)."""
+    `ctxbandits run` leaves no orphan computing jobs nobody will collect). A watcher thread waits
+    on multiprocessing's sentinel of the parent, which works under every start method: under
+    forkserver the worker's parent in the OS is the fork server, not the comparison's process."""
     import threading
-    import time
 
     _one_blas_thread()
+    parent = multiprocessing.parent_process()
 
     def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
+        parent.join()
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _run_unit_one_thread(unit: list[Job], out: str) -> int:
-    _one_blas_thread()
+def _run_unit_in_worker(unit: list[Job], out: str, imports: list[str], root: str) -> int:
+    """`run_unit` in a worker, after importing the user's modules from the parent's folder `root`:
+    a spawned, forkserver or Ray worker starts without them (a forked one has them already, and
+    importing them again costs nothing)."""
+    import_modules(imports, root)
     return run_unit(unit, out)
+
+
+def _run_unit_one_thread(unit: list[Job], out: str, imports: list[str], root: str) -> int:
+    _one_blas_thread()
+    return _run_unit_in_worker(unit, out, imports, root)
 
 
 def _bar(total: int, enabled: bool, desc: str, **kwargs):
@@ -80,11 +91,17 @@ def run_inprocess(units: list[list[Job]], out: Path, progress: bool) -> None:
                 overall.update(run_unit(unit, str(out), progress=bar.update))
 
 
-def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: int | None = None) -> None:
+def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: int | None = None,
+                  imports: Sequence[str] = (), root: str | None = None, start_method: str | None = None) -> None:
+    """Run on `workers` local processes (default: all cores), each importing the user's modules
+    `imports` from the folder `root` (default: the current one) first. `start_method` is
+    multiprocessing's ("fork", "spawn" or "forkserver"; default: Python's default)."""
     workers = workers or os.cpu_count() or 1
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)) as pool, \
+    root = root or os.getcwd()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(start_method),
+                             initializer=_init_worker) as pool, \
             _bar(sum(map(len, units)), progress, f"jobs ({workers} processes)") as bar:
-        futures = {pool.submit(run_unit, unit, str(out)): unit for unit in units}
+        futures = {pool.submit(_run_unit_in_worker, unit, str(out), list(imports), root): unit for unit in units}
         for future in as_completed(futures):
             try:
                 bar.update(future.result())
@@ -94,10 +111,13 @@ def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: in
                                  "finished jobs' files are kept: run the same command again to resume") from None
 
 
-def run_ray(units: list[list[Job]], out: Path, progress: bool, address: str | None = None) -> None:
+def run_ray(units: list[list[Job]], out: Path, progress: bool, address: str | None = None,
+            imports: Sequence[str] = (), root: str | None = None) -> None:
     """Run on the Ray cluster at `address` (e.g. "ray://host:10001" or "auto"), or a local one.
 
-    `out` must be a path every worker can write (a shared filesystem on a real cluster).
+    `out` must be a path every worker can write (a shared filesystem on a real cluster); each task
+    imports the user's modules `imports` from the folder `root` (default: the current one) first,
+    so that folder must be readable from every worker too.
     """
     try:
         import ray
@@ -109,7 +129,8 @@ def run_ray(units: list[list[Job]], out: Path, progress: bool, address: str | No
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
         remote = ray.remote(_run_unit_one_thread)
-        pending = [remote.remote(unit, str(out.resolve())) for unit in units]
+        root = root or os.getcwd()
+        pending = [remote.remote(unit, str(out.resolve()), list(imports), root) for unit in units]
         with _bar(sum(map(len, units)), progress, "jobs (ray)") as bar:
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)

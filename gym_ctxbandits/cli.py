@@ -3,8 +3,9 @@
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 5 --horizon 2000 --out results/x
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 1000:1010 --out results/fresh
     ctxbandits run --config my_comparison.toml --backend processes
+    ctxbandits run --import mymodule --env CtxBandit/Logistic-v0 --agents SW-LinUCB,LinUCB --out results/mine
     ctxbandits plot results/x
-    ctxbandits list
+    ctxbandits list --import mymodule
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.backends import WorkerDied
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
+from gym_ctxbandits.user_modules import import_modules
 
 
 def _kwargs(text: str | None, flag: str) -> dict:
@@ -44,6 +46,7 @@ def comparison_from_args(args) -> cfg.Comparison:
         comp.envs = [EnvSpec(e, _kwargs(args.env_kwargs, "--env-kwargs")) for e in args.env.split(",")]
     if args.agents:
         comp.agents = [AgentSpec(a, _kwargs(args.agent_kwargs, "--agent-kwargs")) for a in args.agents.split(",")]
+    comp.imports = list(dict.fromkeys([*comp.imports, *args.imports]))
     for key in ("horizon", "seeds", "log_every", "batch", "out", "backend", "workers", "address"):
         value = getattr(args, key)
         if value is not None:
@@ -63,7 +66,7 @@ def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False)
 
     table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
                 workers=comp.workers, address=comp.address, log_every=comp.log_every, batch=comp.batch,
-                progress=not quiet)
+                progress=not quiet, imports=comp.imports)
     return (table, *report(table, Path(comp.out), band))
 
 
@@ -91,6 +94,7 @@ def cmd_run(args) -> int:
 def cmd_plot(args) -> int:
     from gym_ctxbandits.results import load_results
 
+    import_modules(args.imports)
     paths, text = report(load_results(args.results), Path(args.results), args.band)
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths))
@@ -98,14 +102,26 @@ def cmd_plot(args) -> int:
 
 
 def cmd_list(args) -> int:
+    """Print the registries: this package's env ids, the other envs registered (by --import modules
+    or installed packages; gymnasium's own are left out), and every agent name."""
+    import gymnasium as gym
+
     import gym_ctxbandits
     from gym_ctxbandits.experiment import import_agents
+    from gym_ctxbandits.registration import other_env_ids
 
+    import_modules(args.imports)
+    agents = import_agents()
     print("Environments (id: paper and section, see docs/papers.md; default horizon):")
     for name, (_, horizon, _, paper) in gym_ctxbandits.ENVIRONMENTS.items():
         print(f"  CtxBandit/{name}-v0: {paper}; T={horizon}")
+    if others := other_env_ids():
+        print("\nOther environments (id: entry point; default horizon):")
+        for env_id in others:
+            spec = gym.spec(env_id)
+            print(f"  {env_id}: {spec.entry_point}; T={spec.max_episode_steps}")
     print("\nAgents:")
-    for name in sorted(import_agents().REGISTRY):
+    for name in sorted(agents.REGISTRY):
         print(f"  {name}")
     return 0
 
@@ -126,6 +142,12 @@ def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def add_import_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first, so the agents and envs it registers can be named (repeatable; a "
+                        "module name importable from this folder, or a .py file)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctxbandits", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -143,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     plot.set_defaults(func=cmd_plot)
     lst = sub.add_parser("list", help="list environment ids and agent names")
     lst.set_defaults(func=cmd_list)
+    for command in (run, plot, lst):
+        add_import_option(command)
     return parser
 
 
@@ -153,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     except (cfg.ConfigError, FileNotFoundError, KeyError, ValueError) as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
-    except ImportError as err:                      # e.g. another package's top-level `agents`
+    except ImportError as err:                      # a user's module, or another package's top-level `agents`
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
     except WorkerDied as err:

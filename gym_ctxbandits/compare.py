@@ -5,15 +5,18 @@ from __future__ import annotations
 import inspect
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 import gymnasium as gym
 
 from gym_ctxbandits import backends
-from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, batchable, import_agents, make_jobs, run_batch, run_job,
-                                     seed_list)
+from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, batchable, env_spec, import_agents, make_jobs, run_batch,
+                                     run_job, seed_list)
+from gym_ctxbandits.registration import other_env_ids
 from gym_ctxbandits.results import claim, is_complete, load_results, release, write_manifest
+from gym_ctxbandits.user_modules import import_modules
 
 
 def _units(jobs: list[Job], batch: int) -> list[list[Job]]:
@@ -35,14 +38,16 @@ MAKE_KWARGS = {"max_episode_steps", "disable_env_checker", "render_mode", "autor
 
 
 def check_env_spec(spec: EnvSpec) -> None:
-    """A registered env id (else a ValueError with the closest ids) whose kwargs the env takes."""
+    """A registered env id (else a ValueError with the closest ids) whose kwargs the env takes; a
+    `module:Id` id imports `module` first."""
     try:
-        registered = gym.spec(spec.id)
+        registered = env_spec(spec.id)
     except gym.error.Error:
-        ids = [k for k in gym.registry if k.startswith("CtxBandit/")] or list(gym.registry)
-        hint = import_agents().base.did_you_mean(spec.id, ids, "CtxBandit/")
+        others = set(other_env_ids())
+        ids = [k for k in gym.registry if k.startswith("CtxBandit/") or k in others]
+        hint = import_agents().base.did_you_mean(spec.id.rpartition(":")[2], ids, "CtxBandit/")
         raise ValueError(f"unknown env id {spec.id!r}.{hint} `ctxbandits list` lists the registered ids (a user's "
-                         "env: `module:Id`, the module registering it).") from None
+                         "env: --import the module that registers it, or give the id as `module:Id`).") from None
     creator = registered.entry_point
     if isinstance(creator, str):
         creator = gym.envs.registration.load_env_creator(creator)
@@ -78,7 +83,7 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
 
 def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
         workers: int | None = None, address: str | None = None, log_every: int = 1, progress: bool = False,
-        batch: int = 10):
+        batch: int = 10, imports: Sequence[str] = ()):
     """Run every agent on every env for `horizon` rounds and each seed; return the tidy table.
 
     envs: env ids or `EnvSpec(id, kwargs)`; agents: registered names or `AgentSpec(name, kwargs,
@@ -90,7 +95,9 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     (env, agent) whose agent serves N instances at once run `batch` at a time as one native
     vector env and one batched agent (the plain loop's numbers in less time; the files of a
     batch are written when it ends, so a smaller batch loses less to an interruption); `batch=1`
-    runs every job in the plain loop.
+    runs every job in the plain loop. `imports` are the user's modules that register the
+    comparison's own agents or envs (dotted names importable from the current folder, or paths of
+    .py files): imported here before any name is looked up, and again in every worker.
     """
     if backend not in backends.BACKENDS:
         raise ValueError(f"backend must be one of {backends.BACKENDS}, got {backend!r}")
@@ -100,6 +107,8 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
         raise ValueError(f"batch must be an integer >= 1 (seeds per batched run; 1 = plain loop), got {batch!r}")
     if not isinstance(log_every, int) or log_every < 1:
         raise ValueError(f"log_every must be an integer >= 1, got {log_every!r}")
+    imports = [imports] if isinstance(imports, str) else list(imports)
+    import_modules(imports)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in _as_list(envs)]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
     check_comparison(env_specs, agent_specs, seeds, workers, out)
@@ -116,6 +125,8 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     config = {"envs": [asdict(e) for e in env_specs], "agents": [asdict(a) for a in agent_specs],
               "seeds": sorted({j.seed for j in jobs}), "horizon": horizon, "log_every": log_every}
     write_manifest(out, config, jobs)
+    # what a worker imports first (from this process's folder): the user's modules and those of `module:Id` ids
+    modules = [*imports, *(m for e in env_specs if (m := e.id.rpartition(":")[0]))]
     while pending := [job for job in jobs if not is_complete(job, out)]:
         mine = [job for job in pending if claim(out, job)]   # the others are being run by another process
         if not mine:
@@ -126,9 +137,9 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
             if backend == "inprocess":
                 backends.run_inprocess(todo, out, progress)
             elif backend == "processes":
-                backends.run_processes(todo, out, progress, workers)
+                backends.run_processes(todo, out, progress, workers, modules, os.getcwd())
             else:
-                backends.run_ray(todo, out, progress, address)
+                backends.run_ray(todo, out, progress, address, modules, os.getcwd())
         finally:
             for job in mine:
                 release(out, job)

@@ -9,13 +9,14 @@ error that names the key.
     backend = "processes"          # inprocess | processes | ray
     envs = ["CtxBandit/Logistic-v0", {id = "CtxBandit/Linear-v0", kwargs = {dim = 10}}]
     agents = ["LinUCB", {name = "LinTS", kwargs = {v = 0.5}, label = "LinTS-0.5"}]
+    imports = ["mymodule"]         # the user's modules registering agents or envs (--import extends it)
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,11 @@ class Comparison:
     backend: str = "inprocess"
     workers: int | None = None
     address: str | None = None
+    imports: list[str] = field(default_factory=list)     # the user's modules, imported first (user_modules.py)
 
 
 TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list, str), "log_every": int, "batch": int,
-       "out": str,
-       "backend": str, "workers": int, "address": str}
+       "out": str, "backend": str, "workers": int, "address": str, "imports": list}
 ENV_KEYS = {"id": str, "kwargs": dict}
 AGENT_KEYS = {"name": str, "kwargs": dict, "label": str}
 
@@ -81,6 +82,8 @@ def parse(data: dict) -> Comparison:
             raise ConfigError(f"config key {key!r} is missing or empty")
     envs = [_table(f"envs[{i}]", e, ENV_KEYS, "id") for i, e in enumerate(data["envs"])]
     agents = [_table(f"agents[{i}]", a, AGENT_KEYS, "name") for i, a in enumerate(data["agents"])]
+    for i, module in enumerate(data.get("imports", [])):
+        _check(f"imports[{i}]", module, str)
     if isinstance(data.get("seeds"), list):
         for i, s in enumerate(data["seeds"]):
             _check(f"seeds[{i}]", s, int)

@@ -23,6 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 import gym_ctxbandits  # noqa: F401  (registers the ids)
+from gym_ctxbandits.user_modules import UserModuleError, import_modules
 
 COLUMNS = ["env", "env_kwargs", "agent", "agent_kwargs", "seed", "round", "reward", "regret",
            "cum_reward", "cum_regret", "act_seconds", "observe_seconds"]
@@ -102,9 +103,20 @@ class Job:
         return rounds if rounds.size and rounds[-1] == self.horizon else np.append(rounds, self.horizon)
 
 
+def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    """The registered spec of `env_id`. A `module:Id` id imports `module` first, as `gym.make` does
+    (`gym.spec` does not), so a user's env needs no --import."""
+    module, _, name = env_id.rpartition(":")
+    if module.endswith(".py"):
+        raise UserModuleError(f"env {env_id!r}: before ':' goes a module name, as gym.make takes it; for a file, "
+                              f"--import {module} and give the env id {name!r}")
+    import_modules([module] if module else [], given_as=f"env {env_id!r}: module")
+    return gym.spec(name)
+
+
 def is_replay(env_id: str) -> bool:
     """True for a replay env (e.g. the Open Bandit Dataset): rounds are accepted events, no regret."""
-    creator = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
+    creator = gym.envs.registration.load_env_creator(env_spec(env_id).entry_point)
     return bool(getattr(creator, "replay", False))
 
 
@@ -216,7 +228,7 @@ def _table(job: Job, reward, regret, act_s, obs_s):
 def batchable(job: Job) -> bool:
     """True when the agent serves N instances in one object (and so the seeds of `job` can run as one batch)."""
     agent_cls = import_agents().REGISTRY.get(job.agent.name)
-    return bool(getattr(agent_cls, "batched", False)) and gym.spec(job.env.id).vector_entry_point is not None
+    return bool(getattr(agent_cls, "batched", False)) and env_spec(job.env.id).vector_entry_point is not None
 
 
 def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):

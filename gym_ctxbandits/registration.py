@@ -136,3 +136,15 @@ def register_all() -> None:
             max_episode_steps=horizon,
             kwargs=kwargs,
         )
+
+
+def other_env_ids() -> list[str]:
+    """The registered ids that are neither this package's nor gymnasium's own: a user's envs (e.g.
+    registered by a module of `ctxbandits run --import`) and other packages'."""
+    ours = {f"CtxBandit/{name}-v0" for name in ENVIRONMENTS}
+
+    def gymnasiums(entry_point) -> bool:
+        module = entry_point if isinstance(entry_point, str) else getattr(entry_point, "__module__", "")
+        return module.startswith("gymnasium.")
+
+    return [env_id for env_id, spec in gym.registry.items() if env_id not in ours and not gymnasiums(spec.entry_point)]
