@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import time
 from collections import Counter
@@ -75,7 +76,25 @@ class EnvSpec:
     def title(self) -> str:
         if not self.kwargs:
             return self.id
-        return f"{self.id}({', '.join(f'{k}={v}' for k, v in sorted(self.kwargs.items()))})"
+        return f"{self.id}({', '.join(f'{k}={_short(v)}' for k, v in sorted(self.kwargs.items()))})"
+
+
+def _is_data(value: Any) -> bool:
+    """An array-like kwarg (numpy, pandas, scipy.sparse: Supervised-v0's X and y), whose str() abbreviates."""
+    return isinstance(value, np.ndarray) or hasattr(value, "to_numpy") or hasattr(value, "tocsr")
+
+
+def _short(value: Any) -> str:
+    """A kwarg as a title shows it: data by type and shape, anything else by str()."""
+    return f"<{type(value).__name__} {'x'.join(map(str, np.shape(value)))}>" if _is_data(value) else str(value)
+
+
+def _content(value: Any) -> str:
+    """A kwarg as a job's file name hashes it: data by the SHA-256 of its content (two datasets of one
+    shape must not share result files), anything else by str()."""
+    if _is_data(value):
+        return "sha256:" + hashlib.sha256(pickle.dumps(value, protocol=5)).hexdigest()
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -92,7 +111,7 @@ class Job:
     def filename(self) -> str:
         """A stable, filesystem-safe name: readable parts plus a hash of the full spec."""
         spec = json.dumps([self.env.id, self.env.kwargs, self.agent.name, self.agent.kwargs, self.agent.title,
-                           self.horizon, self.log_every], sort_keys=True, default=str)
+                           self.horizon, self.log_every], sort_keys=True, default=_content)
         digest = hashlib.sha256(spec.encode()).hexdigest()[:10]
         slug = lambda s: "".join(c if c.isalnum() or c in "-+." else "_" for c in s)  # noqa: E731
         return f"{slug(self.env.id.split('/')[-1])}__{slug(self.agent.title)}__seed{self.seed}__{digest}.parquet"

@@ -390,3 +390,21 @@ def test_two_identical_runs_into_one_folder_share_the_jobs(tmp_path):
             for i in range(2)]
     assert not logs[0] & logs[1], "a job ran twice"
     assert len(logs[0] | logs[1]) == 9 and not list(out.glob(".*.claim"))
+
+
+def test_array_kwargs_get_file_names_by_content():
+    """str() of a large array abbreviates it: two datasets of one shape must not share result files."""
+    from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job
+
+    X1 = np.zeros((2000, 3))
+    X2 = X1.copy()
+    X2[1000, 1] = 1.0
+    assert str(X1) == str(X2)
+    y = np.arange(2000) % 3
+
+    def job(X, y):
+        return Job(EnvSpec("CtxBandit/Supervised-v0", {"X": X, "y": y}), AgentSpec("LinUCB", {}, ""), 0, 10)
+
+    assert job(X1, y).filename != job(X2, y).filename
+    assert job(X1, y).filename == job(X1.copy(), y.copy()).filename
+    assert job(pd.DataFrame(X1), pd.Series(y)).env.title == "CtxBandit/Supervised-v0(X=<DataFrame 2000x3>, y=<Series 2000>)"
