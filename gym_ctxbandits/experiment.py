@@ -85,16 +85,13 @@ def _is_data(value: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    """A kwarg as a title shows it: data by type and shape, anything else by str()."""
-    return f"<{type(value).__name__} {'x'.join(map(str, np.shape(value)))}>" if _is_data(value) else str(value)
-
-
-def _content(value: Any) -> str:
-    """A kwarg as a job's file name hashes it: data by the SHA-256 of its content (two datasets of one
-    shape must not share result files), anything else by str()."""
-    if _is_data(value):
-        return "sha256:" + hashlib.sha256(pickle.dumps(value, protocol=5)).hexdigest()
-    return str(value)
+    """A kwarg as titles, result tables and file names show it: data by type, shape and a hash of its
+    content (str() abbreviates a large array, and two datasets of one shape must stay apart),
+    anything else by str()."""
+    if not _is_data(value):
+        return str(value)
+    digest = hashlib.sha256(pickle.dumps(value, protocol=5)).hexdigest()[:12]
+    return f"<{type(value).__name__} {'x'.join(map(str, np.shape(value)))} sha256:{digest}>"
 
 
 @dataclass(frozen=True)
@@ -111,7 +108,7 @@ class Job:
     def filename(self) -> str:
         """A stable, filesystem-safe name: readable parts plus a hash of the full spec."""
         spec = json.dumps([self.env.id, self.env.kwargs, self.agent.name, self.agent.kwargs, self.agent.title,
-                           self.horizon, self.log_every], sort_keys=True, default=_content)
+                           self.horizon, self.log_every], sort_keys=True, default=_short)
         digest = hashlib.sha256(spec.encode()).hexdigest()[:10]
         slug = lambda s: "".join(c if c.isalnum() or c in "-+." else "_" for c in s)  # noqa: E731
         return f"{slug(self.env.id.split('/')[-1])}__{slug(self.agent.title)}__seed{self.seed}__{digest}.parquet"
@@ -229,9 +226,9 @@ def _table(job: Job, reward, regret, act_s, obs_s):
     rows = job.log_rounds() - 1
     table = {
         "env": job.env.id,
-        "env_kwargs": json.dumps(job.env.kwargs, sort_keys=True, default=str),
+        "env_kwargs": json.dumps(job.env.kwargs, sort_keys=True, default=_short),
         "agent": job.agent.title,
-        "agent_kwargs": json.dumps(job.agent.kwargs, sort_keys=True, default=str),
+        "agent_kwargs": json.dumps(job.agent.kwargs, sort_keys=True, default=_short),
         "seed": job.seed,
         "round": rows + 1,
         "reward": reward[rows],

@@ -267,7 +267,7 @@ def test_python_blocks_run(page, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, module.__name__, module)
     try:
         for line, tag, body, _ in blocks(page):
-            if tag in PYTHON:
+            if tag in PYTHON and not shown_file(body):
                 exec(compile(body, f"{where(page, line)}", "exec"), module.__dict__)
     finally:
         agents.REGISTRY.clear()
@@ -275,6 +275,27 @@ def test_python_blocks_run(page, tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     if "PPO" in out:
         assert "PPO plays arm 0" in out
+
+
+def shown_file(body: str) -> Path | None:
+    """The file of examples/ that a block shows (its first line `# examples/NAME.py`), else None."""
+    first = body.splitlines()[0] if body else ""
+    return ROOT / first[2:] if re.fullmatch(r"# examples/[\w.-]+\.py", first) else None
+
+
+def test_examples_are_shown_as_they_are_and_run():
+    """A block that shows a file of examples/ is that file, byte for byte; every file of examples/ is run
+    by a shell block of the docs (`python examples/NAME.py`, run by test_shell_blocks_run)."""
+    shown = {}
+    for page, line, tag, body, _ in all_blocks():
+        if tag in PYTHON and (path := shown_file(body)):
+            assert path.exists(), f"{where(page, line)} shows {path.name}, which examples/ does not have"
+            assert body == path.read_text().rstrip("\n"), \
+                f"{where(page, line)} differs from {path.relative_to(ROOT)}: copy the file into the block"
+            shown[path.name] = page
+    ran = {c.split()[1] for _, _, c in shell_commands() if re.match(r"python examples/\S+\.py$", c)}
+    files = sorted(p.name for p in (ROOT / "examples").glob("*.py"))
+    assert files and all(f"examples/{f}" in ran for f in files), f"run every example from a doc: {files} vs {ran}"
 
 
 def test_new_agent_example_is_short():
@@ -302,6 +323,7 @@ def shims(tmp: Path) -> dict:
         (bin_dir / name).write_text(f'#!/bin/sh\nexec {target} "$@"\n')
         (bin_dir / name).chmod(0o755)
     (tmp / "scripts").symlink_to(ROOT / "scripts")
+    (tmp / "examples").symlink_to(ROOT / "examples")
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", MPLBACKEND="Agg",
                PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     return env

@@ -1,6 +1,7 @@
 """The run loop, result files, resume, backends and configs."""
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -407,4 +408,6 @@ def test_array_kwargs_get_file_names_by_content():
 
     assert job(X1, y).filename != job(X2, y).filename
     assert job(X1, y).filename == job(X1.copy(), y.copy()).filename
-    assert job(pd.DataFrame(X1), pd.Series(y)).env.title == "CtxBandit/Supervised-v0(X=<DataFrame 2000x3>, y=<Series 2000>)"
+    assert job(X1, y).env.title != job(X2, y).env.title
+    assert re.fullmatch(r"CtxBandit/Supervised-v0\(X=<DataFrame 2000x3 sha256:\w{12}>, y=<Series 2000 sha256:\w{12}>\)",
+                        job(pd.DataFrame(X1), pd.Series(y)).env.title)
