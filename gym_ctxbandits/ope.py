@@ -14,7 +14,8 @@ Open Bandit Pipeline (Saito et al. 2021) and Dudik, Langford, Li (2011):
 
 with q a reward model. `clip` caps the importance weights, w_i <- min(w_i, clip) (bias for
 variance). Every estimator returns an `Estimate`: the value and a percentile bootstrap confidence
-interval over rounds, drawn from a numpy Generator seeded by `seed`, so it is reproducible.
+interval over rounds, drawn from a numpy Generator seeded by `seed`, so it is reproducible. The
+bootstrap holds the reward model fixed, so DM's interval leaves out the model's own error.
 
 The reward model q is fitted by `reward_model`: any scikit-learn regressor (default a ridge) on
 the pulled arms' features, then predicted on every arm's features; or pass `estimated_rewards`
