@@ -154,6 +154,21 @@ def from_obp(bandit_feedback: dict, dim: int | None = None) -> dict:
     }
 
 
+def train(agent, env_id: str, n_rounds: int, seed: int, env_kwargs: dict | None = None):
+    """`agent` after playing `n_rounds` rounds of `env_id` from `reset(seed=seed)`: a target policy to
+    freeze (it is then only asked for `action_probs`). With the log's seed (or a fixed `instance_seed`)
+    it learns the instance the log was recorded on."""
+    env = gym.make(env_id, max_episode_steps=max(n_rounds, 1), **(env_kwargs or {}))
+    obs, _ = env.reset(seed=seed)
+    for _ in range(n_rounds):
+        action = agent.act(obs)
+        next_obs, reward, _, _, _ = env.step(action)
+        agent.observe(obs, action, reward)
+        obs = next_obs
+    env.close()
+    return agent
+
+
 def target_probs(agent, feedback: dict, draws: int | None = None) -> np.ndarray:
     """A target agent's `action_probs` on every logged round, (n, K): its `action_dist`. The agent is
     not trained on the log (a frozen target)."""

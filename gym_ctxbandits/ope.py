@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "ips", "snips", "dm", "dr", "sndr", "reward_model"]
+__all__ = ["Estimate", "ips", "snips", "dm", "dr", "sndr", "reward_model", "evaluate", "ESTIMATORS"]
 
 ALPHA, N_BOOTSTRAP = 0.05, 1000
 
@@ -104,6 +104,27 @@ def reward_model(context, action, reward, model=None) -> np.ndarray:
     model.fit(X[np.arange(len(a)), a], r)
     n, K, d = X.shape
     return np.asarray(model.predict(X.reshape(n * K, d)), dtype=float).reshape(n, K)
+
+
+ESTIMATORS = {"IPS": ips, "SNIPS": snips, "DM": dm, "DR": dr, "SNDR": sndr}
+
+
+def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip: float | None = None, model=None,
+             alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> list[Estimate]:
+    """The named estimators (keys of ESTIMATORS) of the target `action_dist` on logged `feedback`
+    (gym_ctxbandits.feedback's dict), each with the same clip, reward model and bootstrap."""
+    unknown = sorted(set(estimators) - set(ESTIMATORS))
+    if unknown:
+        raise ValueError(f"unknown estimator {', '.join(unknown)}; choose from {', '.join(ESTIMATORS)}")
+    out = []
+    for name in estimators:
+        kwargs = dict(alpha=alpha, n_bootstrap=n_bootstrap, seed=seed)
+        if name != "DM":
+            kwargs.update(pscore=feedback["pscore"], clip=clip)
+        if name in ("DM", "DR", "SNDR"):
+            kwargs.update(context=feedback["context"], model=model)
+        out.append(ESTIMATORS[name](feedback["reward"], feedback["action"], action_dist=action_dist, **kwargs))
+    return out
 
 
 # -- checks and the bootstrap ---------------------------------------------------------------------

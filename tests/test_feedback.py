@@ -1,13 +1,15 @@
 """gym_ctxbandits.feedback: logging a behaviour agent, the Parquet file, OBP's layout, and the
 estimators of gym_ctxbandits.ope against the true value of a target policy on a synthetic env."""
 
+import json
+
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import agents
 import gym_ctxbandits
-from gym_ctxbandits import feedback, ope
+from gym_ctxbandits import cli, feedback, ope
 
 ENV = "CtxBandit/Linear-v0"
 KW = dict(num_arms=10, dim=5, pool_size=100, instance_seed=7)    # one instance, arms drawn from a pool each round
@@ -25,15 +27,7 @@ def logged():
 @pytest.fixture(scope="module")
 def target():
     """LinUCB trained on another episode of the same instance, then frozen (it observes no more)."""
-    agent = agents.make("LinUCB", alpha=0.2, seed=1)
-    env = gym.make(ENV, **KW)
-    obs, _ = env.reset(seed=100)
-    for _ in range(500):
-        a = agent.act(obs)
-        next_obs, r, *_ = env.step(a)
-        agent.observe(obs, a, r)
-        obs = next_obs
-    return agent
+    return feedback.train(agents.make("LinUCB", alpha=0.2, seed=1), ENV, 500, seed=100, env_kwargs=KW)
 
 
 def test_ips_and_dr_recover_the_true_value(logged, target):
@@ -41,9 +35,7 @@ def test_ips_and_dr_recover_the_true_value(logged, target):
     truth = feedback.true_value(logged, pi)
     behaviour_value = logged["expected_reward"][np.arange(3000), logged["action"]].mean()
     assert truth - behaviour_value > 0.2           # the target is much better: estimates must move
-    args = (logged["reward"], logged["action"], logged["pscore"], pi)
-    for est in (ope.ips(*args), ope.dr(*args, context=logged["context"]), ope.snips(*args),
-                ope.sndr(*args, context=logged["context"])):
+    for est in ope.evaluate(logged, pi, ("IPS", "DR", "SNIPS", "SNDR")):
         assert abs(est.value - truth) < 0.05, est
         assert est.low - 0.02 < truth < est.high + 0.02, est
 
@@ -115,3 +107,20 @@ def test_errors(tmp_path):
     pq.write_table(pa.table({"x": [1]}), tmp_path / "other.parquet")
     with pytest.raises(ValueError, match="not logged bandit feedback"):
         feedback.read(tmp_path / "other.parquet")
+
+
+def test_a_zero_monte_carlo_pscore_asks_for_more_draws():
+    with pytest.raises(ValueError, match="estimated probability is 0; raise draws"):
+        gym_ctxbandits.log(ENV, agents.make("LinTS", seed=0), 50, seed=0, env_kwargs=KW, draws=1)
+
+
+def test_cli_log_then_ope(tmp_path, capsys):
+    out = str(tmp_path / "log.parquet")
+    assert cli.main(["log", "--env", ENV, "--env-kwargs", json.dumps(KW), "--agent", "epsilon-greedy",
+                     "--agent-kwargs", '{"epsilon": 0.3}', "--rounds", "300", "--seed", "5", "--out", out]) == 0
+    assert cli.main(["ope", out, "--target", "LinTS", "--train-rounds", "100", "--draws", "20",
+                     "--estimators", "ips,dm", "--n-bootstrap", "50"]) == 0
+    text = capsys.readouterr().out
+    assert "| IPS |" in text and "| DM |" in text and "| truth |" in text and "SNIPS" not in text
+    assert cli.main(["ope", out, "--target", "LinUCB", "--estimators", "bogus"]) == 2
+    assert "unknown estimator BOGUS" in capsys.readouterr().err
