@@ -93,6 +93,13 @@ class DoublingTrick:
         """The current epoch's agent's action."""
         return self.agent_.act(obs)
 
+    def action_probs(self, obs: np.ndarray, draws: int | None = None) -> np.ndarray:
+        """The current epoch's agent's action distribution (`agents.BaseAgent.action_probs`)."""
+        return self.agent_.action_probs(obs, draws)
+
+    def _sampled_probs(self, obs: np.ndarray, draws: int, salt: int = 0) -> np.ndarray:
+        return self.agent_._sampled_probs(obs, draws, salt)
+
     def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
         """Feed the current epoch's agent; restart with the next epoch's horizon after round T_i."""
         self.agent_.observe(obs, action, reward)

@@ -6,6 +6,7 @@ batched agent serving N independent instances). They never hold an environment n
 
 from __future__ import annotations
 
+import copy
 import difflib
 import inspect
 import math
@@ -114,6 +115,10 @@ class Streams:
         return low + (self.random(size) * (high - low)).astype(np.int64)
 
 
+# First spawn-key element of the streams of `action_probs`' copies (the agent's own streams use 0-3).
+PROBS_KEY = 0x0B5
+
+
 def _child(seq: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
     """The i-th child that seq.spawn() would give, without advancing seq (so reset() replays)."""
     return np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,), pool_size=seq.pool_size)
@@ -141,6 +146,17 @@ def random_argmax(values: np.ndarray, rng, atol: float = 0.0) -> int | np.ndarra
             candidates = np.flatnonzero(ties[row])
             out[row] = candidates[gen.integers(len(candidates))]
     return int(out[0]) if values.ndim == 1 else out
+
+
+def argmax_probs(values: np.ndarray, atol: float = 0.0) -> np.ndarray:
+    """The distribution `random_argmax(values, rng, atol)` draws from: uniform over the maximisers of
+    each row, (K,) or (N, K), with the same tie rule (within `atol` of the maximum)."""
+    values = np.asarray(values, dtype=float)
+    best = values.max(axis=-1, keepdims=True)
+    if np.isnan(best).any():
+        raise FloatingPointError("agent scores contain NaN; its statistics are corrupt (check rewards and features for NaN/inf)")
+    ties = values >= best - atol
+    return ties / ties.sum(axis=-1, keepdims=True)
 
 
 # Rewards beyond this magnitude are rejected: squared and summed in float64 statistics they would
@@ -224,9 +240,14 @@ class BaseAgent:
     Subclasses provide `act` and `observe` on top of `_check_obs` (shape, dtype and mode),
     `_feedback` (actions and rewards), `_argmax` (random tie-breaking) and `_unwrap`; their state
     is built in `_start(X)` once the first obs fixes N and d.
+
+    Propensities. `action_probs(obs)` gives the distribution of the next action, for off-policy
+    evaluation: a family with a closed form provides `_probs(X)`, every other agent gets a
+    Monte-Carlo estimate from reseeded copies (`_reseed`), which never touches its own streams.
     """
 
     batched = True
+    probs_draws = 100       # Monte-Carlo copies behind `action_probs` for policies without a closed form
     torch_streams = False   # True: per-instance torch Generators on `_dev` (gens_) and numpy ones for ties (rngs_)
     params: dict = {"dim": (Int(ge=1), None)}
 
@@ -333,6 +354,53 @@ class BaseAgent:
     def _unwrap(self, values: np.ndarray):
         """An (N,) result as the caller's mode wants it: a Python int for a single agent."""
         return values[0].item() if self.single_ else values
+
+    # -- propensities ---------------------------------------------------------------------------
+    def action_probs(self, obs, draws: int | None = None) -> np.ndarray:
+        """The distribution the next `act(obs)` draws its arm from: (K,) for obs (K, d), (N, K) for obs (N, K, d).
+
+        Exact where the policy has a closed form (`_probs`: Random, epsilon-greedy, and the index
+        agents that act greedily on deterministic scores, ties split evenly among the maximisers).
+        Otherwise (Thompson sampling, ensembles, perturbed histories, ...) a Monte-Carlo estimate:
+        the share of `draws` (default `probs_draws`) copies of the agent, each with its random
+        streams reseeded from the agent's own seed, the round and the copy's index, that pick each
+        arm. The estimate is therefore reproducible, and the agent itself is left untouched: its
+        streams are not consumed and its state (forced-exploration counters, warm starts, the
+        first obs that starts it) does not change, so logging propensities never changes a run.
+        """
+        agent = self if self.n_ is not None else copy.deepcopy(self)   # a first obs would start self
+        X = agent._check_obs(obs)
+        probs = agent._probs(X)
+        if probs is None:
+            probs = agent._sampled_probs(obs, self.probs_draws if draws is None else draws)
+        return probs[0] if agent.single_ else probs
+
+    def _probs(self, X: np.ndarray) -> np.ndarray | None:
+        """The (N, K) closed-form distribution of the next action on X (N, K, d), computed without
+        changing the agent; None (the default) when the policy has none and must be sampled."""
+        return None
+
+    def _sampled_probs(self, obs, draws: int, salt: int = 0) -> np.ndarray:
+        """(N, K) frequencies of the arms that `draws` reseeded copies of this agent pick on obs.
+        `salt` tells independent sets of copies apart (agents.checks compares two)."""
+        if not (isinstance(draws, (int, np.integer)) and draws >= 1):
+            raise ValueError(f"draws must be a positive integer, got {draws!r}")
+        agent = self if self.n_ is not None else copy.deepcopy(self)
+        agent._check_obs(obs)
+        counts = np.zeros((agent.n_, np.shape(obs)[-2]))
+        rows = np.arange(agent.n_)
+        for j in range(draws):
+            twin = copy.deepcopy(agent)
+            twin._reseed([np.random.SeedSequence(s.entropy, spawn_key=s.spawn_key + (PROBS_KEY, salt, agent.t_, j),
+                                                 pool_size=s.pool_size) for s in agent.seqs_])
+            counts[rows, np.reshape(twin.act(obs), -1)] += 1
+        return counts / draws
+
+    def _reseed(self, seqs: list[np.random.SeedSequence]) -> None:
+        """Replace every random stream the agent draws from by streams of `seqs` (one per instance),
+        keeping its learned state. A family that seeds more than `_seed` does extends this."""
+        self.seqs_ = seqs
+        self._seed(seqs)
 
     def __getstate__(self) -> dict:
         """Pickle torch generators as their states (torch.Generator pickles only in recent torch)."""

@@ -19,6 +19,7 @@ Each family's incremental statistics are checked against their closed form in it
 from __future__ import annotations
 
 import copy
+import inspect
 import pickle
 from typing import Any, Callable, Iterator
 
@@ -263,10 +264,67 @@ def check_batched_equals_singles(factory, batched: bool = False) -> None:
             agent.observe(problem.obs[t][i], int(actions[i]), float(rewards[i]))
 
 
+# check_action_probs: Monte-Carlo copies per estimate, and the largest difference allowed between two
+# estimates of one probability (4.4 standard deviations of the difference of two shares of 80 draws).
+PROBS_DRAWS, PROBS_MARGIN = 80, 0.35
+
+
+def _probs(agent, obs, draws: int) -> np.ndarray:
+    """agent.action_probs(obs), with `draws` Monte-Carlo copies where the agent takes the argument."""
+    if "draws" in inspect.signature(agent.action_probs).parameters:
+        return np.asarray(agent.action_probs(obs, draws=draws))
+    return np.asarray(agent.action_probs(obs))
+
+
+def check_action_probs(factory, batched: bool = False) -> None:
+    """`action_probs(obs)` is the distribution of the next action, for off-policy evaluation:
+    - every round, from the first obs on, it is non-negative, sums to 1 and has shape (K,) or (N, K),
+      and asking for it changes none of the agent's actions (a twin that is never asked acts the same);
+    - at two rounds it matches, within PROBS_MARGIN, the frequencies of the arms that `act` picks on
+      PROBS_DRAWS copies of the agent with independently reseeded streams (agents.BaseAgent's
+      `_sampled_probs`); the obs of the second repeats the arm each instance would pick in a second
+      slot, so an index policy must split the tie evenly. An agent without `_sampled_probs` must
+      instead give positive probability to the action a copy of it picks.
+    """
+    problem, name = _Problem(batched), _name(factory)
+    agent, twin = factory(seed=4), factory(seed=4)
+    assert hasattr(agent, "action_probs"), f"{name}: no action_probs(obs) (agents.BaseAgent provides one)"
+    shape, rows = ((N, K) if batched else (K,)), np.arange(N if batched else 1)
+    for t in range(len(problem.obs)):
+        obs = problem.obs[t]
+        if t in (ROUNDS // 3, 2 * ROUNDS // 3):
+            if t > ROUNDS // 3:
+                pick = np.reshape(copy.deepcopy(agent).act(obs), -1)
+                obs = obs.copy()
+                arms = obs.reshape(-1, K, D)                         # a view: (instances, K, d)
+                arms[rows, (pick + 1) % K] = arms[rows, pick]        # the arm it would pick, twice
+            p = _probs(agent, obs, PROBS_DRAWS)
+            if hasattr(agent, "_sampled_probs"):
+                freq = agent._sampled_probs(obs, PROBS_DRAWS, salt=1).reshape(shape)
+                assert np.abs(p - freq).max() <= PROBS_MARGIN, (
+                    f"{name}: round {t}, action_probs {np.round(p, 2).tolist()} but act's frequencies on "
+                    f"{PROBS_DRAWS} reseeded copies {np.round(freq, 2).tolist()}")
+            else:
+                chosen = np.reshape(copy.deepcopy(agent).act(obs), -1)
+                assert (p.reshape(-1, K)[rows, chosen] > 0).all(), f"{name}: round {t}, act chose an arm of probability 0"
+        else:
+            p = _probs(agent, obs, 4)
+        assert p.shape == shape, f"{name}: action_probs has shape {p.shape}, expected {shape}"
+        assert (p >= 0).all() and np.allclose(p.sum(axis=-1), 1.0), (
+            f"{name}: round {t}, action_probs {np.round(p, 3).tolist()} is not a distribution")
+        a, b = agent.act(obs), twin.act(obs)
+        assert np.asarray(a).tolist() == np.asarray(b).tolist(), (
+            f"{name}: round {t}, calling action_probs changed the action ({np.asarray(a).tolist()} instead of "
+            f"{np.asarray(b).tolist()})")
+        r = problem.reward(t, a)
+        agent.observe(obs, a, r)
+        twin.observe(obs, b, r)
+
+
 CHECKS: tuple[Callable[..., None], ...] = (
     check_valid_actions, check_seeded_determinism, check_inputs_not_mutated, check_copy_and_pickle,
     check_reset, check_bad_inputs, check_errors_leave_state, check_constructor, check_batched_equals_singles,
-    check_plain_inputs,
+    check_plain_inputs, check_action_probs,
 )
 _MODE_FREE = {check_constructor}   # checks that do not depend on single vs batched mode
 _BATCHED_ONLY = {check_batched_equals_singles}

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import expit
 
 from agents.anytime import GOLDEN_B, DoublingTrick
-from agents.base import BaseAgent, _child, hyperparameters, random_argmax, register
+from agents.base import BaseAgent, _child, argmax_probs, check_finite, hyperparameters, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
 from agents.glm_batch import LINKS, ArmStats, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance, fit_glm
 from agents.params import Int, Options, Real
@@ -65,10 +65,13 @@ class _GLMAgent(BaseAgent):
     """One-instance GLM agents on the one base: sufficient statistics, the arm's float64 features.
 
     Subclasses declare `params`, store their hyperparameters, call `super().__init__(seed=seed,
-    dim=dim)`, and implement `_setup()` (state that needs d), `_choose(X)` and `_learn(x, y)`.
+    dim=dim)`, and implement `_setup()` (state that needs d), `_learn(x, y)` and either `_choose(X)`
+    or, for an index policy (`index_policy = True`, greedy on deterministic scores, which makes
+    `action_probs` exact), `_index(X)`: the (K,) scores of the arms X (K, d).
     """
 
     batched = False
+    index_policy = False
     cols = 1  # reward-sum columns in the sufficient statistics (m for an ensemble)
 
     def _seed(self, seqs) -> None:
@@ -102,6 +105,15 @@ class _GLMAgent(BaseAgent):
     def _targets(self, y: float) -> np.ndarray:
         """What the statistics add to the pulled arm's reward sums: the reward (one column)."""
         return np.array([y])
+
+    def _choose(self, X: np.ndarray) -> int:
+        """Greedy on the index, ties at random."""
+        return random_argmax(self._index(X), self.rng_)
+
+    def _probs(self, X: np.ndarray) -> np.ndarray | None:
+        if not self.index_policy:
+            return None
+        return argmax_probs(self._index(check_finite(X)[0].astype(float, copy=False)))[None]
 
 
 _POSITIVE = Real(gt=0)
@@ -191,6 +203,10 @@ class GLMFPL(_PerturbedGLM):
         self._theta = np.zeros((n, d))
         self._noise = RaggedNormals([_child(s, 3) for s in self.seqs_])  # one draw per table row
 
+    def _reseed(self, seqs):
+        super()._reseed(seqs)
+        self._noise = RaggedNormals([_child(s, 3) for s in seqs])
+
     def _scores(self, X):
         st = self._stats
         m = st.width()
@@ -203,6 +219,7 @@ class _GLMUCBBase(BatchedGLMAgent):
     """MLE theta_hat_t plus a bonus alpha_t ||x||_{V_t^{-1}}, V_t = lam I + sum_l X_l X_l^T."""
 
     params = {"alpha": _SCALE, "delta": _POSITIVE, "sigma": _POSITIVE, "mu_dot_min": _POSITIVE}
+    index_policy = True
     theta_ = _PerInstance()
     V_inv_ = _PerInstance()
 
@@ -403,6 +420,7 @@ class LogisticUCB1(_GLMAgent):
         dim, seed: as for GLM-TSL.
     """
 
+    index_policy = True
     params = {"nu": _POSITIVE, "kappa": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
 
     def __init__(self, *, nu=1.0, kappa=10.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
@@ -421,13 +439,13 @@ class LogisticUCB1(_GLMAgent):
         self.theta_ = theta[0]
         self.logdet_H_ = np.linalg.slogdet(H[0])[1]
 
-    def _choose(self, X):
+    def _index(self, X):
         lam, S = self.lam, self.S
         gamma = np.sqrt(lam) / 2 + 2 / np.sqrt(lam) * (
             np.log(1 / self.delta) + 0.5 * self.logdet_H_ - 0.5 * self.d_ * np.log(lam))
         rho = np.sqrt(self.kappa) / 4 * min(np.sqrt(1 + 2 * S) * gamma, gamma + gamma**2 / np.sqrt(lam)) + np.sqrt(lam) * S
         width = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.V_inv_, X), 0.0))
-        return random_argmax(expit(X @ self.theta_) + self.nu * rho * width, self.rng_)
+        return expit(X @ self.theta_) + self.nu * rho * width
 
 
 @register("ada-OFU-ECOLog")
@@ -451,6 +469,7 @@ class AdaOFUECOLog(_GLMAgent):
         dim, seed: as for GLM-TSL.
     """
 
+    index_policy = True
     params = {"nu": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
 
     def __init__(self, *, nu=1.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
@@ -472,9 +491,9 @@ class AdaOFUECOLog(_GLMAgent):
         self.theta_ = self.theta_ - (expit(s) - y) * Wx
         rls_update_(self.W_inv_, np.sqrt(_logistic_dmu(x @ self.theta_)) * x)
 
-    def _choose(self, X):
+    def _index(self, X):
         lam, S = self.lam, self.S
         gamma = np.sqrt(lam) / 2 + 2 / np.sqrt(lam) * np.log(2 * np.sqrt(1 + self.t_ / (4 * lam)) / self.delta)
         rho = np.sqrt(2 * lam * S**2 + (1 + S) ** 2 * gamma)
         width = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.W_inv_, X), 0.0))
-        return random_argmax(expit(X @ self.theta_) + self.nu * rho * width, self.rng_)
+        return expit(X @ self.theta_) + self.nu * rho * width

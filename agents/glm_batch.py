@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from agents.base import BaseAgent, check_finite, random_argmax
+from agents.base import BaseAgent, argmax_probs, check_finite, random_argmax
 from agents.params import Bool, Options, Real
 
 __all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm", "fit_glm_batched"]
@@ -325,6 +325,7 @@ class BatchedGLMAgent(BaseAgent):
     """
 
     params = {"lam": Real(gt=0), "init_explore": Bool(), "link": Options(*LINKS)}
+    index_policy = False
     rank_ = _PerInstance()
     basis_ = _PerInstance()
 
@@ -360,16 +361,31 @@ class BatchedGLMAgent(BaseAgent):
         if not math.isfinite(scores.sum()):
             raise ValueError("obs: features so large that the arm scores overflow")
         actions = self._argmax(scores)
-        if self.init_explore:
-            exploring = np.flatnonzero(self._rank < self.d_)
-            if exploring.size:                 # pull the arm farthest from the span of the pulled ones
-                Xe, Be = Xf[exploring], self._basis[exploring]
-                residual = np.linalg.norm(Xe - (Xe @ Be) @ np.swapaxes(Be, -1, -2), axis=-1)
-                go = residual.max(axis=-1) > 1e-8 * np.maximum(1.0, np.abs(Xe).max(axis=(1, 2)))
-                if go.any():
-                    rows = exploring[go]
-                    actions[rows] = random_argmax(residual[go], [self.rng_.gens[i] for i in rows])
+        rows, residual = self._exploring(Xf)
+        if rows.size:
+            actions[rows] = random_argmax(residual, [self.rng_.gens[i] for i in rows])
         return self._unwrap(actions)
+
+    def _exploring(self, Xf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[S1] §5.1's initial exploration on Xf (N, K, d): the instances that explore this round and,
+        for each, every arm's distance to the span of the arms it pulled (it pulls the farthest)."""
+        exploring = np.flatnonzero(self._rank < self.d_) if self.init_explore else np.zeros(0, dtype=np.int64)
+        if not exploring.size:
+            return exploring, np.zeros((0, Xf.shape[1]))
+        Xe, Be = Xf[exploring], self._basis[exploring]
+        residual = np.linalg.norm(Xe - (Xe @ Be) @ np.swapaxes(Be, -1, -2), axis=-1)
+        go = residual.max(axis=-1) > 1e-8 * np.maximum(1.0, np.abs(Xe).max(axis=(1, 2)))
+        return exploring[go], residual[go]
+
+    def _probs(self, X: np.ndarray) -> np.ndarray | None:
+        """Exact for an index policy (`index_policy = True`: `_scores` draws nothing), else None."""
+        if not self.index_policy:
+            return None
+        Xf = check_finite(X).astype(np.float64, copy=False)
+        probs = argmax_probs(self._scores(Xf))
+        rows, residual = self._exploring(Xf)
+        probs[rows] = argmax_probs(residual)
+        return probs
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Record that arm `action` of obs gave `reward` (per instance when batched); update the estimates."""

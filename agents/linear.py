@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from agents.base import BaseAgent, check_finite, register
+from agents.base import BaseAgent, argmax_probs, check_finite, register
 from agents.params import Int, Real
 from agents.linalg import potter_update_, rls_update_
 
@@ -41,7 +41,12 @@ class LinearAgent(BaseAgent):
     Finiteness is checked where the values are used: on the arm scores in `act` (a score is finite
     exactly when its arm's features are, and checking K scores is much cheaper than K d features)
     and on the chosen arm's features in `observe`.
+
+    `index_policy = True` declares `_scores` a deterministic function of the state (no draws), so
+    that `action_probs` is exact: uniform over the arms of maximal score.
     """
+
+    index_policy = False
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
@@ -68,6 +73,10 @@ class LinearAgent(BaseAgent):
     def _choose(self, X: np.ndarray) -> np.ndarray:
         """Greedy arm of the scores, uniform among tied arms."""
         return self._argmax(self._checked_scores(X))
+
+    def _probs(self, X: np.ndarray) -> np.ndarray | None:
+        """An index policy's action distribution: uniform over the maximisers of its scores."""
+        return argmax_probs(self._checked_scores(X)) if self.index_policy else None
 
     def _init_state(self, n: int, d: int) -> None:
         pass
@@ -101,6 +110,10 @@ class Random(LinearAgent):
         check_finite(X)
         return self.rng_.integers(X.shape[1], size=self.n_)
 
+    def _probs(self, X):
+        check_finite(X)
+        return np.full(X.shape[:2], 1.0 / X.shape[1])
+
 
 @register("Greedy")
 class Greedy(LinearAgent):
@@ -111,6 +124,7 @@ class Greedy(LinearAgent):
     """
 
     params = {"lam": Real(gt=0)}
+    index_policy = True
 
     def __init__(self, *, lam: float = 1.0, seed=None, dim: int | None = None):
         self.lam = lam
@@ -147,6 +161,9 @@ class EpsilonGreedy(Greedy):
         uniform = self.rng_.integers(X.shape[1], size=self.n_)
         return np.where(explore, uniform, greedy)
 
+    def _probs(self, X):
+        return (1.0 - self.epsilon) * super()._probs(X) + self.epsilon / X.shape[1]
+
 
 @register("LinUCB")
 class LinUCB(LinearAgent):
@@ -171,6 +188,7 @@ class LinUCB(LinearAgent):
 
     params = {"lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0), "delta": (Real(gt=0, lt=1), None),
               "alpha": Real(ge=0)}
+    index_policy = True
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
                  alpha: float = 1.0, seed=None, dim: int | None = None):

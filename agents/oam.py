@@ -246,6 +246,8 @@ class _SingleInstance:
     round's (obs, action) for `_update`, which needs the whole action set, not only the pulled arm,
     and pickling drops the compiled CVXPY programs (a cache, rebuilt on demand)."""
 
+    index_policy = False     # LinUCB's scores decide only the "wasted" rounds: action_probs samples
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_programs"] = {}              # compiled CVXPY programs are a cache, rebuilt on demand

@@ -4,6 +4,8 @@
 then builds one, and `gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")`
 runs N seeds as one batched environment. `gym_ctxbandits.run(envs, agents, seeds, horizon, out)`
 runs a comparison (see `compare.py`); the `ctxbandits` command does the same from a shell.
+`gym_ctxbandits.log(env_id, agent, n_rounds, seed, out)` logs bandit feedback for off-policy
+evaluation (`feedback.py`), which `gym_ctxbandits.ope` estimates from.
 """
 
 import importlib.util
@@ -38,7 +40,8 @@ _check_agents_package()
 
 from gym_ctxbandits.compare import run  # noqa: E402
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec  # noqa: E402
+from gym_ctxbandits.feedback import log  # noqa: E402
 from gym_ctxbandits.results import load_results  # noqa: E402
 
-__all__ = ["ENVIRONMENTS", "AgentSpec", "EnvSpec", "load_results", "register_all", "run"]
+__all__ = ["ENVIRONMENTS", "AgentSpec", "EnvSpec", "load_results", "log", "register_all", "run"]
 __version__ = "0.1.0"

@@ -1,4 +1,5 @@
-"""The `ctxbandits` command: `run` a comparison, `plot` a results folder, `list` envs and agents.
+"""The `ctxbandits` command: `run` a comparison, `plot` a results folder, `list` envs and agents,
+`log` bandit feedback of a behaviour agent and estimate a target policy's value from it (`ope`).
 
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 5 --horizon 2000 --out results/x
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 1000:1010 --out results/fresh
@@ -6,6 +7,8 @@
     ctxbandits run --import mymodule --env CtxBandit/Logistic-v0 --agents SW-LinUCB,LinUCB --out results/mine
     ctxbandits plot results/x
     ctxbandits list --import mymodule
+    ctxbandits log --env CtxBandit/Linear-v0 --agent epsilon-greedy --rounds 2000 --seed 0 --out log.parquet
+    ctxbandits ope log.parquet --target LinUCB --train-rounds 500
 """
 
 from __future__ import annotations
@@ -126,6 +129,41 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_log(args) -> int:
+    from gym_ctxbandits.experiment import import_agents
+    from gym_ctxbandits.feedback import log
+
+    agent = import_agents().make(args.agent, seed=args.seed, **_kwargs(args.agent_kwargs, "--agent-kwargs"))
+    fb = log(args.env, agent, args.rounds, args.seed, out=args.out, draws=args.draws,
+             env_kwargs=_kwargs(args.env_kwargs, "--env-kwargs"))
+    truth = "with" if fb["expected_reward"] is not None else "without"
+    print(f"{args.rounds} rounds of {args.agent} on {args.env} ({truth} expected rewards) in {args.out}")
+    return 0
+
+
+def cmd_ope(args) -> int:
+    from gym_ctxbandits import feedback, ope
+    from gym_ctxbandits.experiment import import_agents
+
+    fb = feedback.read(args.log)
+    meta = fb["meta"]
+    target = import_agents().make(args.target, seed=args.seed, **_kwargs(args.target_kwargs, "--target-kwargs"))
+    train_seed = meta["seed"] if args.train_seed is None else args.train_seed
+    feedback.train(target, meta["env"], args.train_rounds, train_seed, meta["env_kwargs"])
+    pi = feedback.target_probs(target, fb, args.draws)
+    estimates = ope.evaluate(fb, pi, [e.upper() for e in args.estimators.split(",")], clip=args.clip,
+                             alpha=args.alpha, n_bootstrap=args.n_bootstrap, seed=args.seed)
+    level = f"{100 * (1 - args.alpha):g}%"
+    print(f"{args.target} (trained {args.train_rounds} rounds, then frozen) on {fb['n_rounds']} rounds logged by "
+          f"{meta.get('agent')} on {meta.get('env')}\n")
+    print(f"| estimator | value | {level} CI |\n|---|---|---|")
+    for est in estimates:
+        print(f"| {est.estimator} | {est.value:.4f} | [{est.low:.4f}, {est.high:.4f}] |")
+    if fb["expected_reward"] is not None:
+        print(f"| truth | {feedback.true_value(fb, pi):.4f} | |")
+    return 0
+
+
 def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None) -> None:
     """The options of how and where a comparison runs, shared by `ctxbandits run` and the paper scripts."""
     parser.add_argument("--seeds", help="N: seeds 0..N-1; A:B: seeds A..B-1 (e.g. 1000:1010, fresh seeds); "
@@ -165,6 +203,30 @@ def build_parser() -> argparse.ArgumentParser:
     plot.set_defaults(func=cmd_plot)
     lst = sub.add_parser("list", help="list environment ids and agent names")
     lst.set_defaults(func=cmd_list)
+    lg = sub.add_parser("log", help="log a behaviour agent's bandit feedback (with propensities) to Parquet")
+    lg.add_argument("--env", required=True, help="env id, e.g. CtxBandit/Linear-v0")
+    lg.add_argument("--env-kwargs", help="JSON kwargs for the env")
+    lg.add_argument("--agent", required=True, help="behaviour agent name, e.g. epsilon-greedy")
+    lg.add_argument("--agent-kwargs", help="JSON kwargs for the agent")
+    lg.add_argument("--rounds", type=int, required=True, help="rounds to log")
+    lg.add_argument("--seed", type=int, default=0, help="episode seed (and the agent's seed)")
+    lg.add_argument("--draws", type=int, help="Monte-Carlo copies behind a sampling agent's action_probs")
+    lg.add_argument("--out", required=True, help="the Parquet file to write")
+    lg.set_defaults(func=cmd_log)
+    op = sub.add_parser("ope", help="estimate a target policy's value from a log of `ctxbandits log`")
+    op.add_argument("log", help="the Parquet file of `ctxbandits log`")
+    op.add_argument("--target", required=True, help="target agent name, e.g. LinUCB")
+    op.add_argument("--target-kwargs", help="JSON kwargs for the target")
+    op.add_argument("--train-rounds", type=int, default=0, help="rounds the target plays on the log's env before "
+                    "it is frozen (default 0: as constructed)")
+    op.add_argument("--train-seed", type=int, help="episode seed of that training (default: the log's seed)")
+    op.add_argument("--estimators", default=",".join(["IPS", "SNIPS", "DM", "DR", "SNDR"]), help="comma-separated")
+    op.add_argument("--clip", type=float, help="cap on the importance weights")
+    op.add_argument("--alpha", type=float, default=0.05, help="the CIs' level is 1 - alpha")
+    op.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples")
+    op.add_argument("--draws", type=int, help="Monte-Carlo copies behind a sampling target's action_probs")
+    op.add_argument("--seed", type=int, default=0, help="the target's and the bootstrap's seed")
+    op.set_defaults(func=cmd_ope)
     for command in (run, plot, lst):
         add_import_option(command)
     return parser

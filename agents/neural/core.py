@@ -27,7 +27,7 @@ import math
 import numpy as np
 import torch
 
-from agents.base import BaseAgent
+from agents.base import BaseAgent, argmax_probs, check_finite
 from agents.params import Bool, Device, Int, Options, Real
 from agents.neural.buffer import ReplayBuffer, Schedule
 
@@ -125,6 +125,7 @@ class NeuralAgent(TorchAgent):
         self._schedule = Schedule(self.update_every, self.steps, self.batch_size, bool(self.warm_start), self.warmup)
 
     # -- what subclasses provide (tensors carry the instance axis N first) ------------------------
+    index_policy = False   # True: `_scores` draws nothing, so action_probs is exact (greedy, ties split)
     members = 1      # networks trained per instance (m)
     z_dim = 0        # perturbations stored per observation
 
@@ -165,13 +166,25 @@ class NeuralAgent(TorchAgent):
         if self.t_ < self.warmup:
             actions = np.full(self.n_, self.t_ % X.shape[1])
         else:
-            with torch.no_grad():
-                scores = self._scores(self._to_device(self._input(X))).double().cpu().numpy()
-            if not np.isfinite(scores).all():
-                raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
-                                         f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")
-            actions = self._argmax(scores)
+            actions = self._argmax(self._checked_scores(X))
         return self._unwrap(actions)
+
+    def _probs(self, X: np.ndarray) -> np.ndarray | None:
+        """The warm-up's round-robin arm, or uniform over the maximisers of an index policy's scores
+        (`index_policy = True`: `_scores` draws nothing); None (sampled) otherwise."""
+        check_finite(X)
+        if self.t_ < self.warmup:
+            return np.eye(X.shape[1])[np.full(self.n_, self.t_ % X.shape[1])]
+        return argmax_probs(self._checked_scores(X)) if self.index_policy else None
+
+    def _checked_scores(self, X: np.ndarray) -> np.ndarray:
+        """`_scores` of the obs X (N, K, d) as a float64 host array, checked finite."""
+        with torch.no_grad():
+            scores = self._scores(self._to_device(self._input(X))).double().cpu().numpy()
+        if not np.isfinite(scores).all():
+            raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
+                                     f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")
+        return scores
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Record that arm `action` of obs gave `reward` (per instance when batched), then train if the schedule says so."""

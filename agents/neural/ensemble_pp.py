@@ -175,6 +175,8 @@ class NeuralGreedy(MLPAgent):
     training as Ensemble++ (App. B), so the two differ only in exploration.
     """
 
+    index_policy = True
+
     def _build(self, n, D):
         self.b_ = tensor(np.sqrt(2.0 / (D + 1)) * self.rng_.standard_normal((n, D)), self.dev_).requires_grad_()
         return [self.b_]

@@ -277,6 +277,11 @@ class RepGLMFPL(DeepFPL):
             self._phase2().observe(self._glm_obs(self._embedded(X)), self._unwrap(a), self._unwrap(y))
             self.t_ += 1
 
+    def _reseed(self, seqs) -> None:
+        super()._reseed(seqs)
+        if self.glm_ is not None:       # phase 2 draws from GLM-FPL's streams
+            self.glm_._reseed([_child(seq, 2) for seq in seqs])
+
     def _embedded(self, X: np.ndarray) -> np.ndarray:
         """phi(x) of the rows of X (N, K, d) by the frozen network, as float64 for GLM-FPL: (N, K, hidden)."""
         with torch.no_grad():

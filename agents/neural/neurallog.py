@@ -130,6 +130,11 @@ class NeuralLogistic(NeuralAgent):
     constant_lam = False    # NCBF-UCB: no lam_t schedule
     S_power = 2             # nu^(1), nu^(2) = O~(S^2 sqrt(d~)) (App. I); NCBF's width has no S
 
+    @property
+    def index_policy(self) -> bool:
+        """The UCB variants' index draws nothing (action_probs is exact); the TS variants' does."""
+        return not self.thompson
+
     params = {"nu": Real(ge=0), "lam": Real(gt=0), "S": Real(gt=0), "kappa": Real(gt=0), "R": Real(gt=0),
               "C1": Real(gt=0), "C_nu": Real(gt=0), "delta": Real(gt=0, lt=1),
               "gradient": Options(*GRADIENTS),    # g(x; theta_t) ([S2] §7) or g(x; theta_0)/sqrt(m) (Alg. 1-2)

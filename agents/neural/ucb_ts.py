@@ -92,6 +92,8 @@ class NeuralUCB(_NeuralConfidence):
             network and training; no warm-up by default).
     """
 
+    index_policy = True
+
     def _scores(self, X):
         f, var = self._mean_and_variance(X)
         return f + self.nu * var.sqrt()

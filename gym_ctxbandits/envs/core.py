@@ -241,6 +241,14 @@ class CtxBanditEnv(gym.Env):
             raise RuntimeError("no instance before the first reset()")
         return self._batch.instances[0]
 
+    @property
+    def expected_rewards(self) -> np.ndarray:
+        """Every arm's expected reward in the current round, (K,): the ground truth that off-policy
+        estimates are checked against (gym_ctxbandits.feedback logs it). Never for an agent."""
+        if self._batch is None:
+            raise RuntimeError("no round before the first reset()")
+        return self._batch.means[0].copy()
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._batch = _Batch(self, [self.np_random])

@@ -1,0 +1,203 @@
+"""Logged bandit feedback: run a behaviour agent on an env and record what off-policy evaluation needs.
+
+`log(env_id, agent, n_rounds, seed, out=...)` plays the agent for n_rounds rounds and returns (and
+writes to Parquet, one row per round) the feedback dict:
+
+    n_rounds, n_actions      ints
+    round        (n,)        1-based round, as in the results tables
+    context      (n, K, d)   the per-arm features the agent saw (the observation)
+    action       (n,)        the arm it pulled
+    reward       (n,)        the reward it got
+    pscore       (n,)        its probability of that arm, action_prob[i, action[i]]
+    action_prob  (n, K)      its whole distribution over the arms (agent.action_probs)
+    expected_reward (n, K)   every arm's expected reward of the round where the env knows it
+                             (synthetic envs; None otherwise): ground truth for the logger only,
+                             the agent never sees it
+    meta         dict        env, env_kwargs, agent, seed
+
+`to_obp` / `from_obp` convert to and from the Open Bandit Pipeline's `bandit_feedback` dict;
+`true_value` is the exact value of a target policy on the logged rounds, to check estimators.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+import gym_ctxbandits  # noqa: F401  (registers the ids)
+from gym_ctxbandits.experiment import AgentSpec, is_replay
+
+META_KEY = b"gym_ctxbandits.feedback"
+ARRAYS = ("round", "context", "action", "reward", "pscore", "action_prob", "expected_reward")
+
+
+def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike | None = None,
+        env_kwargs: dict | None = None, draws: int | None = None) -> dict:
+    """Play `agent` (an agent object, or a registered name built with the seed the run loop would
+    give it) for `n_rounds` rounds of `env_id` from `reset(seed=seed)` and record the feedback dict
+    (module docstring); write it to the Parquet file `out` if given. Each round asks the agent for
+    `action_probs(obs)` (with `draws` Monte-Carlo copies where it samples) before it acts: that
+    changes none of its choices, so the log is the run the agent makes anyway."""
+    env_kwargs = dict(env_kwargs or {})
+    if is_replay(env_id):
+        raise ValueError(f"{env_id} replays logged data already; log a behaviour agent on a simulated env instead")
+    if isinstance(agent, str):
+        name, agent = agent, AgentSpec(agent).build(seed)
+    else:
+        name = type(agent).__name__
+    env = gym.make(env_id, max_episode_steps=n_rounds, **env_kwargs)
+    obs, _ = env.reset(seed=seed)
+    truth = env.unwrapped if hasattr(env.unwrapped, "expected_rewards") else None
+    rows = {key: [] for key in ("context", "action", "reward", "action_prob", "expected_reward")}
+    for t in range(n_rounds):
+        probs = np.asarray(agent.action_probs(obs) if draws is None else agent.action_probs(obs, draws=draws))
+        action = int(agent.act(obs))
+        if probs[action] <= 0:
+            raise ValueError(f"round {t + 1}: {name} pulled arm {action}, whose estimated probability is 0; raise "
+                             "draws (Monte-Carlo copies behind action_probs) so that every arm it may pull is seen")
+        if truth is not None:
+            rows["expected_reward"].append(truth.expected_rewards)
+        next_obs, reward, _, _, _ = env.step(action)
+        agent.observe(obs, action, reward)
+        for key, value in zip(("context", "action", "reward", "action_prob"), (obs, action, reward, probs)):
+            rows[key].append(value)
+        obs = next_obs
+    env.close()
+    action = np.array(rows["action"], dtype=np.int64)
+    action_prob = np.array(rows["action_prob"], dtype=float)
+    feedback = {
+        "n_rounds": n_rounds, "n_actions": action_prob.shape[1], "round": np.arange(1, n_rounds + 1),
+        "context": np.array(rows["context"]), "action": action, "reward": np.array(rows["reward"], dtype=float),
+        "pscore": action_prob[np.arange(n_rounds), action], "action_prob": action_prob,
+        "expected_reward": np.array(rows["expected_reward"]) if truth is not None else None,
+        "meta": {"env": env_id, "env_kwargs": env_kwargs, "agent": name, "seed": seed},
+    }
+    if out is not None:
+        write(feedback, out)
+    return feedback
+
+
+def write(feedback: dict, path: str | os.PathLike) -> None:
+    """The feedback dict as a Parquet file, one row per round (nested fixed-size lists for the
+    per-arm arrays), written to a temporary file first so a crash never leaves a partial one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = {}
+    for key in ARRAYS:
+        value = feedback.get(key)
+        if value is not None:
+            columns[key] = _nested(pa, np.asarray(value))
+    meta = dict(feedback.get("meta", {}), n_rounds=int(feedback["n_rounds"]), n_actions=int(feedback["n_actions"]))
+    table = pa.table(columns).replace_schema_metadata({META_KEY: json.dumps(meta, default=str).encode()})
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def read(path: str | os.PathLike) -> dict:
+    """The feedback dict of a file written by `log` / `write`."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    meta = json.loads((table.schema.metadata or {}).get(META_KEY, b"{}"))
+    if "n_actions" not in meta:
+        raise ValueError(f"{path} is not logged bandit feedback of gym_ctxbandits (no {META_KEY.decode()} metadata)")
+    feedback = {key: _unnested(table.column(key)) if key in table.column_names else None for key in ARRAYS}
+    return dict(feedback, n_rounds=meta.pop("n_rounds"), n_actions=meta.pop("n_actions"), meta=meta)
+
+
+def to_obp(feedback: dict) -> dict:
+    """OBP's `bandit_feedback`: the per-arm features flattened into one context row per round
+    (n, K d), action_context the one-hot arm ids (OBP's default), position 0, and the behaviour
+    policy's distribution as pi_b (n, K, 1)."""
+    n, K = feedback["n_rounds"], feedback["n_actions"]
+    out = {
+        "n_rounds": n, "n_actions": K, "action": feedback["action"], "position": np.zeros(n, dtype=np.int64),
+        "reward": feedback["reward"], "pscore": feedback["pscore"],
+        "context": np.asarray(feedback["context"]).reshape(n, -1), "action_context": np.eye(K),
+    }
+    if feedback.get("action_prob") is not None:
+        out["pi_b"] = np.asarray(feedback["action_prob"])[:, :, None]
+    if feedback.get("expected_reward") is not None:
+        out["expected_reward"] = feedback["expected_reward"]
+    return out
+
+
+def from_obp(bandit_feedback: dict, dim: int | None = None) -> dict:
+    """The feedback dict of an OBP `bandit_feedback`. With `dim`, its context rows are per-arm features
+    flattened by `to_obp` and are reshaped to (n, K, dim); without, arm k's features in round i are
+    [context_i, action_context_k], the input OBP's regression models use."""
+    bf, n, K = bandit_feedback, int(bandit_feedback["n_rounds"]), int(bandit_feedback["n_actions"])
+    if np.any(np.asarray(bf.get("position", 0)) != 0):
+        raise ValueError("bandit_feedback has positions other than 0 (a ranking); only single-slot feedback converts")
+    x = np.asarray(bf["context"], dtype=float)
+    if dim is not None:
+        if x.shape != (n, K * dim):
+            raise ValueError(f"context has shape {x.shape}; per-arm features of dim={dim} need ({n}, {K * dim})")
+        context = x.reshape(n, K, dim)
+    else:
+        arms = np.asarray(bf.get("action_context", np.eye(K)), dtype=float)
+        context = np.concatenate([np.repeat(x[:, None], K, axis=1), np.broadcast_to(arms, (n, *arms.shape))], axis=2)
+    pi_b = bf.get("pi_b")
+    return {
+        "n_rounds": n, "n_actions": K, "round": np.arange(1, n + 1), "context": context,
+        "action": np.asarray(bf["action"], dtype=np.int64), "reward": np.asarray(bf["reward"], dtype=float),
+        "pscore": np.asarray(bf["pscore"], dtype=float) if bf.get("pscore") is not None else None,
+        "action_prob": None if pi_b is None else np.asarray(pi_b)[:, :, 0],
+        "expected_reward": bf.get("expected_reward"), "meta": {},
+    }
+
+
+def train(agent, env_id: str, n_rounds: int, seed: int, env_kwargs: dict | None = None):
+    """`agent` after playing `n_rounds` rounds of `env_id` from `reset(seed=seed)`: a target policy to
+    freeze (it is then only asked for `action_probs`). With the log's seed (or a fixed `instance_seed`)
+    it learns the instance the log was recorded on."""
+    env = gym.make(env_id, max_episode_steps=max(n_rounds, 1), **(env_kwargs or {}))
+    obs, _ = env.reset(seed=seed)
+    for _ in range(n_rounds):
+        action = agent.act(obs)
+        next_obs, reward, _, _, _ = env.step(action)
+        agent.observe(obs, action, reward)
+        obs = next_obs
+    env.close()
+    return agent
+
+
+def target_probs(agent, feedback: dict, draws: int | None = None) -> np.ndarray:
+    """A target agent's `action_probs` on every logged round, (n, K): its `action_dist`. The agent is
+    not trained on the log (a frozen target)."""
+    kwargs = {} if draws is None else {"draws": draws}
+    return np.stack([agent.action_probs(x, **kwargs) for x in feedback["context"]])
+
+
+def true_value(feedback: dict, action_dist: np.ndarray) -> float:
+    """The target's exact value on the logged rounds, 1/n sum_i sum_k pi(k | x_i) mu(x_i, k), from the
+    logged expected rewards: what an unbiased estimator estimates."""
+    if feedback.get("expected_reward") is None:
+        raise ValueError("this log has no expected rewards (the env does not know them), so no true value")
+    return float((np.asarray(action_dist) * feedback["expected_reward"]).sum(axis=1).mean())
+
+
+def _nested(pa, value: np.ndarray):
+    """An (n, ...) array as a pyarrow column of nested fixed-size lists."""
+    column = pa.array(value.reshape(-1))
+    for size in reversed(value.shape[1:]):
+        column = pa.FixedSizeListArray.from_arrays(column, size)
+    return column
+
+
+def _unnested(column) -> np.ndarray:
+    """The (n, ...) array of a column written by `_nested`."""
+    import pyarrow as pa
+
+    array, shape = column.combine_chunks(), [len(column)]
+    while pa.types.is_fixed_size_list(array.type):
+        shape.append(array.type.list_size)
+        array = array.flatten()
+    return array.to_numpy(zero_copy_only=False).reshape(shape)

@@ -1,0 +1,126 @@
+"""gym_ctxbandits.feedback: logging a behaviour agent, the Parquet file, OBP's layout, and the
+estimators of gym_ctxbandits.ope against the true value of a target policy on a synthetic env."""
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import gym_ctxbandits
+from gym_ctxbandits import cli, feedback, ope
+
+ENV = "CtxBandit/Linear-v0"
+KW = dict(num_arms=10, dim=5, pool_size=100, instance_seed=7)    # one instance, arms drawn from a pool each round
+
+
+def behaviour(seed=2):
+    return agents.make("epsilon-greedy", epsilon=0.3, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def logged():
+    return gym_ctxbandits.log(ENV, behaviour(), 3000, seed=5, env_kwargs=KW)
+
+
+@pytest.fixture(scope="module")
+def target():
+    """LinUCB trained on another episode of the same instance, then frozen (it observes no more)."""
+    return feedback.train(agents.make("LinUCB", alpha=0.2, seed=1), ENV, 500, seed=100, env_kwargs=KW)
+
+
+def test_ips_and_dr_recover_the_true_value(logged, target):
+    pi = feedback.target_probs(target, logged)
+    truth = feedback.true_value(logged, pi)
+    behaviour_value = logged["expected_reward"][np.arange(3000), logged["action"]].mean()
+    assert truth - behaviour_value > 0.2           # the target is much better: estimates must move
+    for est in ope.evaluate(logged, pi, ("IPS", "DR", "SNIPS", "SNDR")):
+        assert abs(est.value - truth) < 0.05, est
+        assert est.low - 0.02 < truth < est.high + 0.02, est
+
+
+def test_logging_changes_no_choice(logged):
+    env = gym.make(ENV, max_episode_steps=3000, **KW)
+    obs, _ = env.reset(seed=5)
+    agent, actions = behaviour(), []
+    for _ in range(3000):
+        a = agent.act(obs)
+        next_obs, r, *_ = env.step(a)
+        agent.observe(obs, a, r)
+        obs = next_obs
+        actions.append(a)
+    assert np.array_equal(logged["action"], actions)
+
+
+def test_log_records_propensities_and_truth(logged):
+    n, K = 3000, 10
+    assert logged["context"].shape == (n, K, 5) and logged["action_prob"].shape == (n, K)
+    assert np.allclose(logged["action_prob"].sum(axis=1), 1.0)
+    assert np.array_equal(logged["pscore"], logged["action_prob"][np.arange(n), logged["action"]])
+    tied = {round(0.03 + 0.7 / m, 6) for m in range(1, K + 1)}      # eps/K + (1 - eps)/m among m tied greedy arms
+    assert set(np.round(np.unique(logged["pscore"]), 6)) <= tied | {0.03}
+    mean = logged["expected_reward"][np.arange(n), logged["action"]]
+    assert abs((logged["reward"] - mean).mean()) < 0.05     # rewards are the means plus noise
+    assert logged["round"].tolist() == list(range(1, n + 1))
+
+
+def test_parquet_round_trip(logged, tmp_path):
+    path = tmp_path / "log.parquet"
+    feedback.write(logged, path)
+    back = feedback.read(path)
+    for key in feedback.ARRAYS:
+        assert np.array_equal(back[key], logged[key]), key
+    assert back["meta"] == {"env": ENV, "env_kwargs": KW, "agent": "EpsilonGreedy", "seed": 5}
+    assert (back["n_rounds"], back["n_actions"]) == (3000, 10)
+    assert [p.name for p in tmp_path.iterdir()] == ["log.parquet"]
+
+
+def test_obp_round_trip(logged):
+    obp = feedback.to_obp(logged)
+    assert obp["context"].shape == (3000, 50) and obp["pi_b"].shape == (3000, 10, 1)
+    assert np.array_equal(obp["action_context"], np.eye(10)) and not obp["position"].any()
+    back = feedback.from_obp(obp, dim=5)
+    for key in ("context", "action", "reward", "pscore", "action_prob", "expected_reward", "round"):
+        assert np.array_equal(back[key], logged[key]), key
+
+
+def test_from_obp_native_contexts_concatenate_the_action_context():
+    bf = {"n_rounds": 2, "n_actions": 3, "context": np.array([[1.0, 2.0], [3.0, 4.0]]),
+          "action_context": np.eye(3), "action": np.array([0, 2]), "reward": np.array([1.0, 0.0]),
+          "pscore": np.array([0.5, 0.5]), "position": np.zeros(2, dtype=int)}
+    fb = feedback.from_obp(bf)
+    assert fb["context"].shape == (2, 3, 5)
+    assert fb["context"][1, 2].tolist() == [3.0, 4.0, 0.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="positions"):
+        feedback.from_obp(bf | {"position": np.array([0, 1])})
+
+
+def test_errors(tmp_path):
+    with pytest.raises(ValueError, match="replays logged data"):
+        gym_ctxbandits.log("CtxBandit/OpenBandit-v0", behaviour(), 10, seed=0)
+    with pytest.raises(ValueError, match="no expected rewards"):
+        feedback.true_value({"expected_reward": None}, np.ones((1, 2)))
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "other.parquet")
+    with pytest.raises(ValueError, match="not logged bandit feedback"):
+        feedback.read(tmp_path / "other.parquet")
+
+
+def test_a_zero_monte_carlo_pscore_asks_for_more_draws():
+    with pytest.raises(ValueError, match="estimated probability is 0; raise draws"):
+        gym_ctxbandits.log(ENV, agents.make("LinTS", seed=0), 50, seed=0, env_kwargs=KW, draws=1)
+
+
+def test_cli_log_then_ope(tmp_path, capsys):
+    out = str(tmp_path / "log.parquet")
+    assert cli.main(["log", "--env", ENV, "--env-kwargs", json.dumps(KW), "--agent", "epsilon-greedy",
+                     "--agent-kwargs", '{"epsilon": 0.3}', "--rounds", "300", "--seed", "5", "--out", out]) == 0
+    assert cli.main(["ope", out, "--target", "LinTS", "--train-rounds", "100", "--draws", "20",
+                     "--estimators", "ips,dm", "--n-bootstrap", "50"]) == 0
+    text = capsys.readouterr().out
+    assert "| IPS |" in text and "| DM |" in text and "| truth |" in text and "SNIPS" not in text
+    assert cli.main(["ope", out, "--target", "LinUCB", "--estimators", "bogus"]) == 2
+    assert "unknown estimator BOGUS" in capsys.readouterr().err

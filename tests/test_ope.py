@@ -1,0 +1,107 @@
+"""gym_ctxbandits.ope: every estimator's formula on a hand-computed case, the bootstrap interval,
+the reward model, and one-line errors for bad input."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+
+from gym_ctxbandits import ope
+
+# Four logged rounds, two arms.
+REWARD = np.array([1.0, 0.0, 1.0, 0.5])
+ACTION = np.array([0, 1, 1, 0])
+PSCORE = np.array([0.5, 0.25, 0.5, 0.8])
+PI = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0], [0.2, 0.8]])     # target's probabilities
+Q = np.array([[0.5, 0.2], [0.4, 0.6], [0.1, 0.9], [0.3, 0.7]])      # reward model
+# weights w = pi(a_i) / pscore_i = [2, 2, 2, 0.25]; w r = [2, 0, 2, 0.125] (sum 4.125), sum w = 6.25
+# DM terms sum_k pi q = [0.5, 0.5, 0.9, 0.62] (mean 0.63); residuals r - q(a) = [0.5, -0.6, 0.1, 0.2]
+# w * residual = [1, -1.2, 0.2, 0.05] (sum 0.05)
+EXPECTED = {"ips": 4.125 / 4, "snips": 4.125 / 6.25, "dm": 0.63, "dr": 0.63 + 0.05 / 4, "sndr": 0.63 + 0.05 / 6.25}
+
+
+def estimate(name, **kwargs):
+    args = dict(reward=REWARD, action=ACTION, action_dist=PI)
+    if name != "dm":
+        args["pscore"] = PSCORE
+    if name in ("dm", "dr", "sndr"):
+        args["estimated_rewards"] = Q
+    return getattr(ope, name)(**args, **kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_formula_on_a_hand_computed_case(name):
+    est = estimate(name)
+    assert est.value == pytest.approx(EXPECTED[name], abs=1e-12)
+    assert est.estimator == name.upper()
+    assert est.low <= est.value <= est.high
+
+
+def test_clipping_caps_the_weights():
+    # w = [1.5, 1.5, 1.5, 0.25]: w r = [1.5, 0, 1.5, 0.125]
+    assert ope.ips(REWARD, ACTION, PSCORE, PI, clip=1.5).value == pytest.approx(3.125 / 4)
+    assert ope.snips(REWARD, ACTION, PSCORE, PI, clip=1.5).value == pytest.approx(3.125 / 4.75)
+    assert ope.dr(REWARD, ACTION, PSCORE, PI, estimated_rewards=Q, clip=1.5).value == pytest.approx(
+        0.63 + (0.75 - 0.9 + 0.15 + 0.05) / 4)
+
+
+def test_obp_shaped_action_dist_is_accepted():
+    assert ope.ips(REWARD, ACTION, PSCORE, PI[:, :, None]).value == pytest.approx(EXPECTED["ips"])
+
+
+def test_bootstrap_interval_is_seeded_and_covers_the_mean():
+    rng = np.random.default_rng(0)
+    n = 2000
+    reward = rng.normal(1.0, 1.0, size=n)
+    action = np.zeros(n, dtype=int)
+    pi, pscore = np.tile([1.0, 0.0], (n, 1)), np.ones(n)        # on-policy: IPS is the sample mean
+    est = ope.ips(reward, action, pscore, pi, seed=3)
+    assert est == ope.ips(reward, action, pscore, pi, seed=3)
+    assert est != ope.ips(reward, action, pscore, pi, seed=4)
+    half_width = 1.96 * reward.std() / np.sqrt(n)
+    assert est.value == pytest.approx(reward.mean())
+    assert est.high - est.low == pytest.approx(2 * half_width, rel=0.15)
+    narrow = ope.ips(reward, action, pscore, pi, alpha=0.5)
+    assert narrow.high - narrow.low < est.high - est.low
+
+
+def test_reward_model_fits_the_pulled_arms_and_predicts_every_arm():
+    rng = np.random.default_rng(1)
+    context = rng.normal(size=(50, 3, 2))
+    action = rng.integers(3, size=50)
+    theta = np.array([0.5, -1.0])
+    reward = context[np.arange(50), action] @ theta
+    q = ope.reward_model(context, action, reward, LinearRegression())
+    assert np.allclose(q, context @ theta)
+    pi = np.full((50, 3), 1 / 3)
+    assert ope.dm(reward, action, pi, context=context, model=LinearRegression()).value == pytest.approx(
+        (context @ theta).mean())
+    assert ope.dm(reward, action, pi, context=context).value == pytest.approx((context @ theta).mean(), abs=0.1)
+
+
+@pytest.mark.parametrize("bad, words", [
+    (dict(pscore=None), "pscore is missing"),
+    (dict(pscore=np.array([0.5, 0.0, 0.5, 0.8])), r"pscore must lie in \(0, 1\]"),
+    (dict(pscore=np.array([0.5, 1.5, 0.5, 0.8])), r"pscore must lie in \(0, 1\]"),
+    (dict(pscore=np.array([0.5, np.nan, 0.5, 0.8])), "NaN"),
+    (dict(pscore=PSCORE[:3]), "pscore must have shape"),
+    (dict(action_dist=PI[:3]), r"action_dist must be .* shape \(n_rounds, n_actions\)"),
+    (dict(action_dist=PI[:, :1]), "action must lie in"),
+    (dict(action_dist=PI * 2), "sum to 1"),
+    (dict(action=ACTION.astype(float)), "action must be an int array"),
+    (dict(clip=0.0), "clip must be a positive"),
+    (dict(alpha=1.0), "alpha must lie in"),
+])
+def test_bad_input_gets_one_clear_line(bad, words):
+    args = dict(reward=REWARD, action=ACTION, pscore=PSCORE, action_dist=PI) | bad
+    with pytest.raises(ValueError, match=words) as err:
+        ope.ips(**args)
+    assert "\n" not in str(err.value)
+
+
+def test_reward_model_input_is_one_of_context_or_estimates():
+    with pytest.raises(ValueError, match="either context"):
+        ope.dr(REWARD, ACTION, PSCORE, PI)
+    with pytest.raises(ValueError, match="estimated_rewards must have shape"):
+        ope.dr(REWARD, ACTION, PSCORE, PI, estimated_rewards=Q[:, :1])
+    with pytest.raises(ValueError, match="context must be the per-arm features"):
+        ope.dm(REWARD, ACTION, PI, context=np.zeros((4, 2)))
