@@ -133,6 +133,7 @@ def cmd_log(args) -> int:
     from gym_ctxbandits.experiment import import_agents
     from gym_ctxbandits.feedback import log
 
+    import_modules(args.imports)
     agent = import_agents().make(args.agent, seed=args.seed, **_kwargs(args.agent_kwargs, "--agent-kwargs"))
     fb = log(args.env, agent, args.rounds, args.seed, out=args.out, draws=args.draws,
              env_kwargs=_kwargs(args.env_kwargs, "--env-kwargs"))
@@ -145,6 +146,7 @@ def cmd_ope(args) -> int:
     from gym_ctxbandits import feedback, ope
     from gym_ctxbandits.experiment import import_agents
 
+    import_modules(args.imports)
     fb = feedback.read(args.log)
     meta = fb["meta"]
     target = import_agents().make(args.target, seed=args.seed, **_kwargs(args.target_kwargs, "--target-kwargs"))
@@ -227,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--draws", type=int, help="Monte-Carlo copies behind a sampling target's action_probs")
     op.add_argument("--seed", type=int, default=0, help="the target's and the bootstrap's seed")
     op.set_defaults(func=cmd_ope)
-    for command in (run, plot, lst):
+    for command in (run, plot, lst, lg, op):
         add_import_option(command)
     return parser
 

@@ -163,6 +163,10 @@ def _weights(pi: np.ndarray, a: np.ndarray, pscore, clip: float | None) -> np.nd
     if clip is not None and not clip > 0:
         raise ValueError(f"clip must be a positive number (the largest importance weight kept), got {clip!r}")
     w = pi[np.arange(len(a)), a] / p
+    if not w.any():
+        raise ValueError("the target never takes a logged action (every importance weight is 0), so the log says "
+                         "nothing about it: log a behaviour policy that explores the target's actions (e.g. "
+                         "epsilon-greedy), or use DM alone")
     return w if clip is None else np.minimum(w, clip)
 
 

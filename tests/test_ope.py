@@ -90,6 +90,7 @@ def test_reward_model_fits_the_pulled_arms_and_predicts_every_arm():
     (dict(action=ACTION.astype(float)), "action must be an int array"),
     (dict(clip=0.0), "clip must be a positive"),
     (dict(alpha=1.0), "alpha must lie in"),
+    (dict(action_dist=np.eye(PI.shape[1])[(ACTION + 1) % PI.shape[1]]), "the target never takes a logged action"),
 ])
 def test_bad_input_gets_one_clear_line(bad, words):
     args = dict(reward=REWARD, action=ACTION, pscore=PSCORE, action_dist=PI) | bad
