@@ -85,10 +85,14 @@ SKIP = {
     "--log-every 20 --backend processes --workers 2 --band se --out results/s1_fig2-long":
         "needs MNIST and Fashion-MNIST; 8.6 min",
     # docs/s2_neurallog_agents.md
-    "python scripts/s2_figs.py --panels fig1,fig2 --seeds 10 --backend inprocess --figures docs/figures":
-        "needs Mushroom and Shuttle; 16.6 min on 2 loaded cores",
-    "python scripts/s2_figs.py --panels mnist --seeds 2 --horizon 1000 --backend inprocess --figures docs/figures":
-        "needs MNIST; 5.2 min on 2 loaded cores",
+    "python scripts/s2_figs.py --panels features --seeds 5 --workers 1": "2.5 min on 2 loaded cores",
+    "python scripts/s2_figs.py --panels fig1 --seeds 10 --workers 1 --figures docs/figures": "5 min on 2 loaded cores",
+    "python scripts/s2_figs.py --panels fig2 --seeds 10 --backend inprocess --figures docs/figures":
+        "needs Mushroom and Shuttle; about 11 min on 2 loaded cores",
+    "python scripts/s2_figs.py --panels mnist --seeds 5 --horizon 2000 --workers 1 --figures docs/figures":
+        "needs MNIST; about 15 min on one loaded core",
+    # docs/reproductions.md, [S4]
+    "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
     # docs/s3_neural_agents.md
     "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s3_fig3.py --horizon 2000 --seeds 5 --panels "
     "quadratic,neural": "about 23 min on 2 cores (quadratic 667 s, MLP teacher 733 s)",
