@@ -18,6 +18,7 @@ Each family's incremental statistics are checked against their closed form in it
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import inspect
 import pickle
@@ -29,6 +30,9 @@ from agents.base import REGISTRY, BaseAgent, make
 from agents.params import declared, keyword_parameters
 
 K, D, N, ROUNDS = 4, 3, 3, 24
+# rounds of each check's problem: ROUNDS, or check_agent(..., rounds=R) for an agent with a longer
+# memory (a window, a buffer, a warm-up) that a few dozen rounds do not fill
+_rounds = contextvars.ContextVar("rounds", default=ROUNDS)
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, np.number)
 
 
@@ -52,8 +56,9 @@ class _Problem:
     """Fixed random inputs: per-round features (K, d) or (N, K, d), and a reward for every arm.
     Batched, instance 0 sees the same K arms every round and the others fresh arms."""
 
-    def __init__(self, batched: bool, rounds: int = ROUNDS, seed: int = 12345):
+    def __init__(self, batched: bool, rounds: int | None = None, seed: int = 12345):
         rng = np.random.default_rng(seed)
+        rounds = _rounds.get() if rounds is None else rounds
         shape = (rounds, N, K, D) if batched else (rounds, K, D)
         self.obs = rng.normal(size=shape) / np.sqrt(D)
         if batched:      # instance 0 keeps its arms, the others get fresh ones: their histories differ in kind
@@ -290,10 +295,11 @@ def check_action_probs(factory, batched: bool = False) -> None:
     agent, twin = factory(seed=4), factory(seed=4)
     assert hasattr(agent, "action_probs"), f"{name}: no action_probs(obs) (agents.BaseAgent provides one)"
     shape, rows = ((N, K) if batched else (K,)), np.arange(N if batched else 1)
+    third = len(problem.obs) // 3
     for t in range(len(problem.obs)):
         obs = problem.obs[t]
-        if t in (ROUNDS // 3, 2 * ROUNDS // 3):
-            if t > ROUNDS // 3:
+        if t in (third, 2 * third):
+            if t > third:
                 pick = np.reshape(copy.deepcopy(agent).act(obs), -1)
                 obs = obs.copy()
                 arms = obs.reshape(-1, K, D)                         # a view: (instances, K, d)
@@ -344,11 +350,19 @@ def all_checks(registry: dict | None = None) -> Iterator[tuple[str, Callable[...
                     yield name, check, batched
 
 
-def check_agent(name_or_factory, batched: bool | None = None) -> None:
-    """Run every check; `batched=None` tests single mode and, if the agent supports it, batched."""
+def check_agent(name_or_factory, batched: bool | None = None, rounds: int = ROUNDS) -> None:
+    """Run every check; `batched=None` tests single mode and, if the agent supports it, batched.
+    `rounds` is the length of each check's run: raise it past an agent's window, buffer or warm-up
+    so the checks see the agent after it has filled them."""
+    if not (isinstance(rounds, int) and rounds >= 6):
+        raise ValueError(f"rounds must be an integer >= 6 (each check splits its run in parts), got {rounds!r}")
     factory = as_factory(name_or_factory)
     modes = (False, True) if _batched_capable(factory) else (False,)
-    for check in CHECKS:
-        for mode in modes if batched is None else (batched,):
-            if _applies(check, mode):
-                check(factory, mode)
+    token = _rounds.set(rounds)
+    try:
+        for check in CHECKS:
+            for mode in modes if batched is None else (batched,):
+                if _applies(check, mode):
+                    check(factory, mode)
+    finally:
+        _rounds.reset(token)

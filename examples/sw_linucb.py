@@ -47,5 +47,5 @@ class SlidingWindowLinUCB(LinearAgent):
 if __name__ == "__main__":
     from agents.checks import check_agent
 
-    check_agent(SlidingWindowLinUCB)              # the conformance suite, single and batched
+    check_agent(SlidingWindowLinUCB, rounds=250)  # the conformance suite, single and batched, past the window
     print("SW-LinUCB passes agents.checks")

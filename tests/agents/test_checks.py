@@ -6,6 +6,7 @@ import pytest
 
 from agents import checks
 from agents.checks import all_checks, check_agent
+from agents.linear import LinUCB
 from agents.neural import LAZY, SINGLE
 
 
@@ -78,3 +79,19 @@ def test_neural_defaults_take_unnormalised_inputs(name):
     """With its registered defaults (not the small test settings), every neural agent takes
     unnormalised N(0, I_8) features and N(0, 1) rewards without diverging."""
     checks.check_plain_inputs(checks.as_factory(name))
+
+
+class ForgetsBadly(LinUCB):
+    """LinUCB that breaks its statistics from round 45 on (a window bug)."""
+
+    def _update(self, x, y):
+        super()._update(x, y if self.t_ < 45 else y * np.nan)
+
+
+def test_rounds_reach_past_an_agents_memory():
+    """check_agent(rounds=R): a fault that appears only once a window fills is caught with R past it."""
+    check_agent(ForgetsBadly, batched=False)                 # 24 rounds: the bug never shows
+    with pytest.raises((AssertionError, ValueError)):
+        check_agent(ForgetsBadly, batched=False, rounds=60)
+    with pytest.raises(ValueError, match="rounds must be an integer >= 6"):
+        check_agent("LinUCB", rounds=2)
