@@ -91,6 +91,7 @@ SKIP = {
         "needs Mushroom and Shuttle; about 11 min on 2 loaded cores",
     "python scripts/s2_figs.py --panels mnist --seeds 5 --horizon 2000 --workers 1 --figures docs/figures":
         "needs MNIST; about 15 min on one loaded core",
+    "python scripts/s2_figs.py --panels obd --workers 1 --figures docs/figures": "needs the Open Bandit sample; 8 min",
     # docs/reproductions.md, [S4]
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
     # docs/s3_neural_agents.md
