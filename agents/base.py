@@ -229,8 +229,8 @@ class BaseAgent:
     Seeds. `seed` is an int or None (one run, or spawned into N children), or a sequence of N ints,
     one per instance; instance i then makes exactly the draws of a single agent seeded seed[i].
     `seqs_` holds the N SeedSequences; `_seed(seqs)` turns them into the family's streams: numpy
-    `Streams` (`rng_`) by default, per-instance torch and numpy Generators for torch agents
-    (`agents.neural.core.TorchAgent`). `seed=None` draws entropy once, so `reset()` replays the same run.
+    `Streams` (`rng_`) by default, per-instance torch (on the CPU) and numpy Generators for torch
+    agents (`agents.neural.core.TorchAgent`). `seed=None` draws entropy once, so `reset()` replays the same run.
 
     Hyper-parameters. A class declares `params` (agents.params), the constructor stores every
     hyper-parameter unmodified as an attribute of the same name and calls
@@ -248,7 +248,7 @@ class BaseAgent:
 
     batched = True
     probs_draws = 100       # Monte-Carlo copies behind `action_probs` for policies without a closed form
-    torch_streams = False   # True: per-instance torch Generators on `_dev` (gens_) and numpy ones for ties (rngs_)
+    torch_streams = False   # True: per-instance CPU torch Generators (gens_) and numpy ones for ties (rngs_)
     params: dict = {"dim": (Int(ge=1), None)}
 
     def __init__(self, *, seed=None, dim=None, **hyperparameters):
@@ -315,8 +315,9 @@ class BaseAgent:
 
     def _seed(self, seqs: list[np.random.SeedSequence]) -> None:
         """The instances' random streams: numpy `Streams` (children 0-2 of each instance's seed), or
-        with `torch_streams` a torch.Generator on the agent's device (child 0) and a numpy
-        Generator for ties (child 1) per instance."""
+        with `torch_streams` a torch.Generator (child 0) and a numpy Generator for ties (child 1)
+        per instance. The torch generators live on the CPU whatever the agent's device: a CUDA
+        generator seeded alike gives other numbers, and the draws must not depend on the device."""
         if not self.torch_streams:
             self.rng_ = Streams(seqs, len(seqs))
             return
@@ -324,7 +325,7 @@ class BaseAgent:
 
         self.gens_, self.rngs_ = [], []
         for seq in seqs:            # children that do not advance seq: reset() replays them
-            self.gens_.append(torch.Generator(device=self._dev))
+            self.gens_.append(torch.Generator())
             self.gens_[-1].manual_seed(int(_child(seq, 0).generate_state(1, np.uint64)[0]))
             self.rngs_.append(np.random.default_rng(_child(seq, 1)))
 
@@ -415,7 +416,7 @@ class BaseAgent:
 
             gens = []
             for g_state in state["gens_"]:
-                gens.append(torch.Generator(device=state["_dev"]))
+                gens.append(torch.Generator())
                 gens[-1].set_state(g_state)
             state = dict(state, gens_=gens)
         self.__dict__.update(state)
@@ -463,23 +464,35 @@ def did_you_mean(name: str, known, strip: str = "") -> str:
     return f" Did you mean {' or '.join(repr(lower[c]) for c in close)}?" if close else ""
 
 
-def make(name: str, **kwargs: Any):
-    """Build the agent registered under `name` (a paper's name, e.g. 'LinUCB', 'GLM-TSL')."""
+def _registered(name: str):
+    """The registry entry of `name`, or an UnknownAgent naming the closest registered names."""
     try:
-        cls = REGISTRY[name]
+        return REGISTRY[name]
     except KeyError:
         raise UnknownAgent(f"unknown agent {name!r}.{did_you_mean(name, REGISTRY)} `ctxbandits list` (or "
                            f"agents.REGISTRY) lists the {len(REGISTRY)} registered agents (an agent of your own "
                            "module: `ctxbandits run --import MODULE`).") from None
+
+
+def hyperparameter_names(name: str) -> list[str]:
+    """The keyword arguments the agent registered under `name` takes (a torch agent's entry imports
+    torch here), e.g. to tell whether it takes a `device`."""
+    entry = _registered(name)
+    target = entry.cls() if hasattr(entry, "cls") else entry
+    names = [p.name for p in (keyword_parameters(target) if isinstance(target, type) else
+                              inspect.signature(target).parameters.values())]
+    return [p for p in names if p not in ("family", "hyperparameters")]
+
+
+def make(name: str, **kwargs: Any):
+    """Build the agent registered under `name` (a paper's name, e.g. 'LinUCB', 'GLM-TSL')."""
+    cls = _registered(name)
     try:
         return cls(**kwargs)
     except TypeError as err:
         if "unexpected keyword argument" not in str(err):
             raise
-        target = cls.cls() if hasattr(cls, "cls") else cls
-        names = [p.name for p in (keyword_parameters(target) if isinstance(target, type) else
-                                  inspect.signature(target).parameters.values())]
-        valid = [p for p in names if p not in ("family", "hyperparameters")]
+        valid = hyperparameter_names(name)
         bad = sorted(set(kwargs) - set(valid))
         raise ValueError(f"agent {name!r} has no hyper-parameter {', '.join(map(repr, bad)) or str(err)}; "
                          f"its hyper-parameters are {', '.join(valid)}") from None

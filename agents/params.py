@@ -94,14 +94,49 @@ class Widths:
 
 
 class Device:
-    """A torch device name: "cpu", "cuda", "cuda:<index>" or "auto" (cuda when available)."""
+    """A torch device name: "cpu", "cuda", "cuda:<index>", "mps" or "auto" (cuda when available, else cpu).
+
+    "auto" never picks mps: the agents' float64 options and some of their linear algebra have no
+    MPS kernels, so mps is used only when asked for by name.
+    """
 
     def accepts(self, value) -> bool:
-        return isinstance(value, str) and (value in ("cpu", "cuda", "auto")
+        return isinstance(value, str) and (value in ("cpu", "cuda", "mps", "auto")
                                            or (value.startswith("cuda:") and value[5:].isdigit()))
 
     def __str__(self) -> str:
-        return "'cpu', 'cuda', 'cuda:<index>' or 'auto'"
+        return "'cpu', 'cuda', 'cuda:<index>', 'mps' or 'auto'"
+
+    @staticmethod
+    def resolve(name: str) -> str:
+        """The device "auto" stands for on this machine ("cuda" or "cpu"); any other name as it is."""
+        if name != "auto":
+            return name
+        try:
+            import torch
+        except ImportError:
+            return "cpu"
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    @staticmethod
+    def missing(name: str) -> str | None:
+        """Why this machine cannot run torch on the accepted device `name`, or None when it can
+        (torch is imported only for a name other than "cpu" and "auto")."""
+        if name in ("cpu", "auto"):
+            return None
+        try:
+            import torch
+        except ImportError:
+            return 'it needs PyTorch: pip install torch, or pip install -e ".[neural]" in the gym-ctxbandits clone'
+        if name == "mps":
+            return None if torch.backends.mps.is_available() else \
+                "MPS is not available on this machine (torch.backends.mps.is_available() is False)"
+        if not torch.cuda.is_available():
+            return "CUDA is not available on this machine (torch.cuda.is_available() is False)"
+        index, count = int(name.partition(":")[2] or 0), torch.cuda.device_count()
+        if index >= count:
+            return f"this machine has {count} CUDA device(s), cuda:0 to cuda:{count - 1}"
+        return None
 
 
 def _alternatives(constraint) -> tuple:

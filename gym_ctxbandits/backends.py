@@ -95,7 +95,12 @@ def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: in
                   imports: Sequence[str] = (), root: str | None = None, start_method: str | None = None) -> None:
     """Run on `workers` local processes (default: all cores), each importing the user's modules
     `imports` from the folder `root` (default: the current one) first. `start_method` is
-    multiprocessing's ("fork", "spawn" or "forkserver"; default: Python's default)."""
+    multiprocessing's ("fork", "spawn" or "forkserver"; default: Python's default, but "spawn" when
+    a job runs on a GPU: a forked child cannot use CUDA once its parent has touched it, and checking
+    the device, torch.cuda.is_available(), already does). Each worker then holds its own CUDA
+    context, so a few workers share a GPU better than one per core."""
+    if start_method is None and any(job.device not in (None, "cpu") for unit in units for job in unit):
+        start_method = "spawn"
     workers = workers or os.cpu_count() or 1
     root = root or os.getcwd()
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(start_method),

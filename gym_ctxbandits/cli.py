@@ -4,6 +4,7 @@
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 5 --horizon 2000 --out results/x
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 1000:1010 --out results/fresh
     ctxbandits run --config my_comparison.toml --backend processes
+    ctxbandits run --env CtxBandit/Distance-v0 --agents Neural-ES,NeuralTS --device cuda --out results/gpu
     ctxbandits run --import mymodule --env CtxBandit/Logistic-v0 --agents SW-LinUCB,LinUCB --out results/mine
     ctxbandits plot results/x
     ctxbandits list --import mymodule
@@ -50,12 +51,15 @@ def comparison_from_args(args) -> cfg.Comparison:
     if args.agents:
         comp.agents = [AgentSpec(a, _kwargs(args.agent_kwargs, "--agent-kwargs")) for a in args.agents.split(",")]
     comp.imports = list(dict.fromkeys([*comp.imports, *args.imports]))
-    for key in ("horizon", "seeds", "log_every", "batch", "out", "backend", "workers", "address"):
+    for key in ("horizon", "seeds", "log_every", "batch", "out", "backend", "workers", "address", "device"):
         value = getattr(args, key)
         if value is not None:
             setattr(comp, key, seed_list(value, "--seeds") if key == "seeds" else value)
     if comp.out is None:
         raise cfg.ConfigError("give --out DIR (or `out` in the config): the folder for the result files")
+    from gym_ctxbandits.compare import check_device
+
+    comp.device = check_device(comp.device, "--device")
     return comp
 
 
@@ -69,7 +73,7 @@ def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False)
 
     table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
                 workers=comp.workers, address=comp.address, log_every=comp.log_every, batch=comp.batch,
-                progress=not quiet, imports=comp.imports)
+                progress=not quiet, imports=comp.imports, device=comp.device)
     return (table, *report(table, Path(comp.out), band))
 
 
@@ -178,6 +182,8 @@ def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None)
     parser.add_argument("--backend", choices=["inprocess", "processes", "ray"], default=backend)
     parser.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
     parser.add_argument("--address", help="Ray cluster address for --backend ray (default: start a local one)")
+    parser.add_argument("--device", help="torch device of the neural agents: cpu (default), cuda, cuda:N, mps, or "
+                        "auto (cuda when available); numpy agents ignore it, an agent's own device kwarg wins")
     parser.add_argument("--band", choices=["std", "se"], default="std", help="error band of the regret plot")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import gymnasium as gym
 
 from gym_ctxbandits import backends
-from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, batchable, env_spec, import_agents, make_jobs, run_batch,
-                                     run_job, seed_list)
+from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, agent_device, batchable, env_spec, import_agents,
+                                     make_jobs, run_batch, run_job, seed_list)
 from gym_ctxbandits.registration import other_env_ids
 from gym_ctxbandits.results import claim, is_complete, load_results, release, write_manifest
 from gym_ctxbandits.user_modules import import_modules
@@ -61,17 +61,33 @@ def check_env_spec(spec: EnvSpec) -> None:
                          f"{', '.join(valid)}")
 
 
-def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, workers, out) -> None:
+def check_device(device, flag: str = "") -> str:
+    """The torch device of a comparison, checked against this machine: "cpu", "cuda", "cuda:N", "mps"
+    or "auto", returned with "auto" resolved (cuda when available, else cpu) so that the jobs, and
+    their result files, name the device that runs them. A malformed name or a device this machine
+    lacks is a ValueError in one line, naming it as `flag` does ("--device") or else as `device=`."""
+    rule = import_agents().params.Device
+    shown = (lambda d: f"{flag} {d}") if flag else (lambda d: f"device={d!r}")
+    if not rule().accepts(device):
+        raise ValueError(f"{shown(device)}: not a device; give {rule()}")
+    if why := rule.missing(device):
+        raise ValueError(f"{shown(device)}: {why}; use {shown('cpu')}")
+    return rule.resolve(device)
+
+
+def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, workers, out, device="cpu") -> None:
     """Everything a comparison needs, checked before anything is written: a rejected run leaves an
-    existing results folder as it was. Agents are built once (their state waits for the first obs,
-    so this is cheap); envs are checked by id and keyword names, not built (a dataset may be large)."""
+    existing results folder as it was. The torch device first (`check_device`); agents are built once
+    on it (their state waits for the first obs, so this is cheap); envs are checked by id and keyword
+    names, not built (a dataset may be large)."""
+    device = check_device(device)
     seed_list(seeds)
     if workers is not None and not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
         raise ValueError(f"workers must be an integer >= 1 (local processes), got {workers!r}")
     for env in envs:
         check_env_spec(env)
     for agent in agents:
-        agent.build(0)
+        agent.build(0, agent_device(agent, device))
     if out is not None:
         path = Path(out)
         if path.exists() and not path.is_dir():
@@ -83,7 +99,7 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
 
 def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
         workers: int | None = None, address: str | None = None, log_every: int = 1, progress: bool = False,
-        batch: int = 10, imports: Sequence[str] = ()):
+        batch: int = 10, imports: Sequence[str] = (), device: str = "cpu"):
     """Run every agent on every env for `horizon` rounds and each seed; return the tidy table.
 
     envs: env ids or `EnvSpec(id, kwargs)`; agents: registered names or `AgentSpec(name, kwargs,
@@ -97,7 +113,11 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     batch are written when it ends, so a smaller batch loses less to an interruption); `batch=1`
     runs every job in the plain loop. `imports` are the user's modules that register the
     comparison's own agents or envs (dotted names importable from the current folder, or paths of
-    .py files): imported here before any name is looked up, and again in every worker.
+    .py files): imported here before any name is looked up, and again in every worker. `device`
+    ("cpu", "cuda", "cuda:N", "mps" or "auto": cuda when available) is given to every agent that
+    takes a `device` hyper-parameter (the torch agents) unless its kwargs set one, and ignored by the
+    others; a device this machine lacks is a ValueError before anything runs. The jobs carry it to
+    every worker, and a job whose agent runs off the CPU gets result files of its own (Job.filename).
     """
     if backend not in backends.BACKENDS:
         raise ValueError(f"backend must be one of {backends.BACKENDS}, got {backend!r}")
@@ -111,8 +131,9 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     import_modules(imports)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in _as_list(envs)]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
-    check_comparison(env_specs, agent_specs, seeds, workers, out)
-    jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every)
+    device = check_device(device)
+    check_comparison(env_specs, agent_specs, seeds, workers, out, device)
+    jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every, device)
     if out is None:
         if backend != "inprocess":
             raise ValueError(f"backend {backend!r} writes result files: give `out`, a results folder")
@@ -123,7 +144,7 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
                          ignore_index=True)
     out = Path(out)
     config = {"envs": [asdict(e) for e in env_specs], "agents": [asdict(a) for a in agent_specs],
-              "seeds": sorted({j.seed for j in jobs}), "horizon": horizon, "log_every": log_every}
+              "seeds": sorted({j.seed for j in jobs}), "horizon": horizon, "log_every": log_every, "device": device}
     write_manifest(out, config, jobs)
     # what a worker imports first (from this process's folder): the user's modules and those of `module:Id` ids
     modules = [*imports, *(m for e in env_specs if (m := e.id.rpartition(":")[0]))]

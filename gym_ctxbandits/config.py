@@ -7,6 +7,7 @@ error that names the key.
     batch = 10                     # seeds per batched run (1: the plain loop for every job)
     out = "results/logistic"
     backend = "processes"          # inprocess | processes | ray
+    device = "cpu"                 # torch agents' device: cpu | cuda | cuda:N | mps | auto
     envs = ["CtxBandit/Logistic-v0", {id = "CtxBandit/Linear-v0", kwargs = {dim = 10}}]
     agents = ["LinUCB", {name = "LinTS", kwargs = {v = 0.5}, label = "LinTS-0.5"}]
     imports = ["mymodule"]         # the user's modules registering agents or envs (--import extends it)
@@ -41,11 +42,12 @@ class Comparison:
     backend: str = "inprocess"
     workers: int | None = None
     address: str | None = None
+    device: str = "cpu"                                  # given to the torch agents (compare.run)
     imports: list[str] = field(default_factory=list)     # the user's modules, imported first (user_modules.py)
 
 
 TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list, str), "log_every": int, "batch": int,
-       "out": str, "backend": str, "workers": int, "address": str, "imports": list}
+       "out": str, "backend": str, "workers": int, "address": str, "device": str, "imports": list}
 ENV_KEYS = {"id": str, "kwargs": dict}
 AGENT_KEYS = {"name": str, "kwargs": dict, "label": str}
 

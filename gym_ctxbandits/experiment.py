@@ -61,8 +61,22 @@ class AgentSpec:
     def title(self) -> str:
         return self.label or self.name
 
-    def build(self, seed: int):
-        return import_agents().make(self.name, seed=agent_seed(seed, self.title), **self.kwargs)
+    def build(self, seed: int, device: str | None = None):
+        """The agent for job seed `seed`, given `device` too unless that is None (see `agent_device`)."""
+        return import_agents().make(self.name, seed=agent_seed(seed, self.title), **self.kwargs_on(device))
+
+    def kwargs_on(self, device: str | None) -> dict:
+        """The agent's kwargs with `device` added (unless None)."""
+        return self.kwargs if device is None else {**self.kwargs, "device": device}
+
+
+def agent_device(spec: AgentSpec, device: str) -> str | None:
+    """The device a comparison on torch device `device` passes to the agent of `spec`: `device` when
+    the agent takes a `device` hyper-parameter (the torch agents) and its kwargs do not set one (an
+    agent's own kwarg wins), else None (numpy agents have nothing to put on a device)."""
+    if "device" in spec.kwargs or "device" not in import_agents().base.hyperparameter_names(spec.name):
+        return None
+    return device
 
 
 @dataclass(frozen=True)
@@ -96,19 +110,33 @@ def _short(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Job:
-    """One agent on one env for one seed and `horizon` rounds; rows logged at `log_rounds`."""
+    """One agent on one env for one seed and `horizon` rounds; rows logged at `log_rounds`.
+
+    `device` is the torch device the comparison passes to the agent (`agent_device`; None: none
+    passed). It travels with the job to the worker that runs it.
+    """
 
     env: EnvSpec
     agent: AgentSpec
     seed: int
     horizon: int
     log_every: int = 1
+    device: str | None = None
 
     @property
     def filename(self) -> str:
-        """A stable, filesystem-safe name: readable parts plus a hash of the full spec."""
-        spec = json.dumps([self.env.id, self.env.kwargs, self.agent.name, self.agent.kwargs, self.agent.title,
-                           self.horizon, self.log_every], sort_keys=True, default=_short)
+        """A stable, filesystem-safe name: readable parts plus a hash of the full spec.
+
+        The hash covers the device type when it is not the CPU: a GPU's numbers may differ from the
+        CPU's by float tolerance, so a GPU run of a comparison writes files of its own and never
+        resumes from (or overwrites) the CPU's; a CPU job keeps the name it had before devices
+        existed, so older results folders still resume.
+        """
+        parts = [self.env.id, self.env.kwargs, self.agent.name, self.agent.kwargs, self.agent.title, self.horizon,
+                 self.log_every]
+        if self.device not in (None, "cpu"):
+            parts.append(self.device.partition(":")[0])       # cuda:0 and cuda:1 compute alike
+        spec = json.dumps(parts, sort_keys=True, default=_short)
         digest = hashlib.sha256(spec.encode()).hexdigest()[:10]
         slug = lambda s: "".join(c if c.isalnum() or c in "-+." else "_" for c in s)  # noqa: E731
         return f"{slug(self.env.id.split('/')[-1])}__{slug(self.agent.title)}__seed{self.seed}__{digest}.parquet"
@@ -141,7 +169,7 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
     replay = is_replay(job.env.id)
     limit = {} if replay else {"max_episode_steps": job.horizon}
     env = gym.make(job.env.id, **limit, **job.env.kwargs)
-    agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed)
+    agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed, job.device)
     obs, _ = env.reset(seed=job.seed)
     where = f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}"
     reward, regret, act_s, obs_s = (_replay_rounds if replay else _rounds)(env, agent, obs, job.horizon, 1, where,
@@ -255,14 +283,15 @@ def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
     are those of the whole batch divided by N (the cost per instance).
     """
     first = jobs[0]
-    if any((j.env, j.agent, j.horizon, j.log_every) != (first.env, first.agent, first.horizon, first.log_every) for j in jobs):
-        raise ValueError("a batch holds the seeds of one (env, agent, horizon, log_every)")
+    if any((j.env, j.agent, j.horizon, j.log_every, j.device) != (first.env, first.agent, first.horizon, first.log_every,
+                                                                  first.device) for j in jobs):
+        raise ValueError("a batch holds the seeds of one (env, agent, horizon, log_every, device)")
     n, T = len(jobs), first.horizon
     seeds = [j.seed for j in jobs]
     envs = gym.make_vec(first.env.id, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=T,
                         **first.env.kwargs)
     agent = import_agents().make(first.agent.name, seed=[agent_seed(s, first.agent.title) for s in seeds],
-                                 **first.agent.kwargs)
+                                 **first.agent.kwargs_on(first.device))
     obs, _ = envs.reset(seed=seeds)
     where = f"agent {first.agent.title!r} on {first.env.title}, seeds {seeds}"
     reward, regret, act_s, obs_s = _rounds(envs, agent, obs, T, n, where, progress)
@@ -319,15 +348,18 @@ def seed_list(seeds, name: str = "seeds") -> list[int]:
     return [int(s) for s in seeds]
 
 
-def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1) -> list[Job]:
-    """The job list of a comparison: every env x agent x seed, envs and agents as specs, names or ids."""
+def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1, device: str = "cpu") -> list[Job]:
+    """The job list of a comparison: every env x agent x seed, envs and agents as specs, names or ids;
+    each job carries the torch device its agent gets (`agent_device`)."""
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in envs]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in agents]
     seeds = seed_list(seeds)
     titles = [a.title for a in agent_specs]
     if len(set(titles)) != len(titles):
         raise ValueError(f"agents need distinct labels in one comparison, got {titles}; set `label` on repeated names")
-    return [Job(e, a, int(s), int(horizon), int(log_every)) for e in env_specs for a in agent_specs for s in seeds]
+    devices = [agent_device(a, device) for a in agent_specs]
+    return [Job(e, a, int(s), int(horizon), int(log_every), dev) for e in env_specs
+            for a, dev in zip(agent_specs, devices) for s in seeds]
 
 
 

@@ -144,6 +144,17 @@ def test_dry_run_checks_and_runs_nothing(tmp_path, monkeypatch, capsys):
     assert paper_main(["--dry-run"], tmp_path, monkeypatch, agent="NoSuchAgent") != 0
 
 
+def test_device_is_checked_before_any_panel(tmp_path, monkeypatch, capsys):
+    """--device of `ctxbandits run`: a device this machine lacks is one line, and nothing runs."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert paper_main(["--device", "cuda", "--out", "out"], tmp_path, monkeypatch, agent="NeuralTS") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith(": error: --device cuda: CUDA is not available on this machine "
+                                                 "(torch.cuda.is_available() is False); use --device cpu\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_quick_refuses_the_published_figures(tmp_path, monkeypatch, capsys):
     """A smoke run's figures must not replace docs/figures' (one line, exit 2, nothing run)."""
     figures = str(ROOT.parent / "docs" / "figures")

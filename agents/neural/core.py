@@ -11,13 +11,16 @@ one buffer, and every forward pass and gradient step is one batched matmul per l
 them. A single agent is the N = 1 case of the same code. The shape of the first obs fixes the mode
 until `reset()`.
 
-Randomness: instance i owns a torch.Generator on the device (initial weights, perturbations,
+Randomness: instance i owns a torch.Generator on the CPU (initial weights, perturbations,
 member choice, minibatches, Thompson samples) and a numpy Generator for random tie-breaking
 (agents.base.random_argmax), both derived from its seed and restarted by `reset()`: `seed` is an
 int (or None) for one instance, or a list of N ints, and then instance i makes exactly the draws
 of a single agent seeded seed[i] (an int seed with N > 1 instances is spawned into N children).
-In the round loop the only host-device traffic is the observation and reward going in and the
-arm scores coming back to pick the actions.
+The generators stay on the CPU whatever the device, and every draw is made there and then moved
+to the device: a CUDA generator would give other numbers than a CPU one from the same seed, so a
+run's random variates, and its choices up to float tolerance, do not depend on the device.
+In the round loop the host-device traffic is the observation, the reward and those variates going
+in and the arm scores coming back to pick the actions.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ class TorchAgent(BaseAgent):
 
     What the torch agents serving N instances share (NeuralAgent, agents.neural.fpl.DeepFPL):
     the device and dtype are checked once, and instance i draws from `gens_[i]` (a
-    torch.Generator on the device) and breaks ties with `rngs_[i]`.
+    torch.Generator on the CPU, module docstring) and breaks ties with `rngs_[i]`.
     """
 
     torch_streams = True
@@ -50,17 +53,18 @@ class TorchAgent(BaseAgent):
 
     def _check_params(self) -> None:
         self._dev = device_of(self.device)
-        if self._dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={self.device!r} but torch.cuda.is_available() is False; use device='cpu' or 'auto'")
+        if self._dev.type == "mps" and self.dtype == "float64":
+            raise ValueError("dtype='float64' is not available on device 'mps' (MPS has no float64); use "
+                             "dtype='float32' or device='cpu'")
         self._dtype = DTYPES[self.dtype]
 
     def _randn(self, *shape: int) -> torch.Tensor:
-        """Standard normals (N, *shape), row i from instance i's generator."""
-        return torch.stack([torch.randn(shape, generator=g, device=self._dev, dtype=self._dtype) for g in self.gens_])
+        """Standard normals (N, *shape) on the device, row i drawn on the CPU from instance i's generator."""
+        return torch.stack([torch.randn(shape, generator=g, dtype=self._dtype) for g in self.gens_]).to(self._dev)
 
     def _randint(self, high: int, *shape: int) -> torch.Tensor:
-        """Integers uniform in [0, high), (N, *shape), row i from instance i's generator."""
-        return torch.stack([torch.randint(high, shape, generator=g, device=self._dev) for g in self.gens_])
+        """Integers uniform in [0, high), (N, *shape) on the device, row i drawn on the CPU from instance i's."""
+        return torch.stack([torch.randint(high, shape, generator=g) for g in self.gens_]).to(self._dev)
 
 
 class NeuralAgent(TorchAgent):
@@ -82,7 +86,7 @@ class NeuralAgent(TorchAgent):
         duplicate_input: feed x' = [x; x] / sqrt(2) ([S0] Remark 5.9), so that the symmetric
             initialisation gives f(x; theta_0) = 0 for every x; with False the raw x (needs even d;
             f(x; theta_0) = 0 only when [x]_j = [x]_{j+d/2}).
-        device: "cpu", "cuda" or "auto" (cuda when available).
+        device: "cpu", "cuda", "cuda:<index>", "mps" or "auto" (cuda when available).
         dtype: "float32" (default) or "float64".
         dim: feature dimension d, if known before the first observation (checked against it).
         seed: int or None (fresh entropy, replayed by reset()) for one instance, or a list of N
@@ -180,7 +184,7 @@ class NeuralAgent(TorchAgent):
     def _checked_scores(self, X: np.ndarray) -> np.ndarray:
         """`_scores` of the obs X (N, K, d) as a float64 host array, checked finite."""
         with torch.no_grad():
-            scores = self._scores(self._to_device(self._input(X))).double().cpu().numpy()
+            scores = self._scores(self._to_device(self._input(X))).cpu().double().numpy()
         if not np.isfinite(scores).all():
             raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
                                      f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")

@@ -70,6 +70,9 @@ class MLPAgent(LinearAgent):
         super().__init__(hidden=hidden, lr=lr, weight_decay=weight_decay, batch_size=batch_size, updates=updates,
                          buffer_size=buffer_size, device=device, seed=seed, dim=dim, **family)
 
+    def _check_params(self) -> None:
+        device_of(self.device)     # a device this machine lacks fails when the agent is built, not at its first obs
+
     @property
     def z_dim(self) -> int:
         """Perturbations stored per observation: one per ensemble index (M), none without an ensemble."""
@@ -84,7 +87,7 @@ class MLPAgent(LinearAgent):
 
     def _scores(self, X):
         with torch.no_grad():
-            return self._forward_scores(tensor(X, self.dev_)).double().cpu().numpy()
+            return self._forward_scores(tensor(X, self.dev_)).cpu().double().numpy()
 
     def _update(self, x, y):
         self.buffer_.add(x, y, self._perturbation(len(y)))

@@ -31,10 +31,10 @@ Choices where [S1] is silent (docs/papers.md, S1-A7 to S1-A10), each a keyword:
 One agent serves one run (obs (K, d), int actions) or N runs at once (obs (N, K, d), (N,)
 actions; `seed` a list of N ints), like the agents of agents.neural.core: the N networks are
 stacked weights, so a round is a few batched matmuls for all of them. Each instance owns a
-torch.Generator (initial weights, perturbations) and a numpy Generator (random tie-breaking,
-phase-1 exploration), derived from its seed and restarted by `reset()`, so instance i makes
-exactly the choices of a single agent seeded seed[i]. float32 throughout; `device="cpu" |
-"cuda" | "auto"`.
+torch.Generator on the CPU (initial weights, perturbations; drawn there whatever the device) and
+a numpy Generator (random tie-breaking, phase-1 exploration), derived from its seed and restarted
+by `reset()`, so instance i makes exactly the choices of a single agent seeded seed[i]. float32
+throughout; `device="cpu" | "cuda" | "cuda:<index>" | "mps" | "auto"`.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class DeepFPL(TorchAgent):
         loss: "bce" (sigmoid cross-entropy with soft targets, default) or "mse" (squared error
             of the sigmoid output); see the module docstring.
         perturbation: "fresh" (redrawn every round, default) or "fixed" (one draw per example).
-        device: "cpu", "cuda" or "auto" (cuda when available).
+        device: "cpu", "cuda", "cuda:<index>", "mps" or "auto" (cuda when available).
         dim: feature dimension d, if known before the first observation (checked against it).
         seed: int or None (fresh entropy, replayed by reset()), or a list of N ints for N instances.
     """
@@ -116,7 +116,7 @@ class DeepFPL(TorchAgent):
 
         def glorot(fan_in, fan_out, shape):
             bound = math.sqrt(6.0 / (fan_in + fan_out))
-            return torch.stack([(2 * torch.rand(shape, generator=g, device=dev) - 1) * bound for g in self.gens_])
+            return torch.stack([(2 * torch.rand(shape, generator=g) - 1) * bound for g in self.gens_]).to(dev)
 
         W1 = glorot(d, H, (d, H))                       # each instance draws W1, then w2
         w2 = glorot(H, 1, (H,))[:, :, None]
@@ -138,7 +138,7 @@ class DeepFPL(TorchAgent):
 
     def _greedy(self, X: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            scores = self.logits(self._tensor(X)).double().cpu().numpy()
+            scores = self.logits(self._tensor(X)).cpu().double().numpy()
         if not np.isfinite(scores).all():
             raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
                                      f"diverged; lower lr, currently {self.lr})")
@@ -285,7 +285,7 @@ class RepGLMFPL(DeepFPL):
     def _embedded(self, X: np.ndarray) -> np.ndarray:
         """phi(x) of the rows of X (N, K, d) by the frozen network, as float64 for GLM-FPL: (N, K, hidden)."""
         with torch.no_grad():
-            return self.embed(self._tensor(X), self.frozen_).double().cpu().numpy()
+            return self.embed(self._tensor(X), self.frozen_).cpu().double().numpy()
 
     def _glm_obs(self, E: np.ndarray) -> np.ndarray:
         """GLM-FPL's obs: (K, hidden) for a single agent, (N, K, hidden) for N instances."""

@@ -138,6 +138,9 @@ class GPTEnsemblePP(BaseAgent):
                          batch_size=batch_size, updates=updates, buffer_size=buffer_size, max_tokens=max_tokens,
                          device=device, seed=seed)
 
+    def _check_params(self) -> None:
+        device_of(self.device)     # a device this machine lacks fails when the agent is built, not at its first obs
+
     # -- state ------------------------------------------------------------------------------------
     def _reset(self) -> None:
         """Fresh heads and buffer at the next obs; the backbone back to its pretrained weights."""
@@ -240,7 +243,7 @@ class GPTEnsemblePP(BaseAgent):
             self.last_ = (obs.tobytes(), phi)
             zeta = torch.as_tensor(self._zeta(), dtype=torch.float32, device=self.dev_)
             direction = self.b_ + torch.einsum("m,kmd->kd", zeta, self.A_ + self.prior_scale * self.A0_)
-            scores = (phi * direction).sum(1).double().cpu().numpy()
+            scores = (phi * direction).sum(1).cpu().double().numpy()
         return int(self._argmax(scores))
 
     def observe(self, obs, action, reward) -> None:

@@ -38,6 +38,8 @@ import math
 import numpy as np
 import torch
 
+from agents.params import Device
+
 Tensor = torch.Tensor
 
 
@@ -105,7 +107,8 @@ def symmetric_init(d_in: int, width: int, depth: int, generator: torch.Generator
 
     Twin hidden units are 2i and 2i+1; twin inputs are 2j and 2j+1 when `paired_input`, else j
     and j + d_in/2 (the paper's [x; x] order). Needs even `d_in` and `width`. Draws come from
-    `generator` only.
+    `generator` only, made on the generator's device and then moved to `device` (the agents keep
+    their generators on the CPU, so theta_0 does not depend on the device).
     """
     if d_in % 2 or width % 2:
         raise ValueError(f"the symmetric initialisation needs an even input dimension and width, "
@@ -115,7 +118,8 @@ def symmetric_init(d_in: int, width: int, depth: int, generator: torch.Generator
     h = width // 2
 
     def normal(shape, var):
-        return math.sqrt(var) * torch.randn(shape, generator=generator, device=device, dtype=dtype)
+        draw = torch.randn(shape, generator=generator, device=generator.device, dtype=dtype)
+        return math.sqrt(var) * draw.to(device)
 
     def twins(block, paired_rows=True):   # (in/2, out/2) -> (in, out), diag(block, block) re-indexed
         W = block.new_zeros((2 * block.shape[0], 2 * block.shape[1]))
@@ -314,12 +318,14 @@ class NTKEnsemble:
 # -- devices and the [S3] agents' stacked MLPs -------------------------------------------------
 
 def device_of(name: str) -> torch.device:
-    """torch.device for "cpu", "cuda", "cuda:<index>" or "auto" (cuda when available)."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name not in ("cpu", "cuda") and not str(name).startswith("cuda:"):
-        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto', got {name!r}")
-    return torch.device(name)
+    """torch.device of an agents.params.Device name ("auto": cuda when available, else cpu), or a
+    ValueError in one line when the name is malformed or this machine lacks the device, so an agent
+    asked for a missing device fails when it is built, not at its first round."""
+    if not Device().accepts(name):
+        raise ValueError(f"device must be {Device()}, got {name!r}")
+    if why := Device.missing(name):
+        raise ValueError(f"device={name!r}: {why}; use device='cpu'")
+    return torch.device(Device.resolve(name))
 
 
 def tensor(x: np.ndarray, device) -> Tensor:

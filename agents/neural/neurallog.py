@@ -326,7 +326,7 @@ class NeuralLogistic(NeuralAgent):
             beta, anchor = self._penalty(self.lam_t())
             anchor = anchor or [0.0] * len(self.net_.weights)
             reg = 0.5 * beta * sum(((W - A) ** 2).sum((1, 2)) for W, A in zip(self.net_.weights, anchor))
-            out = (data + reg).double().cpu().numpy()
+            out = (data + reg).cpu().double().numpy()
         return float(out[0]) if self.single_ else out
 
 

@@ -49,8 +49,9 @@ class NeuralPHE(NeuralAgent):
         # sum over the row's observations of r_l + gamma_l, gamma_l fresh: N(y_sum, n_u nu^2); instance i
         # draws one normal per row of its own table (padding rows have count 0)
         U = count.shape[1]
-        xi = torch.stack([torch.cat([torch.randn(u, generator=g, device=self._dev, dtype=self._dtype),
-                                     count.new_zeros(U - u)]) for g, u in zip(self.gens_, self.buffer_.n_rows)])
+        xi = torch.stack([torch.cat([torch.randn(u, generator=g, dtype=self._dtype),
+                                     torch.zeros(U - u, dtype=self._dtype)]) for g, u in zip(self.gens_, self.buffer_.n_rows)])
+        xi = xi.to(self._dev)
         return (y_sum + self.nu * count.sqrt() * xi)[:, None]
 
     def _update_noise(self):

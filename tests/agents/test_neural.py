@@ -5,6 +5,7 @@ known-answer run and the benchmark's smoke run."""
 
 import importlib
 import math
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -254,6 +255,32 @@ def test_bad_hyperparameters_and_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="odd"):
         NeuralPHE(duplicate_input=False).act(np.ones((K, 3)))
     NeuralPHE(duplicate_input=False, width=4, steps=1, seed=0).act(np.ones((K, 4)))
+
+
+def test_random_streams_stay_on_the_cpu_whatever_the_device(monkeypatch):
+    """The torch generators live on the CPU for every device (a CUDA generator seeded alike draws
+    other numbers), also after a pickle round trip, so a run's draws do not depend on the device.
+    CUDA is faked: the agents are built for it and seeded, and no tensor reaches the device."""
+    from agents.neural.fpl import DeepFPL
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    for agent in (NeuralES(device="cuda"), NeuralPHE(device="cuda:0"), DeepFPL(device="auto")):
+        agent._seed([np.random.SeedSequence(0), np.random.SeedSequence(1)])
+        twin = pickle.loads(pickle.dumps(agent))
+        assert agent._dev.type == "cuda"
+        assert [g.device.type for g in agent.gens_ + twin.gens_] == ["cpu"] * 4
+        assert all(torch.equal(a.get_state(), b.get_state()) for a, b in zip(agent.gens_, twin.gens_))
+
+
+def test_mps_is_checked_and_has_no_float64(monkeypatch):
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="MPS is not available on this machine"):
+        NeuralES(device="mps")
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert NeuralES(device="mps")._dev.type == "mps"
+    with pytest.raises(ValueError, match="dtype='float64' is not available on device 'mps'"):
+        NeuralES(device="mps", dtype="float64")
 
 
 def test_nan_scores_raise_a_clear_error():
