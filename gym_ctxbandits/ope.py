@@ -71,21 +71,24 @@ def dm(reward, action, action_dist, *, context=None, estimated_rewards=None, mod
 def dr(reward, action, pscore, action_dist, *, context=None, estimated_rewards=None, model=None,
        clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
     """Doubly robust: DM plus IPS on the reward model's residuals (unbiased if either is right)."""
-    r, a, pi = _logged(reward, action, action_dist)
-    w = _weights(pi, a, pscore, clip)
-    q = _rewards_model(context, estimated_rewards, model, a, r, pi.shape)
-    residual = r - q[np.arange(len(a)), a]
-    return _bootstrap("DR", (pi * q).sum(axis=1), w * residual, 1.0, alpha, n_bootstrap, seed)
+    direct, corrected, _ = _dr_terms(reward, action, pscore, action_dist, context, estimated_rewards, model, clip)
+    return _bootstrap("DR", direct, corrected, 1.0, alpha, n_bootstrap, seed)
 
 
 def sndr(reward, action, pscore, action_dist, *, context=None, estimated_rewards=None, model=None,
          clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
     """Self-normalised DR: the residual term divided by the mean weight, as SNIPS divides IPS."""
+    direct, corrected, w = _dr_terms(reward, action, pscore, action_dist, context, estimated_rewards, model, clip)
+    return _bootstrap("SNDR", direct, corrected, w, alpha, n_bootstrap, seed)
+
+
+def _dr_terms(reward, action, pscore, action_dist, context, estimated_rewards, model, clip):
+    """DR's per-round parts: the model's value of the target, the weighted residual, the weight."""
     r, a, pi = _logged(reward, action, action_dist)
     w = _weights(pi, a, pscore, clip)
     q = _rewards_model(context, estimated_rewards, model, a, r, pi.shape)
     residual = r - q[np.arange(len(a)), a]
-    return _bootstrap("SNDR", (pi * q).sum(axis=1), w * residual, w, alpha, n_bootstrap, seed)
+    return (pi * q).sum(axis=1), w * residual, w
 
 
 def reward_model(context, action, reward, model=None) -> np.ndarray:
