@@ -82,6 +82,7 @@ class _GLMAgent(BaseAgent):
     cols = None  # reward-sum columns in the sufficient statistics (m for an ensemble), None: one
 
     def _seed(self, seqs) -> None:
+        """Instance i draws everything (ties included) from default_rng(seqs[i])."""
         self.rngs_ = [np.random.default_rng(s) for s in seqs]
 
     def _ties(self):
@@ -100,8 +101,9 @@ class _GLMAgent(BaseAgent):
         return views[0] if self.single_ else views
 
     def _start(self, X) -> None:
+        n, _, d = X.shape
         self._stats = ArmStats(X.astype(np.float64), self.cols)
-        self._setup(*X.shape[::2])
+        self._setup(n, d)
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Index of the arm to pull among the rows of obs (K, d), or one per instance of obs (N, K, d)."""
@@ -415,7 +417,7 @@ class GLMES(_GLMAgent):
         X, N, S = self._stats.blocks()
         S = np.moveaxis(S[rows], -1, 1).reshape(rows.size * m, *N.shape[1:])    # (rows m, nb, B)
         theta = fit_glm_batched(self._theta[rows].reshape(-1, d), np.repeat(X[rows], m, axis=0),
-                                np.repeat(N[rows], m, axis=0), S, self.lam, self.link)[0]
+                                np.repeat(N[rows], m, axis=0), S, self.lam, self.link, hessian=False)[0]
         self._theta[rows] = theta.reshape(rows.size, m, d)
 
 

@@ -402,6 +402,35 @@ def test_batched_newton_reaches_the_perturbed_optimum_of_theory_glm_fpl():
         np.testing.assert_array_equal(alone[0], theta[i])
 
 
+def test_newton_without_hessian_returns_the_same_estimates(monkeypatch):
+    """hessian=False (GLM-ES) stops an instance as soon as its gradient certifies convergence,
+    without that iteration's Hessian and solve: the full solve's theta bit for bit, from a cold
+    start and from a warm start after one more pull each, with fewer solves (the certificate is
+    sufficient, not necessary: an instance it misses takes the full last iteration)."""
+    from agents.glm_batch import fit_glm_batched
+
+    rng = np.random.default_rng(6)
+    n, K, d = 6, 50, 5
+    X = rng.uniform(-1, 1, (n, 1, K, d))
+    N = rng.integers(1, 40, (n, 1, K)).astype(float)
+    S = rng.binomial(N.astype(int), 0.4) + 0.1 * np.sqrt(N) * rng.standard_normal((n, 1, K))
+    N2, S2 = N.copy(), S.copy()
+    N2[:, 0, 0] += 1
+    S2[:, 0, 0] += 1.0
+    cold = fit_glm_batched(np.zeros((n, d)), X, N, S, 1.0, "logistic")[0]
+    solves = []
+    solve = np.linalg.solve
+    monkeypatch.setattr(np.linalg, "solve", lambda *a: solves.append(len(a[0])) or solve(*a))
+    for start, NN, SS in [(np.zeros((n, d)), N, S), (cold, N2, S2)]:
+        full, H = fit_glm_batched(start, X, NN, SS, 1.0, "logistic")
+        full_work = sum(solves)                  # systems solved, summed over the iterations
+        fast, none = fit_glm_batched(start, X, NN, SS, 1.0, "logistic", hessian=False)
+        assert none is None and H.shape == (n, d, d)
+        np.testing.assert_array_equal(fast, full)
+        assert sum(solves) - full_work < full_work         # some instances skipped their last solve
+        solves.clear()
+
+
 def test_batched_agent_validates_seeds_and_shapes():
     agent = agents.make("GLM-TSL", seed=[1, 2])
     with pytest.raises(ValueError, match="2 seeds"):
