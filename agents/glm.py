@@ -495,7 +495,8 @@ class LogisticUCB1(_GLMAgent):
         lam, S = self.lam, self.S
         gamma = np.sqrt(lam) / 2 + 2 / np.sqrt(lam) * (
             np.log(1 / self.delta) + 0.5 * self._logdet_H - 0.5 * self.d_ * np.log(lam))
-        rho = np.sqrt(self.kappa) / 4 * np.minimum(np.sqrt(1 + 2 * S) * gamma, gamma + gamma**2 / np.sqrt(lam)) + np.sqrt(lam) * S
+        rho = (np.sqrt(self.kappa) / 4 * np.minimum(np.sqrt(1 + 2 * S) * gamma, gamma + gamma**2 / np.sqrt(lam))
+               + np.sqrt(lam) * S)
         width = np.sqrt(np.maximum(((X @ self._V_inv) * X).sum(axis=-1), 0.0))
         return expit((X @ self._theta[..., None])[..., 0]) + self.nu * rho[:, None] * width
 

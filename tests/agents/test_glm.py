@@ -251,7 +251,7 @@ def test_glm_es_learns_after_its_warmup():
     assert after < 1000 * (p.max() - p.mean()) / 4
 
 
-# --- batched over N instances (every GLM agent) ------------------------------------------------------------
+# --- batched over N instances (every GLM agent) ---------------------------------------------------
 
 S1_VARIANTS = [("GLM-TSL", {}), ("GLM-TSL", {"a": "theory", "horizon": 50_000}),
                ("GLM-FPL", {}), ("GLM-FPL", {"a": "theory", "horizon": 50_000}),
