@@ -16,10 +16,11 @@ costs O(K d^2) whatever the round. Estimates are refined by damped Newton (IRLS)
 from the previous round's solution; design matrices are kept as inverses updated by
 Sherman-Morrison.
 
-The four [S1] agents (GLM-TSL, GLM-FPL, GLM-UCB, UCB-GLM) are batched (`batched = True`, see
-`agents.glm_batch`): obs (N, K, d) serves N instances in one object, with one random stream per
-instance, and a single agent is the N = 1 case of the same code, so a batched agent seeded
-[s_1..s_N] acts exactly as N single agents seeded s_i.
+Every agent here is batched (`batched = True`): obs (N, K, d) serves N instances in one object,
+with one random stream per instance, and a single agent is the N = 1 case of the same code, so a
+batched agent seeded [s_1..s_N] acts exactly as N single agents seeded s_i. The [S1] agents
+build on `agents.glm_batch.BatchedGLMAgent`, GLM-ES and the [S2] baselines on `_GLMAgent` below
+(GLM-ES-DT is the doubling-trick wrapper around a batched GLM-ES).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from scipy.special import expit
 from agents.anytime import GOLDEN_B, DoublingTrick
 from agents.base import BaseAgent, _child, argmax_probs, check_finite, hyperparameters, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
-from agents.glm_batch import LINKS, ArmStats, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance, fit_glm
+from agents.glm_batch import (LINKS, ArmStats, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance,
+                              fit_glm_batched)
 from agents.params import Int, Options, Real
 from agents.linalg import rls_update_
 
@@ -62,58 +64,72 @@ def theory_a(algorithm: str, d: int, n: int, sigma=0.5, mu_dot_min=0.25, mu_dot_
 
 
 class _GLMAgent(BaseAgent):
-    """One-instance GLM agents on the one base: sufficient statistics, the arm's float64 features.
+    """GLM-ES and the [S2] baselines on the one base, batched over N instances: sufficient
+    statistics (`ArmStats`) and one numpy Generator per instance, made from the instance's seed
+    itself, as these agents' single versions always drew. A single agent is the N = 1 case of the
+    same code, and every instance's arithmetic is independent of the others (as in
+    `agents.glm_batch`), so instance i of a batch seeded [s_1..s_N] computes bit for bit what a
+    single agent seeded s_i computes and makes its choices.
 
     Subclasses declare `params`, store their hyperparameters, call `super().__init__(seed=seed,
-    dim=dim)`, and implement `_setup()` (state that needs d), `_learn(x, y)` and either `_choose(X)`
-    or, for an index policy (`index_policy = True`, greedy on deterministic scores, which makes
-    `action_probs` exact), `_index(X)`: the (K,) scores of the arms X (K, d).
+    dim=dim)`, and implement `_setup(n, d)` (state that needs N and d), `_learn(x, y)` (x (N, d),
+    y (N,), after the statistics got the round's pulls) and either `_choose(X)` ((N,) arms of X
+    (N, K, d)) or, for an index policy (`index_policy = True`, greedy on deterministic scores, which
+    makes `action_probs` exact), `_index(X)`: the (N, K) scores.
     """
 
-    batched = False
     index_policy = False
-    cols = 1  # reward-sum columns in the sufficient statistics (m for an ensemble)
+    cols = None  # reward-sum columns in the sufficient statistics (m for an ensemble), None: one
 
     def _seed(self, seqs) -> None:
-        self.rng_ = np.random.default_rng(seqs[0])
+        """Instance i draws everything (ties included) from default_rng(seqs[i])."""
+        self.rngs_ = [np.random.default_rng(s) for s in seqs]
+
+    def _ties(self):
+        return self.rngs_
 
     def _reset(self) -> None:
         self._stats = None
 
     @property
     def stats_(self):
-        """The sufficient statistics (`StatsView`: X, N, S (rows, cols)), None before the first obs."""
-        return None if self._stats is None else self._stats.view(0)
+        """The sufficient statistics (`StatsView`: X, N, S (rows, cols)): instance 0's table
+        (single) or a list of them (batched); None before the first obs."""
+        if self._stats is None:
+            return None
+        views = [self._stats.view(i) for i in range(self.n_)]
+        return views[0] if self.single_ else views
 
     def _start(self, X) -> None:
+        n, _, d = X.shape
         self._stats = ArmStats(X.astype(np.float64), self.cols)
-        self._setup()
+        self._setup(n, d)
 
-    def act(self, obs: np.ndarray) -> int:
-        """Index of the arm to pull among the rows of obs (K, d)."""
-        return self._choose(self._check_obs(obs, finite=True)[0].astype(float, copy=False))
+    def act(self, obs: np.ndarray) -> int | np.ndarray:
+        """Index of the arm to pull among the rows of obs (K, d), or one per instance of obs (N, K, d)."""
+        return self._unwrap(self._choose(self._check_obs(obs, finite=True).astype(np.float64, copy=False)))
 
-    def observe(self, obs: np.ndarray, action: int, reward: float) -> None:
-        """Record that arm `action` of obs gave `reward`, and update the estimates."""
+    def observe(self, obs: np.ndarray, action, reward) -> None:
+        """Record that arm `action` of obs gave `reward` (per instance when batched); update the estimates."""
         X = self._check_obs(obs, finite=True)
         a, y = self._feedback(X, action, reward)
-        x = X[:, a[0]].astype(float)
+        x = X[np.arange(self.n_), a].astype(np.float64)
         self.t_ += 1
-        self._stats.add(a, x, self._targets(y[0])[None])
-        self._learn(x[0], y[0])
+        self._stats.add(a, x, self._targets(y))
+        self._learn(x, y)
 
-    def _targets(self, y: float) -> np.ndarray:
-        """What the statistics add to the pulled arm's reward sums: the reward (one column)."""
-        return np.array([y])
+    def _targets(self, y: np.ndarray) -> np.ndarray:
+        """What the statistics add to the pulled arms' reward sums: the rewards (N,)."""
+        return y
 
-    def _choose(self, X: np.ndarray) -> int:
+    def _choose(self, X: np.ndarray) -> np.ndarray:
         """Greedy on the index, ties at random."""
-        return random_argmax(self._index(X), self.rng_)
+        return self._argmax(self._index(X))
 
     def _probs(self, X: np.ndarray) -> np.ndarray | None:
         if not self.index_policy:
             return None
-        return argmax_probs(self._index(check_finite(X)[0].astype(float, copy=False)))[None]
+        return argmax_probs(self._index(check_finite(X).astype(np.float64, copy=False)))
 
 
 _POSITIVE = Real(gt=0)
@@ -319,7 +335,12 @@ class GLMES(_GLMAgent):
     (eqs. 4.2-4.3). Each round pulls argmax_x mu(x^T theta^{j_t}) for j_t ~ Unif[m].
 
     [S0] §7.2 approximates the argmin with 100 gradient steps of size 0.01; here it is solved to
-    convergence by Newton warm-started from the previous round (all m members in one batch).
+    convergence by Newton warm-started from the previous round.
+
+    Batched: obs (K, d) for one instance or (N, K, d) for N (`seed` then a list of N ints). The m
+    members of all N instances are one stacked Newton solve (`agents.glm_batch.fit_glm_batched`,
+    N m problems); each instance draws from its own Generator in the single agent's order (j_t,
+    then a tie if any, at `act`; the m perturbations at `observe`).
 
     Args:
         m: ensemble size ([S0] §7.2: 10).
@@ -333,51 +354,79 @@ class GLMES(_GLMAgent):
 
     params = {"m": Int(ge=1), "sigma_R": Real(ge=0), "lam": _POSITIVE, "warmup": Int(ge=0),
               "design_a": Real(gt=0, lt=1), "link": Options(*LINKS)}
+    theta_ = _PerInstance()        # members' estimates, (m, d) or (N, m, d)
+    warmup_end_ = _PerInstance()   # last warm-up round (tau, or the sum of the rounded counts once known)
 
     def __init__(self, *, m=10, sigma_R=0.1, lam=1.0, warmup=500, design_a=0.5, link="logistic", dim=None, seed=None):
-        super().__init__(m=m, sigma_R=sigma_R, lam=lam, warmup=warmup, design_a=design_a, link=link, dim=dim, seed=seed)
+        super().__init__(**hyperparameters(locals()))
 
     @property
     def cols(self):
         return self.m
 
-    def _setup(self):
-        self.theta_ = np.zeros((self.m, self.d_))
-        self.design_arms_ = None        # arm set the warm-up schedule was computed for
-        self.schedule_ = np.zeros(0, dtype=np.int64)
-        self.schedule_start_ = 0        # round at which schedule_ starts
-        self.warmup_end_ = self.warmup  # last warm-up round (sum of the rounded counts once known)
+    def _setup(self, n, d):
+        self._theta = np.zeros((n, self.m, d))
+        self._warmup_end = np.full(n, self.warmup)
+        self.design_arms_ = [None] * n        # per instance, the arm set its warm-up schedule was computed for
+        self.schedules_ = [np.zeros(0, dtype=np.int64)] * n
+        self.schedule_starts_ = np.zeros(n, dtype=np.int64)   # round at which each schedule starts
 
     def _choose(self, X):
-        if self.t_ < self.warmup_end_:
-            if self.design_arms_ is None or not np.array_equal(X, self.design_arms_):
-                # A new arm set: design on it for the rounds left; the first design fixes the
-                # warm-up length (tau, or more when Alg. 3's floor adds pulls).
-                remaining = self.warmup_end_ - self.t_
-                counts = round_design(g_optimal_design(X), remaining, self.d_, self.design_a)
-                self.schedule_ = round_robin(counts)
-                if self.design_arms_ is None:
-                    self.warmup_end_ = self.t_ + self.schedule_.size
-                self.schedule_start_ = self.t_
-                self.design_arms_ = X.copy()
-            i = self.t_ - self.schedule_start_
-            if i < self.schedule_.size:
-                return int(self.schedule_[i])
-        j = self.rng_.integers(self.m)
-        return random_argmax(X @ self.theta_[j], self.rng_)
+        actions = np.zeros(self.n_, dtype=np.int64)
+        sampling = np.ones(self.n_, dtype=bool)
+        for i in np.flatnonzero(self.t_ < self._warmup_end):
+            arm = self._warmup_arm(i, X[i])
+            if arm is not None:
+                actions[i], sampling[i] = arm, False
+        rows = np.flatnonzero(sampling)
+        if rows.size:
+            gens = [self.rngs_[i] for i in rows]
+            j = np.array([g.integers(self.m) for g in gens])                      # j_t ~ Unif[m]
+            theta = self._theta[rows, j]
+            actions[rows] = random_argmax((X[rows] @ theta[..., None])[..., 0], gens)
+        return actions
+
+    def _warmup_arm(self, i: int, X: np.ndarray) -> int | None:
+        """Instance i's warm-up pull on its arms X (K, d), or None once its schedule is used up.
+
+        A new arm set gets a design for the rounds left; the first design fixes the warm-up length
+        (tau, or more when Alg. 3's floor adds pulls).
+        """
+        if self.design_arms_[i] is None or not np.array_equal(X, self.design_arms_[i]):
+            remaining = self._warmup_end[i] - self.t_
+            counts = round_design(g_optimal_design(X), remaining, self.d_, self.design_a)
+            self.schedules_[i] = round_robin(counts)
+            if self.design_arms_[i] is None:
+                self._warmup_end[i] = self.t_ + self.schedules_[i].size
+            self.schedule_starts_[i] = self.t_
+            self.design_arms_[i] = X.copy()
+        k = self.t_ - self.schedule_starts_[i]
+        return int(self.schedules_[i][k]) if k < self.schedules_[i].size else None
 
     def _targets(self, y):
-        return y + self.sigma_R * self.rng_.standard_normal(self.m)   # member j's Y_l + Z_l^j, drawn once
+        Z = np.stack([g.standard_normal(self.m) for g in self.rngs_])   # Z_l^j, drawn once per observation
+        return y[:, None] + self.sigma_R * Z                            # member j's Y_l + Z_l^j
 
     def _learn(self, x, y):
-        st = self.stats_
-        if self.t_ >= self.warmup_end_:
-            self.theta_ = fit_glm(self.theta_, st.X, st.N, st.S, self.lam, self.link)[0]
+        """theta^j_t of every member of the instances past their warm-up (eq. 4.3), warm-started:
+        their m perturbed histories on each instance's table are the problems of one solve."""
+        rows = np.flatnonzero(self.t_ >= self._warmup_end)
+        if not rows.size:
+            return
+        m, d = self.m, self.d_
+        X, N, S = self._stats.blocks()
+        S = np.moveaxis(S[rows], -1, 1).reshape(rows.size * m, *N.shape[1:])    # (rows m, nb, B)
+        theta = fit_glm_batched(self._theta[rows].reshape(-1, d), np.repeat(X[rows], m, axis=0),
+                                np.repeat(N[rows], m, axis=0), S, self.lam, self.link, hessian=False)[0]
+        self._theta[rows] = theta.reshape(rows.size, m, d)
 
 
 @register("GLM-ES-DT")
 class GLMESDT(DoublingTrick):
     """Anytime GLM-ES ("GLM-ES-DT<T0>", [S0] §6, §7.2): GLM-ES restarted at T_i = floor(T0 b^i).
+
+    Batched like GLM-ES: with `seed` a list of N ints and obs (N, K, d), instance i acts as a
+    single GLM-ES-DT seeded seed[i] (`agents.anytime.DoublingTrick`).
 
     Epoch i (length tau_i) runs a fresh GLM-ES with m = max(1, round(2 ln tau_i)) members and
     sigma_R = 0.02 ln tau_i ([S0] §7.2; natural log, docs/papers.md, S0-A5). The warm-up (500 rounds)
@@ -387,8 +436,10 @@ class GLMESDT(DoublingTrick):
         T0, b: schedule ([S0]: T0 in {100, 300}, b = (3 + sqrt 5)/2).
         m_per_log, sigma_per_log: m and sigma_R per unit of ln tau_i.
         lam, warmup, design_a, link, dim: passed to every epoch's GLM-ES.
-        seed: seed of the wrapper's generator, which seeds each epoch's agent.
+        seed: seed of the wrapper's generator, which seeds each epoch's agent (an int, or one int per instance).
     """
+
+    batched = True
 
     def __init__(self, *, T0=100, b=GOLDEN_B, m_per_log=2.0, sigma_per_log=0.02, lam=1.0, warmup=500,
                  design_a=0.5, link="logistic", dim=None, seed=None):
@@ -422,30 +473,32 @@ class LogisticUCB1(_GLMAgent):
 
     index_policy = True
     params = {"nu": _POSITIVE, "kappa": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
+    theta_ = _PerInstance()
+    V_inv_ = _PerInstance()
+    logdet_H_ = _PerInstance()
 
     def __init__(self, *, nu=1.0, kappa=10.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
         super().__init__(nu=nu, kappa=kappa, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
 
-    def _setup(self):
-        d = self.d_
-        self.theta_ = np.zeros(d)
-        self.V_inv_ = np.eye(d) / (self.kappa * self.lam)
-        self.logdet_H_ = d * np.log(self.lam)
+    def _setup(self, n, d):
+        self._theta = np.zeros((n, d))
+        self._V_inv = np.tile(np.eye(d) / (self.kappa * self.lam), (n, 1, 1))
+        self._logdet_H = np.full(n, d * np.log(self.lam))
 
     def _learn(self, x, y):
-        st = self.stats_
-        rls_update_(self.V_inv_, x)
-        theta, H = fit_glm(self.theta_[None], st.X, st.N, st.S, self.lam)
-        self.theta_ = theta[0]
-        self.logdet_H_ = np.linalg.slogdet(H[0])[1]
+        rls_update_(self._V_inv, x)
+        X, N, S = self._stats.blocks()
+        self._theta, H = fit_glm_batched(self._theta, X, N, S, self.lam, "logistic")
+        self._logdet_H = np.linalg.slogdet(H)[1]
 
     def _index(self, X):
         lam, S = self.lam, self.S
         gamma = np.sqrt(lam) / 2 + 2 / np.sqrt(lam) * (
-            np.log(1 / self.delta) + 0.5 * self.logdet_H_ - 0.5 * self.d_ * np.log(lam))
-        rho = np.sqrt(self.kappa) / 4 * min(np.sqrt(1 + 2 * S) * gamma, gamma + gamma**2 / np.sqrt(lam)) + np.sqrt(lam) * S
-        width = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.V_inv_, X), 0.0))
-        return expit(X @ self.theta_) + self.nu * rho * width
+            np.log(1 / self.delta) + 0.5 * self._logdet_H - 0.5 * self.d_ * np.log(lam))
+        rho = (np.sqrt(self.kappa) / 4 * np.minimum(np.sqrt(1 + 2 * S) * gamma, gamma + gamma**2 / np.sqrt(lam))
+               + np.sqrt(lam) * S)
+        width = np.sqrt(np.maximum(((X @ self._V_inv) * X).sum(axis=-1), 0.0))
+        return expit((X @ self._theta[..., None])[..., 0]) + self.nu * rho[:, None] * width
 
 
 @register("ada-OFU-ECOLog")
@@ -471,29 +524,33 @@ class AdaOFUECOLog(_GLMAgent):
 
     index_policy = True
     params = {"nu": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
+    theta_ = _PerInstance()
+    W_inv_ = _PerInstance()
 
     def __init__(self, *, nu=1.0, S=1.0, lam=1.0, delta=0.05, dim=None, seed=None):
         super().__init__(nu=nu, S=S, lam=lam, delta=delta, dim=dim, seed=seed)
 
-    def _setup(self):
-        self.theta_ = np.zeros(self.d_)
-        self.W_inv_ = np.eye(self.d_) / self.lam
+    def _setup(self, n, d):
+        self._theta = np.zeros((n, d))
+        self._W_inv = np.tile(np.eye(d) / self.lam, (n, 1, 1))
 
     def _learn(self, x, y):
-        Wx = self.W_inv_ @ x
-        q, s0 = x @ Wx, x @ self.theta_
-        s = s0
-        for _ in range(50):  # s - s0 + (mu(s) - y) q = 0, increasing in s; root within s0 +- q
-            g = s - s0 + (expit(s) - y) * q
-            s = np.clip(s - g / (1 + _logistic_dmu(s) * q), s0 - q, s0 + q)
-            if abs(g) < 1e-12:
+        Wx = (self._W_inv @ x[..., None])[..., 0]
+        q, s0 = (x * Wx).sum(axis=-1), (x * self._theta).sum(axis=-1)
+        s, live = s0.copy(), np.arange(len(s0))
+        for _ in range(50):  # s - s0 + (mu(s) - y) q = 0, increasing in s; root within s0 +- q (per instance)
+            si, s0i, qi = s[live], s0[live], q[live]
+            g = si - s0i + (expit(si) - y[live]) * qi
+            s[live] = np.clip(si - g / (1 + _logistic_dmu(si) * qi), s0i - qi, s0i + qi)
+            live = live[np.abs(g) >= 1e-12]
+            if not live.size:
                 break
-        self.theta_ = self.theta_ - (expit(s) - y) * Wx
-        rls_update_(self.W_inv_, np.sqrt(_logistic_dmu(x @ self.theta_)) * x)
+        self._theta = self._theta - (expit(s) - y)[:, None] * Wx
+        rls_update_(self._W_inv, np.sqrt(_logistic_dmu((x * self._theta).sum(axis=-1)))[:, None] * x)
 
     def _index(self, X):
         lam, S = self.lam, self.S
         gamma = np.sqrt(lam) / 2 + 2 / np.sqrt(lam) * np.log(2 * np.sqrt(1 + self.t_ / (4 * lam)) / self.delta)
         rho = np.sqrt(2 * lam * S**2 + (1 + S) ** 2 * gamma)
-        width = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", X, self.W_inv_, X), 0.0))
-        return expit(X @ self.theta_) + self.nu * rho * width
+        width = np.sqrt(np.maximum(((X @ self._W_inv) * X).sum(axis=-1), 0.0))
+        return expit((X @ self._theta[..., None])[..., 0]) + self.nu * rho * width

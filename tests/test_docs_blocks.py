@@ -46,8 +46,8 @@ PYTHON, SHELL, FILES, OUTPUT = {"python"}, {"bash", "sh", "shell", "console"}, {
 SKIP = {
     # README.md
     "python -m pytest": "the test suite itself: about 2.5 min on 2 cores",
-    "python scripts/s0_fig1.py": "days of CPU at the paper's scale (its panels fig1a and fig1b: about 13 min on 2 "
-                                 "cores)",
+    "python scripts/s0_fig1.py": "days of CPU at the paper's scale (its panels fig1a and fig1b: about 7 min on 2 "
+                                 "shared cores)",
     "python scripts/s1_fig1.py": "about 2 h on 2 free cores (docs/glm_agents.md; the measured runs took 95 + 75 min "
                                  "with --batch 50 on shared cores)",
     "python scripts/s1_fig2.py": "needs MNIST and Fashion-MNIST; about 300 CPU-hours at the paper's scale",
@@ -66,8 +66,11 @@ SKIP = {
     # docs/glm_agents.md
     "python scripts/s1_fig1.py --horizon 2000 --seeds 50 --batch 50 --workers 2 --out /tmp/s1_2000":
         "111 s on 2 cores",
+    "python scripts/s0_fig1.py --panels fig1a,fig1b --workers 2 --out /tmp/s0_fig1ab": "7 min on 2 shared cores "
+                                                                                       "(418 CPU-s)",
     # docs/reproductions.md
-    "python scripts/s0_fig1.py --panels fig1a,fig1b --figures docs/figures": "fig1a 17 s, fig1b 13 min on 2 cores",
+    "python scripts/s0_fig1.py --panels fig1a,fig1b --figures docs/figures": "fig1a 19 s, fig1b 7 min on 2 shared "
+                                                                               "cores",
     "python scripts/s0_fig1.py --panels fig1d,fig1e --horizon 2000 --seeds 5 --workers 1 --figures docs/figures":
         "36 min on 2 loaded cores",
     "OMP_NUM_THREADS=1 python scripts/s0_fig1.py --panels fig1d --horizon 5000 --seeds 10 --workers 1":

@@ -24,6 +24,9 @@ SMALL = {
        for name in ("NeuralLog-UCB-1", "NeuralLog-UCB-2", "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB")},
     # model=None: the float check problems are the features (the backbone path: test_gpt_ensemble.py)
     **{name: dict(model=None, batch_size=8) for name in ("GPT-Ensemble++", "GPT-Greedy")},
+    # warm-ups of 8 rounds (Alg. 3's floor of 2 pulls per arm) in the checks' 24, so they check the
+    # ensemble's sampling too (GLM-ES-DT: in its third epoch, rounds 11-27)
+    "GLM-ES": dict(warmup=1, design_a=0.9), "GLM-ES-DT": dict(T0=4, warmup=1, design_a=0.9),
 }
 
 

@@ -11,8 +11,8 @@ from scipy.special import expit
 
 import agents
 from agents.design import g_optimal_design, kiefer_wolfowitz_value, round_design, round_robin
-from agents.glm import GLMES, GLMTSL, fit_glm, glm_loss, theory_a
-from agents.glm_batch import ArmStats
+from agents.glm import GLMES, GLMTSL, glm_loss, theory_a
+from agents.glm_batch import ArmStats, fit_glm
 
 GLM_NAMES = ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "GLM-ES", "GLM-ES-DT", "Logistic-UCB-1", "ada-OFU-ECOLog"]
 
@@ -251,7 +251,7 @@ def test_glm_es_learns_after_its_warmup():
     assert after < 1000 * (p.max() - p.mean()) / 4
 
 
-# --- batched over N instances ([S1] agents) -----------------------------------------------------------
+# --- batched over N instances (every GLM agent) ---------------------------------------------------
 
 S1_VARIANTS = [("GLM-TSL", {}), ("GLM-TSL", {"a": "theory", "horizon": 50_000}),
                ("GLM-FPL", {}), ("GLM-FPL", {"a": "theory", "horizon": 50_000}),
@@ -289,8 +289,9 @@ def test_batched_equals_single_agents_on_the_s1_env(name, kw):
     assert batch.rank_.tolist() == [5, 5, 5] and batch.t_ == 300
 
 
-@pytest.mark.parametrize("name", ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"])
-def test_batched_equals_single_agents_when_arm_sets_change(name):
+@pytest.mark.parametrize("name,kw", [(n, {}) for n in ["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1",
+                                                       "ada-OFU-ECOLog"]] + [("GLM-ES", {"warmup": 20, "m": 3})])
+def test_batched_equals_single_agents_when_arm_sets_change(name, kw):
     """The general path: each round shows 5 arms of a per-instance pool of 150, so the tables grow
     past one block (64 rows), by different amounts in different instances."""
     rng = np.random.default_rng(9)
@@ -299,7 +300,7 @@ def test_batched_equals_single_agents_when_arm_sets_change(name):
     obs = pools[rows[None, :, None], rng.integers(150, size=(T + 1, 3, 5))]      # (T + 1, 3, 5, 3)
     p = expit(obs @ rng.normal(size=(3, 3, 1))[None])[..., 0]                    # (T + 1, 3, 5)
     u = rng.random((T, 3))
-    batch, singles = _lockstep(name, {}, [1, 2, 3], T, obs[0],
+    batch, singles = _lockstep(name, kw, [1, 2, 3], T, obs[0],
                                lambda t, a: (obs[t + 1], (u[t] < p[t, rows, a]).astype(float)))
     assert batch._stats.rows.max() > 64 and len(set(batch._stats.rows.tolist())) > 1
     for i, s in enumerate(singles):
@@ -311,9 +312,9 @@ def test_batched_equals_single_agents_when_arm_sets_change(name):
     np.testing.assert_array_equal(batch.theta_, np.stack([s.theta_ for s in singles]))
 
 
-def test_batched_run_loop_equals_plain_loop_for_s1_agents():
+def test_batched_run_loop_equals_plain_loop_for_glm_agents():
     """gym_ctxbandits.run with batch > 1 takes the batched path (vector env + one agent) for the
-    [S1] agents and gives the plain loop's numbers."""
+    GLM agents (the doubling-trick wrapper included) and gives the plain loop's numbers."""
     pytest.importorskip("gymnasium")
     pd = pytest.importorskip("pandas")
     import gym_ctxbandits
@@ -321,13 +322,36 @@ def test_batched_run_loop_equals_plain_loop_for_s1_agents():
 
     env = EnvSpec("CtxBandit/BernoulliLogistic-v0", {"dim": 5})
     specs = [AgentSpec("GLM-TSL"), AgentSpec("GLM-FPL", {"a": "theory", "horizon": 1000}, "FPL-theory"),
-             AgentSpec("GLM-UCB", {"alpha": 0.5}), AgentSpec("UCB-GLM")]
+             AgentSpec("GLM-UCB", {"alpha": 0.5}), AgentSpec("UCB-GLM"), AgentSpec("GLM-ES", {"warmup": 20}),
+             AgentSpec("GLM-ES-DT", {"T0": 20, "warmup": 10}), AgentSpec("Logistic-UCB-1"), AgentSpec("ada-OFU-ECOLog")]
     assert all(batchable(Job(env, a, 0, 10)) for a in specs)
     kwargs = dict(seeds=[0, 5, 9], horizon=80, log_every=9)
     plain = gym_ctxbandits.run(env, specs, batch=1, **kwargs)
     batched = gym_ctxbandits.run(env, specs, batch=2, **kwargs)
     cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_reward", "cum_regret"]
     pd.testing.assert_frame_equal(plain[cols], batched[cols])
+
+
+@pytest.mark.parametrize("name,kw", [("GLM-ES", {"warmup": 40}), ("GLM-ES-DT", {"T0": 20, "warmup": 20}),
+                                     ("Logistic-UCB-1", {}), ("ada-OFU-ECOLog", {})])
+def test_batched_equals_single_agents_on_the_s0_env(name, kw):
+    """GLM-ES (and its doubling trick) and the [S2] baselines seeded [s_1..s_N] act exactly as N
+    single agents seeded s_i on [S0]'s logistic bandit (K = 50 fixed arms; d = 5, so that Alg. 3's
+    floor keeps GLM-ES's warm-up short), GLM-ES through the warm-up and the ensemble sampling after
+    it (and three restarts), with every estimate theirs bit for bit."""
+    gym = pytest.importorskip("gymnasium")
+    import gym_ctxbandits  # noqa: F401
+
+    envs = gym.make_vec("CtxBandit/Logistic-v0", num_envs=3, vectorization_mode="vector_entry_point", dim=5)
+    obs, _ = envs.reset(seed=[0, 1, 2])
+    batch, singles = _lockstep(name, kw, [4, 11, 4], 250, obs, lambda t, a: envs.step(a)[:2])
+    if name == "GLM-ES-DT":
+        assert batch.epoch_ == 3
+        batch, singles = batch.agent_, [s.agent_ for s in singles]
+    if name.startswith("GLM-ES"):
+        assert (batch.t_ > batch.warmup_end_).all()
+    np.testing.assert_array_equal(batch.theta_, np.stack([s.theta_ for s in singles]))
+    assert (batch.theta_ != 0).all()
 
 
 def test_batched_statistics_match_closed_form_per_instance():
@@ -376,6 +400,35 @@ def test_batched_newton_reaches_the_perturbed_optimum_of_theory_glm_fpl():
     for i in range(n):
         alone, _ = fit_glm_batched(np.zeros((1, d)), X[i:i + 1], N[i:i + 1], S[i:i + 1], lam, "logistic")
         np.testing.assert_array_equal(alone[0], theta[i])
+
+
+def test_newton_without_hessian_returns_the_same_estimates(monkeypatch):
+    """hessian=False (GLM-ES) stops an instance as soon as its gradient certifies convergence,
+    without that iteration's Hessian and solve: the full solve's theta bit for bit, from a cold
+    start and from a warm start after one more pull each, with fewer solves (the certificate is
+    sufficient, not necessary: an instance it misses takes the full last iteration)."""
+    from agents.glm_batch import fit_glm_batched
+
+    rng = np.random.default_rng(6)
+    n, K, d = 6, 50, 5
+    X = rng.uniform(-1, 1, (n, 1, K, d))
+    N = rng.integers(1, 40, (n, 1, K)).astype(float)
+    S = rng.binomial(N.astype(int), 0.4) + 0.1 * np.sqrt(N) * rng.standard_normal((n, 1, K))
+    N2, S2 = N.copy(), S.copy()
+    N2[:, 0, 0] += 1
+    S2[:, 0, 0] += 1.0
+    cold = fit_glm_batched(np.zeros((n, d)), X, N, S, 1.0, "logistic")[0]
+    solves = []
+    solve = np.linalg.solve
+    monkeypatch.setattr(np.linalg, "solve", lambda *a: solves.append(len(a[0])) or solve(*a))
+    for start, NN, SS in [(np.zeros((n, d)), N, S), (cold, N2, S2)]:
+        full, H = fit_glm_batched(start, X, NN, SS, 1.0, "logistic")
+        full_work = sum(solves)                  # systems solved, summed over the iterations
+        fast, none = fit_glm_batched(start, X, NN, SS, 1.0, "logistic", hessian=False)
+        assert none is None and H.shape == (n, d, d)
+        np.testing.assert_array_equal(fast, full)
+        assert sum(solves) - full_work < full_work         # some instances skipped their last solve
+        solves.clear()
 
 
 def test_batched_agent_validates_seeds_and_shapes():
