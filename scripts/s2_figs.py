@@ -35,10 +35,16 @@ from pathlib import Path
 from _paper import A, E, Panel, main
 
 
+# Logistic-UCB-1 with the authors' nu = 1, as in the runs docs/s2_neurallog_agents.md reports (its
+# default is 0.1: docs/papers.md, S2-A13).
+THEORY = {"Logistic-UCB-1": {"nu": 1.0}}
+
+
 def agents(steps: int = 100, linear: tuple[str, ...] = ("Logistic-UCB-1", "ada-OFU-ECOLog")):
     """The paper's algorithms (1)-(5), its two TS variants and Random; `steps` GD steps per update."""
     neural = dict(steps=steps)
-    return [A("NCBF-UCB", **neural), *(A(name) for name in linear), A("NeuralLog-UCB-1", **neural),
+    return [A("NCBF-UCB", **neural), *(A(name, **THEORY.get(name, {})) for name in linear),
+            A("NeuralLog-UCB-1", **neural),
             A("NeuralLog-UCB-2", **neural), A("NeuralLog-TS-1", **neural), A("NeuralLog-TS-2", **neural),
             A("Random")]
 
@@ -61,7 +67,8 @@ PANELS = [
           [A("NCBF-UCB"), A("NeuralLog-UCB-1"), A("NeuralLog-UCB-2"), A("Random")], horizon=2000, seeds=5,
           quick_agents=[A("NeuralLog-UCB-1", steps=10), A("Random")]),
     Panel("obd", [E("CtxBandit/OpenBandit-v0")],
-          [A("NCBF-UCB", kappa=50), A("Logistic-UCB-1", kappa=50), A("ada-OFU-ECOLog"), A("NeuralLog-UCB-1", kappa=50),
+          [A("NCBF-UCB", kappa=50), A("Logistic-UCB-1", kappa=50, nu=1.0), A("ada-OFU-ECOLog"),
+           A("NeuralLog-UCB-1", kappa=50),
            A("NeuralLog-UCB-2", kappa=50), A("NeuralLog-TS-1", kappa=50), A("NeuralLog-TS-2", kappa=50),
            A("LinUCB"), A("LinTS"), A("Random")], horizon=1800, seeds=10,
           quick_agents=[A("NeuralLog-TS-1", kappa=50, steps=10), A("LinUCB"), A("Random")]),

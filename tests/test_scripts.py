@@ -169,3 +169,12 @@ def test_a_missing_dataset_is_one_error_not_a_traceback(tmp_path, monkeypatch, c
                       envs=("CtxBandit/Phoneme-v0",))
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("demo: error: DatasetNotFound: phoneme:") and "Traceback" not in err
+
+
+def test_linear_ceiling_is_zero_when_well_specified_and_high_on_h3(monkeypatch):
+    """sanity.linear_ceiling: the best linear-logit policy is exact on a logistic bandit, near Random on h3."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import sanity
+
+    assert sanity.linear_ceiling("CtxBandit/BernoulliLogistic-v0", [0], 200) < 0.01
+    assert sanity.linear_ceiling("CtxBandit/NeuralLogisticH3-v0", [0, 1], 500) > 0.8
