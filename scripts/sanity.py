@@ -87,8 +87,6 @@ _MISSPECIFIED = ("a linear-logistic model cannot represent h3 = 5 x^T Theta x (e
                  "{ceiling} Random's regret (`python scripts/sanity.py --ceiling CtxBandit/NeuralLogisticH3-v0`); "
                  "on a well-specified logistic bandit it learns: {run}")
 EXCEPTIONS: dict[str, str] = {
-    "Logistic-UCB-1": _MISSPECIFIED.format(ceiling="0.92x", run="0.59x Random on CtxBandit/BernoulliLogistic-v0 at "
-                                           "T = 2,000, seeds 300-304"),
     "ada-OFU-ECOLog": _MISSPECIFIED.format(ceiling="0.92x", run="0.67x Random on CtxBandit/BernoulliLogistic-v0 at "
                                            "T = 2,000, seeds 100-104"),
 }
