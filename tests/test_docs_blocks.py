@@ -93,7 +93,7 @@ SKIP = {
     "python scripts/s2_figs.py --panels fig2 --seeds 10 --backend inprocess --figures docs/figures":
         "needs Mushroom and Shuttle; about 11 min on 2 loaded cores",
     "python scripts/s2_figs.py --panels mnist --seeds 5 --horizon 2000 --workers 1 --figures docs/figures":
-        "needs MNIST; about 15 min on one loaded core",
+        "needs MNIST; 68 min on one core shared with two other jobs",
     "python scripts/s2_figs.py --panels obd --workers 1 --figures docs/figures": "needs the Open Bandit sample; 8 min",
     # docs/reproductions.md, [S4]
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
