@@ -75,11 +75,11 @@ def check_device(device, flag: str = "") -> str:
     return rule.resolve(device)
 
 
-def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, workers, out, device="cpu") -> None:
+def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, workers, out, device="cpu") -> str:
     """Everything a comparison needs, checked before anything is written: a rejected run leaves an
     existing results folder as it was. The torch device first (`check_device`); agents are built once
     on it (their state waits for the first obs, so this is cheap); envs are checked by id and keyword
-    names, not built (a dataset may be large)."""
+    names, not built (a dataset may be large). Returns the device, resolved."""
     device = check_device(device)
     seed_list(seeds)
     if workers is not None and not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
@@ -95,6 +95,7 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
         existing = next(p for p in (path, *path.parents) if p.exists())
         if not os.access(existing, os.W_OK):
             raise ValueError(f"out {str(path)!r} is not writable ({str(existing)!r} is read-only); give another folder")
+    return device
 
 
 def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
@@ -131,8 +132,7 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     import_modules(imports)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in _as_list(envs)]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
-    device = check_device(device)
-    check_comparison(env_specs, agent_specs, seeds, workers, out, device)
+    device = check_comparison(env_specs, agent_specs, seeds, workers, out, device)
     jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every, device)
     if out is None:
         if backend != "inprocess":

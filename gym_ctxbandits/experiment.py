@@ -11,6 +11,7 @@ through a SeedSequence so it never shares a stream with the env.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import pickle
@@ -123,9 +124,10 @@ class Job:
     log_every: int = 1
     device: str | None = None
 
-    @property
+    @functools.cached_property
     def filename(self) -> str:
-        """A stable, filesystem-safe name: readable parts plus a hash of the full spec.
+        """A stable, filesystem-safe name: readable parts plus a hash of the full spec (computed once a
+        job: an array kwarg is hashed by its content, and the run loop asks for the name often).
 
         The hash covers the device type when it is not the CPU: a GPU's numbers may differ from the
         CPU's by float tolerance, so a GPU run of a comparison writes files of its own and never
