@@ -12,7 +12,9 @@ Open Bandit Pipeline (Saito et al. 2021) and Dudik, Langford, Li (2011):
     DR     V = DM + 1/n sum_i w_i (r_i - q(x_i, a_i))
     SNDR   V = DM + sum_i w_i (r_i - q(x_i, a_i)) / sum_i w_i
 
-with q a reward model. `clip` caps the importance weights, w_i <- min(w_i, clip) (bias for
+with q a reward model. `replay` is Li, Chu, Langford, Wang (2011)'s estimator of a target that
+keeps learning: it walks a uniformly random log and keeps the rounds where the target picks the
+logged arm. `clip` caps the importance weights, w_i <- min(w_i, clip) (bias for
 variance). Every estimator returns an `Estimate`: the value and a percentile bootstrap confidence
 interval over rounds, drawn from a numpy Generator seeded by `seed`, so it is reproducible. The
 bootstrap holds the reward model fixed, so DM's interval leaves out the model's own error.
@@ -28,8 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import norm
 
-__all__ = ["Estimate", "ips", "snips", "dm", "dr", "sndr", "reward_model", "evaluate", "ESTIMATORS"]
+__all__ = ["Estimate", "ReplayEstimate", "ips", "snips", "dm", "dr", "sndr", "replay", "reward_model", "evaluate",
+           "at_position", "ESTIMATORS"]
 
 ALPHA, N_BOOTSTRAP = 0.05, 1000
 
@@ -42,6 +46,13 @@ class Estimate:
     value: float
     low: float
     high: float
+
+
+@dataclass(frozen=True)
+class ReplayEstimate(Estimate):
+    """A replay estimate, with the number of logged rounds it kept (the target's sample size)."""
+
+    n_kept: int
 
 
 def ips(reward, action, pscore, action_dist, *, clip: float | None = None, alpha: float = ALPHA,
@@ -82,6 +93,60 @@ def sndr(reward, action, pscore, action_dist, *, context=None, estimated_rewards
     return _bootstrap("SNDR", direct, corrected, w, alpha, n_bootstrap, seed)
 
 
+def replay(reward, action, pscore, target, *, context=None, rejection: bool = False, alpha: float = ALPHA,
+           seed: int = 0) -> ReplayEstimate:
+    """Replay (Li, Chu, Langford, Wang 2011, Algorithm 1): the target's mean reward on the logged
+    rounds where it picks the logged arm.
+
+    `target` is an agent that keeps learning: on each logged round i it is asked `act(context[i])`
+    (context: the per-arm features, (n, K, d)); when it picks `action[i]` the round is kept and the
+    agent observes the logged reward, otherwise the round is skipped and it learns nothing. Or
+    `target` is a fixed policy's action distribution (n, K), from which each round's arm is drawn
+    with `seed`. With a uniformly random behaviour (pscore = 1/K on every round) the kept rounds are
+    distributed as the rounds the target would meet online, so the estimate is unbiased for its
+    mean reward over `n_kept` online rounds (a fixed policy: its value); about n/K rounds are kept.
+    Any other log would bias it and is refused unless `rejection=True`: each round is then first
+    offered with probability min(pscore) / pscore_i, the rejection sampling of Dudik, Erhan,
+    Langford, Li (2012), which leaves uniformly random rounds (the log's smallest pscore stands in
+    for the behaviour's smallest propensity; about n min(pscore) rounds are kept). The interval is
+    the normal approximation value +- z_{1 - alpha/2} sd / sqrt(n_kept) on the kept rewards.
+    """
+    _check_alpha(alpha)
+    rng = np.random.default_rng(seed)
+    learning = hasattr(target, "act") and hasattr(target, "observe")
+    if learning:
+        r, a = _rewards_actions(reward, action)
+        X = _per_arm(context, len(r), "context must be the per-arm features the target acts on")
+        K = X.shape[1]
+        if a.max() >= K:
+            raise ValueError(f"action must lie in [0, {K}) (the arms of context), got {a.min()}..{a.max()}")
+    else:
+        r, a, pi = _logged(reward, action, target)
+        K = pi.shape[1]
+    p = _pscore(pscore, a, "replay checks that the behaviour picked uniformly at random (pscore = 1/K)")
+    if not rejection and not np.allclose(p, 1.0 / K, rtol=1e-6, atol=0.0):
+        raise ValueError(f"replay needs a uniformly random log (pscore = 1/K = {1 / K:.4g} on every round), got "
+                         f"pscores from {p.min():.3g} to {p.max():.3g}: log a uniform behaviour (Random), pass "
+                         "rejection=True (CLI: --replay-rejection) to resample the log to uniform, or use IPS or DR")
+    offered = rng.random(len(r)) < p.min() / p if rejection else np.ones(len(r), dtype=bool)
+    if learning:
+        kept = []
+        for i in np.flatnonzero(offered):
+            if int(target.act(X[i])) == a[i]:
+                target.observe(X[i], int(a[i]), float(r[i]))
+                kept.append(i)
+        kept = np.array(kept, dtype=np.int64)
+    else:
+        draws = (rng.random(len(r))[:, None] < np.cumsum(pi, axis=1)).argmax(axis=1)   # arm ~ pi(. | x_i)
+        kept = np.flatnonzero(offered & (draws == a))
+    if kept.size == 0:
+        raise ValueError(f"replay kept no round: the target picked the logged arm on none of the {offered.sum()} "
+                         "rounds offered; log more rounds")
+    m, value = kept.size, float(r[kept].mean())
+    half = float(norm.ppf(1 - alpha / 2) * r[kept].std(ddof=1) / np.sqrt(m)) if m > 1 else np.inf
+    return ReplayEstimate("Replay", value, value - half, value + half, int(m))
+
+
 def _dr_terms(reward, action, pscore, action_dist, context, estimated_rewards, model, clip):
     """DR's per-round parts: the model's value of the target, the weighted residual, the weight."""
     r, a, pi = _logged(reward, action, action_dist)
@@ -95,11 +160,8 @@ def reward_model(context, action, reward, model=None) -> np.ndarray:
     """q(x_i, k) for every logged round and arm, (n, K): `model` (a scikit-learn regressor, default
     `Ridge(alpha=1.0)`) fitted on the pulled arms' features context[i, a_i] -> r_i and predicted on
     every arm's features context (n, K, d)."""
-    X = np.asarray(context, dtype=float)
     a, r = np.asarray(action), np.asarray(reward, dtype=float)
-    if X.ndim != 3 or X.shape[0] != len(a):
-        raise ValueError(f"context must be the per-arm features (n_rounds, n_actions, dim) = ({len(a)}, K, d), "
-                         f"got shape {X.shape}")
+    X = _per_arm(context, len(a), "context must be the per-arm features").astype(float, copy=False)
     if model is None:
         from sklearn.linear_model import Ridge
 
@@ -109,13 +171,16 @@ def reward_model(context, action, reward, model=None) -> np.ndarray:
     return np.asarray(model.predict(X.reshape(n * K, d)), dtype=float).reshape(n, K)
 
 
-ESTIMATORS = {"IPS": ips, "SNIPS": snips, "DM": dm, "DR": dr, "SNDR": sndr}
+ESTIMATORS = {"IPS": ips, "SNIPS": snips, "DM": dm, "DR": dr, "SNDR": sndr}   # of a fixed target's action_dist
 
 
 def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip: float | None = None, model=None,
              alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> list[Estimate]:
     """The named estimators (keys of ESTIMATORS) of the target `action_dist` on logged `feedback`
-    (gym_ctxbandits.feedback's dict), each with the same clip, reward model and bootstrap."""
+    (gym_ctxbandits.feedback's dict), each with the same clip, reward model and bootstrap. A ranking
+    target's action_dist (n, K, len_list) is taken at the log's `position` of each round."""
+    if np.ndim(action_dist) == 3 and feedback.get("position") is not None:
+        action_dist = at_position(action_dist, feedback["position"])
     unknown = sorted(set(estimators) - set(ESTIMATORS))
     if unknown:
         raise ValueError(f"unknown estimator {', '.join(unknown)}; choose from {', '.join(ESTIMATORS)}")
@@ -130,32 +195,65 @@ def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip:
     return out
 
 
+def at_position(action_dist, position) -> np.ndarray:
+    """Each round's distribution in the slot it was shown in: action_dist (n, K, len_list), OBP's
+    ranking layout, and position (n,) in [0, len_list) -> (n, K). A ranking policy's value is then
+    the mean reward per shown slot, as OBP's estimators compute it."""
+    pi, pos = np.asarray(action_dist, dtype=float), np.asarray(position)
+    if pi.ndim != 3 or pos.shape != (pi.shape[0],) or pos.dtype.kind not in "iu":
+        raise ValueError(f"at_position takes action_dist (n, K, len_list) and int positions (n,), got shapes "
+                         f"{pi.shape} and {pos.shape}")
+    if pos.min() < 0 or pos.max() >= pi.shape[2]:
+        raise ValueError(f"position must lie in [0, {pi.shape[2]}) (0-based slots), got {pos.min()}..{pos.max()}")
+    return pi[np.arange(len(pos)), :, pos]
+
+
 # -- checks and the bootstrap ---------------------------------------------------------------------
 def _logged(reward, action, action_dist) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(reward (n,), action (n,), action_dist (n, K)) checked against each other."""
-    r = np.asarray(reward, dtype=float)
-    a = np.asarray(action)
+    r, a = _rewards_actions(reward, action)
     pi = np.asarray(action_dist, dtype=float)
     if pi.ndim == 3 and pi.shape[2] == 1:          # OBP's (n, K, len_list) with one position
         pi = pi[:, :, 0]
+    if pi.ndim == 3 and pi.shape[0] == len(r):
+        raise ValueError(f"action_dist has {pi.shape[2]} positions (n, K, len_list); take each round's slot first: "
+                         "ope.at_position(action_dist, position)")
+    if pi.ndim != 2 or pi.shape[0] != len(r):
+        raise ValueError(f"action_dist must be the target policy's probabilities of shape (n_rounds, n_actions) = "
+                         f"({len(r)}, K), got shape {pi.shape}")
+    if a.max() >= pi.shape[1]:
+        raise ValueError(f"action must lie in [0, {pi.shape[1]}) (the columns of action_dist), got {a.min()}..{a.max()}")
+    if not ((pi >= 0).all() and np.allclose(pi.sum(axis=1), 1.0)):
+        raise ValueError("action_dist must hold probabilities: non-negative rows that sum to 1")
+    return r, a, pi
+
+
+def _rewards_actions(reward, action) -> tuple[np.ndarray, np.ndarray]:
+    """(reward (n,) float, action (n,) int64), checked: finite rewards, non-negative int actions."""
+    r = np.asarray(reward, dtype=float)
+    a = np.asarray(action)
     if r.ndim != 1 or r.size == 0 or not np.isfinite(r).all():
         raise ValueError(f"reward must be a non-empty 1-d array of finite numbers, got shape {r.shape}")
     if a.shape != r.shape or a.dtype.kind not in "iu":
         raise ValueError(f"action must be an int array of shape {r.shape} like reward, got {a.dtype} {a.shape}")
-    if pi.ndim != 2 or pi.shape[0] != len(r):
-        raise ValueError(f"action_dist must be the target policy's probabilities of shape (n_rounds, n_actions) = "
-                         f"({len(r)}, K), got shape {pi.shape}")
-    if a.min() < 0 or a.max() >= pi.shape[1]:
-        raise ValueError(f"action must lie in [0, {pi.shape[1]}) (the columns of action_dist), got {a.min()}..{a.max()}")
-    if not ((pi >= 0).all() and np.allclose(pi.sum(axis=1), 1.0)):
-        raise ValueError("action_dist must hold probabilities: non-negative rows that sum to 1")
-    return r, a.astype(np.int64), pi
+    if a.min() < 0:
+        raise ValueError(f"action must be arm indices >= 0, got {a.min()}")
+    return r, a.astype(np.int64)
 
 
-def _weights(pi: np.ndarray, a: np.ndarray, pscore, clip: float | None) -> np.ndarray:
-    """Importance weights pi(a_i | x_i) / pscore_i, capped at `clip`."""
+def _per_arm(context, n: int, what: str) -> np.ndarray:
+    """The per-arm features (n, K, d), or a one-line error that starts with `what`."""
+    X = None if context is None else np.asarray(context)
+    if X is None or X.ndim != 3 or X.shape[0] != n:
+        raise ValueError(f"{what}: shape (n_rounds, n_actions, dim) = ({n}, K, d), got "
+                         f"{'none' if X is None else X.shape}")
+    return X
+
+
+def _pscore(pscore, a: np.ndarray, need: str) -> np.ndarray:
+    """The behaviour's propensities (n,), checked to lie in (0, 1]; `need` says who needs them."""
     if pscore is None:
-        raise ValueError("pscore is missing: importance weighting needs the behaviour policy's probability of each "
+        raise ValueError(f"pscore is missing: {need}, so it needs the behaviour policy's probability of each "
                          "logged action (gym_ctxbandits.log records it)")
     p = np.asarray(pscore, dtype=float)
     if p.shape != a.shape:
@@ -163,6 +261,12 @@ def _weights(pi: np.ndarray, a: np.ndarray, pscore, clip: float | None) -> np.nd
     if not ((p > 0) & (p <= 1)).all():
         raise ValueError(f"pscore must lie in (0, 1], got values from {np.nanmin(p):.3g} to {np.nanmax(p):.3g}"
                          + (" and NaN" if np.isnan(p).any() else ""))
+    return p
+
+
+def _weights(pi: np.ndarray, a: np.ndarray, pscore, clip: float | None) -> np.ndarray:
+    """Importance weights pi(a_i | x_i) / pscore_i, capped at `clip`."""
+    p = _pscore(pscore, a, "importance weighting divides by it")
     if clip is not None and not clip > 0:
         raise ValueError(f"clip must be a positive number (the largest importance weight kept), got {clip!r}")
     w = pi[np.arange(len(a)), a] / p
@@ -187,8 +291,7 @@ def _rewards_model(context, estimated_rewards, model, a, r, shape) -> np.ndarray
 def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int) -> Estimate:
     """The estimate mean(c) + mean(num) / mean(den) of per-round terms (scalars broadcast), and the
     alpha/2 and 1 - alpha/2 quantiles of its value on `n_bootstrap` resamples of the rounds."""
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1) (the CI's level is 1 - alpha), got {alpha!r}")
+    _check_alpha(alpha)
     if not (isinstance(n_bootstrap, (int, np.integer)) and n_bootstrap >= 1):
         raise ValueError(f"n_bootstrap must be a positive integer, got {n_bootstrap!r}")
     terms = np.broadcast_arrays(*(np.asarray(t, dtype=float) for t in (c, num, den)))   # each (n,)
@@ -204,3 +307,8 @@ def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int
                              for s in range(0, n_bootstrap, chunk)])
     low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
     return Estimate(name, float(value(np.arange(n))), float(low), float(high))
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1) (the CI's level is 1 - alpha), got {alpha!r}")
