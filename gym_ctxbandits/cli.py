@@ -147,26 +147,47 @@ def cmd_log(args) -> int:
 
 
 def cmd_ope(args) -> int:
+    import copy
+
     from gym_ctxbandits import feedback, ope
     from gym_ctxbandits.experiment import import_agents
 
     import_modules(args.imports)
     fb = feedback.read(args.log)
     meta = fb["meta"]
+    names = [e.strip().upper() for e in args.estimators.split(",")]
+    unknown = sorted(set(names) - set(ope.ESTIMATORS) - {"REPLAY"})
+    if unknown:
+        raise ValueError(f"unknown estimator {', '.join(unknown)}; choose from {', '.join(ope.ESTIMATORS)}, Replay")
+    env = args.env or meta.get("env")
+    if env is None:
+        raise ValueError(f"{args.log} names no env to train the target on (it was not written by `ctxbandits log`): "
+                         "give --env and --env-kwargs")
+    env_kwargs = _kwargs(args.env_kwargs, "--env-kwargs") if args.env or args.env_kwargs else meta.get("env_kwargs", {})
+    feedback.check_env(fb, env, env_kwargs)
     target = import_agents().make(args.target, seed=args.seed, **_kwargs(args.target_kwargs, "--target-kwargs"))
-    train_seed = meta["seed"] if args.train_seed is None else args.train_seed
-    feedback.train(target, meta["env"], args.train_rounds, train_seed, meta["env_kwargs"])
+    train_seed = meta.get("seed", 0) if args.train_seed is None else args.train_seed
+    feedback.train(target, env, args.train_rounds, train_seed, env_kwargs)
+    learner = copy.deepcopy(target)                 # Replay's copy keeps learning on the log
     pi = feedback.target_probs(target, fb, args.draws)
-    estimates = ope.evaluate(fb, pi, [e.upper() for e in args.estimators.split(",")], clip=args.clip,
-                             alpha=args.alpha, n_bootstrap=args.n_bootstrap, seed=args.seed)
+    fixed = [n for n in names if n != "REPLAY"]
+    estimates = ope.evaluate(fb, pi, fixed, clip=args.clip, alpha=args.alpha, n_bootstrap=args.n_bootstrap,
+                             seed=args.seed) if fixed else []
+    if "REPLAY" in names:
+        estimates.insert(names.index("REPLAY"), ope.replay(fb["reward"], fb["action"], fb["pscore"], learner,
+                                                           context=fb["context"], rejection=args.replay_rejection,
+                                                           alpha=args.alpha, seed=args.seed))
     level = f"{100 * (1 - args.alpha):g}%"
     print(f"{args.target} (trained {args.train_rounds} rounds, then frozen) on {fb['n_rounds']} rounds logged by "
           f"{meta.get('agent')} on {meta.get('env')}\n")
     print(f"| estimator | value | {level} CI |\n|---|---|---|")
     for est in estimates:
-        print(f"| {est.estimator} | {est.value:.4f} | [{est.low:.4f}, {est.high:.4f}] |")
+        name = est.estimator
+        if isinstance(est, ope.ReplayEstimate):
+            name += f" (keeps learning; {est.n_kept} rounds kept)"
+        print(f"| {name} | {est.value:.4f} | [{est.low:.4f}, {est.high:.4f}] |")
     if fb["expected_reward"] is not None:
-        print(f"| truth | {feedback.true_value(fb, pi):.4f} | |")
+        print(f"| truth (frozen target) | {feedback.true_value(fb, pi):.4f} | |")
     return 0
 
 
@@ -225,10 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("log", help="the Parquet file of `ctxbandits log`")
     op.add_argument("--target", required=True, help="target agent name, e.g. LinUCB")
     op.add_argument("--target-kwargs", help="JSON kwargs for the target")
-    op.add_argument("--train-rounds", type=int, default=0, help="rounds the target plays on the log's env before "
+    op.add_argument("--env", help="env the target trains on (default: the log's own); its arms and features must "
+                    "match the log's")
+    op.add_argument("--env-kwargs", help="JSON kwargs of the target's env (default: the log's own)")
+    op.add_argument("--train-rounds", type=int, default=0, help="rounds the target plays on the env before "
                     "it is frozen (default 0: as constructed)")
     op.add_argument("--train-seed", type=int, help="episode seed of that training (default: the log's seed)")
-    op.add_argument("--estimators", default=",".join(["IPS", "SNIPS", "DM", "DR", "SNDR"]), help="comma-separated")
+    op.add_argument("--estimators", default=",".join(["IPS", "SNIPS", "DM", "DR", "SNDR"]),
+                    help="comma-separated, of IPS, SNIPS, DM, DR, SNDR and Replay (a copy of the trained target keeps "
+                    "learning on the rounds of a uniformly random log where it picks the logged arm)")
+    op.add_argument("--replay-rejection", action="store_true", help="Replay on a non-uniform log: first keep each "
+                    "round with probability min(pscore) / pscore")
     op.add_argument("--clip", type=float, help="cap on the importance weights")
     op.add_argument("--alpha", type=float, default=0.05, help="the CIs' level is 1 - alpha")
     op.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples")

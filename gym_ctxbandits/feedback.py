@@ -13,10 +13,13 @@ writes to Parquet, one row per round) the feedback dict:
     expected_reward (n, K)   every arm's expected reward of the round where the env knows it
                              (synthetic envs; None otherwise): ground truth for the logger only,
                              the agent never sees it
-    meta         dict        env, env_kwargs, agent, seed
+    position     (n,)        the 0-based slot of a ranking log (the Open Bandit Dataset's 3 slots;
+                             None for single-slot logs)
+    meta         dict        env, env_kwargs, agent, seed (or dataset, behavior, campaign)
 
 `to_obp` / `from_obp` convert to and from the Open Bandit Pipeline's `bandit_feedback` dict;
-`true_value` is the exact value of a target policy on the logged rounds, to check estimators.
+`from_obd` gives the Open Bandit Dataset's logs in this layout; `true_value` is the exact value
+of a target policy on the logged rounds, to check estimators.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import gym_ctxbandits  # noqa: F401  (registers the ids)
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 META_KEY = b"gym_ctxbandits.feedback"
-ARRAYS = ("round", "context", "action", "reward", "pscore", "action_prob", "expected_reward")
+ARRAYS = ("round", "context", "action", "reward", "pscore", "action_prob", "expected_reward", "position")
 
 
 def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike | None = None,
@@ -43,6 +46,8 @@ def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike 
     `action_probs(obs)` (with `draws` Monte-Carlo copies where it samples) before it acts: that
     changes none of its choices, so the log is the run the agent makes anyway."""
     env_kwargs = dict(env_kwargs or {})
+    if out is not None and not Path(out).parent.is_dir():
+        raise ValueError(f"cannot write {out}: its folder {Path(out).parent} does not exist (create it first)")
     if is_replay(env_id):
         raise ValueError(f"{env_id} replays logged data already; log a behaviour agent on a simulated env instead")
     if isinstance(agent, str):
@@ -73,7 +78,7 @@ def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike 
         "n_rounds": n_rounds, "n_actions": action_prob.shape[1], "round": np.arange(1, n_rounds + 1),
         "context": np.array(rows["context"]), "action": action, "reward": np.array(rows["reward"], dtype=float),
         "pscore": action_prob[np.arange(n_rounds), action], "action_prob": action_prob,
-        "expected_reward": np.array(rows["expected_reward"]) if truth is not None else None,
+        "expected_reward": np.array(rows["expected_reward"]) if truth is not None else None, "position": None,
         "meta": {"env": env_id, "env_kwargs": env_kwargs, "agent": name, "seed": seed},
     }
     if out is not None:
@@ -96,8 +101,11 @@ def write(feedback: dict, path: str | os.PathLike) -> None:
     table = pa.table(columns).replace_schema_metadata({META_KEY: json.dumps(meta, default=str).encode()})
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read(path: str | os.PathLike) -> dict:
@@ -114,11 +122,13 @@ def read(path: str | os.PathLike) -> dict:
 
 def to_obp(feedback: dict) -> dict:
     """OBP's `bandit_feedback`: the per-arm features flattened into one context row per round
-    (n, K d), action_context the one-hot arm ids (OBP's default), position 0, and the behaviour
+    (n, K d), action_context the one-hot arm ids (OBP's default), the log's position (else 0), and the behaviour
     policy's distribution as pi_b (n, K, 1)."""
     n, K = feedback["n_rounds"], feedback["n_actions"]
+    position = feedback.get("position")
     out = {
-        "n_rounds": n, "n_actions": K, "action": feedback["action"], "position": np.zeros(n, dtype=np.int64),
+        "n_rounds": n, "n_actions": K, "action": feedback["action"],
+        "position": np.zeros(n, dtype=np.int64) if position is None else np.asarray(position),
         "reward": feedback["reward"], "pscore": feedback["pscore"],
         "context": np.asarray(feedback["context"]).reshape(n, -1), "action_context": np.eye(K),
     }
@@ -132,10 +142,10 @@ def to_obp(feedback: dict) -> dict:
 def from_obp(bandit_feedback: dict, dim: int | None = None) -> dict:
     """The feedback dict of an OBP `bandit_feedback`. With `dim`, its context rows are per-arm features
     flattened by `to_obp` and are reshaped to (n, K, dim); without, arm k's features in round i are
-    [context_i, action_context_k], the input OBP's regression models use."""
+    [context_i, action_context_k], the input OBP's regression models use. A ranking log keeps its
+    `position` (evaluate a ranking target with `ope.at_position`)."""
     bf, n, K = bandit_feedback, int(bandit_feedback["n_rounds"]), int(bandit_feedback["n_actions"])
-    if np.any(np.asarray(bf.get("position", 0)) != 0):
-        raise ValueError("bandit_feedback has positions other than 0 (a ranking); only single-slot feedback converts")
+    position = np.asarray(bf["position"], dtype=np.int64) if bf.get("position") is not None else None
     x = np.asarray(bf["context"], dtype=float)
     if dim is not None:
         if x.shape != (n, K * dim):
@@ -150,8 +160,55 @@ def from_obp(bandit_feedback: dict, dim: int | None = None) -> dict:
         "action": np.asarray(bf["action"], dtype=np.int64), "reward": np.asarray(bf["reward"], dtype=float),
         "pscore": np.asarray(bf["pscore"], dtype=float) if bf.get("pscore") is not None else None,
         "action_prob": None if pi_b is None else np.asarray(pi_b)[:, :, 0],
-        "expected_reward": bf.get("expected_reward"), "meta": {},
+        "expected_reward": bf.get("expected_reward"),
+        "position": position if position is not None and position.any() else None, "meta": {},
     }
+
+
+def from_obd(behavior: str = "random", campaign: str = "all", *, data_home=None, path=None,
+             check_size: bool = True) -> dict:
+    """The Open Bandit Dataset's `behavior` ("random" or "bts") log of `campaign` in the feedback
+    layout: action the item id (K = 80 items for "all"), reward the click, pscore the logged
+    propensity of that item in its slot, position the 0-based slot (0-2). Each item's features are
+    those of the `CtxBandit/OpenBandit-v0` replay ([S2] App. J.1: user embedding, item embedding,
+    slot one-hot, log-scaled user-item affinity, user x affinity; d = 44, float32) for every item
+    instead of its 5 candidates. action_prob is the Random policy's 1/K in every slot; BTS logs only
+    the pscore of the shown item, so its action_prob is None. Files as `datasets.load_open_bandit`."""
+    from gym_ctxbandits.datasets import load_open_bandit
+    from gym_ctxbandits.envs.replay import obd_features
+
+    data = load_open_bandit(behavior=behavior, campaign=campaign, path=path, data_home=data_home,
+                            check_size=check_size)
+    users, items, slot, affinity = (x.astype(np.float32) for x in obd_features(data.events, data.items))
+    n, K = affinity.shape
+    a = affinity[:, :, None]
+    context = np.concatenate([np.broadcast_to(users[:, None], (n, K, users.shape[1])),
+                              np.broadcast_to(items[None], (n, K, items.shape[1])),
+                              np.broadcast_to(slot[:, None], (n, K, slot.shape[1])), a, users[:, None] * a], axis=2)
+    events = data.events
+    return {
+        "n_rounds": n, "n_actions": K, "round": np.arange(1, n + 1), "context": context,
+        "action": events["item_id"].to_numpy(np.int64), "reward": events["click"].to_numpy(np.float64),
+        "pscore": events["propensity_score"].to_numpy(np.float64),
+        "action_prob": np.full((n, K), 1.0 / K) if behavior == "random" else None, "expected_reward": None,
+        "position": events["position"].to_numpy(np.int64) - 1,
+        "meta": {"dataset": "open-bandit", "behavior": behavior, "campaign": campaign},
+    }
+
+
+def check_env(feedback: dict, env_id: str, env_kwargs: dict | None = None) -> None:
+    """Raise a one-line error unless `env_id` (with `env_kwargs`) shows K arms of d features per
+    round as the log's contexts do: a target trained there could not act on the log otherwise."""
+    try:
+        env = gym.make(env_id, **(env_kwargs or {}))
+    except gym.error.Error as err:
+        raise ValueError(f"cannot make {env_id}: {err}") from None
+    shape = tuple(env.observation_space.shape)
+    env.close()
+    logged = tuple(np.shape(feedback["context"])[1:])
+    if shape != logged:
+        raise ValueError(f"the log's rounds show (K, d) = {logged} (arms, features) but {env_id} with "
+                         f"{env_kwargs or {}} shows {shape}: train the target on the env the log was recorded on")
 
 
 def train(agent, env_id: str, n_rounds: int, seed: int, env_kwargs: dict | None = None):
@@ -173,6 +230,10 @@ def target_probs(agent, feedback: dict, draws: int | None = None) -> np.ndarray:
     """A target agent's `action_probs` on every logged round, (n, K): its `action_dist`. The agent is
     not trained on the log (a frozen target)."""
     kwargs = {} if draws is None else {"draws": draws}
+    d = getattr(agent, "d_", None)
+    if d is not None and d != np.shape(feedback["context"])[-1]:
+        raise ValueError(f"the target learned on d = {d} features but the log's arms have "
+                         f"d = {np.shape(feedback['context'])[-1]}: train it on the env the log was recorded on")
     return np.stack([agent.action_probs(x, **kwargs) for x in feedback["context"]])
 
 

@@ -2,6 +2,7 @@
 estimators of gym_ctxbandits.ope against the true value of a target policy on a synthetic env."""
 
 import json
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -90,10 +91,15 @@ def test_from_obp_native_contexts_concatenate_the_action_context():
           "action_context": np.eye(3), "action": np.array([0, 2]), "reward": np.array([1.0, 0.0]),
           "pscore": np.array([0.5, 0.5]), "position": np.zeros(2, dtype=int)}
     fb = feedback.from_obp(bf)
-    assert fb["context"].shape == (2, 3, 5)
+    assert fb["context"].shape == (2, 3, 5) and fb["position"] is None
     assert fb["context"][1, 2].tolist() == [3.0, 4.0, 0.0, 0.0, 1.0]
-    with pytest.raises(ValueError, match="positions"):
-        feedback.from_obp(bf | {"position": np.array([0, 1])})
+    ranking = feedback.from_obp(bf | {"position": np.array([0, 1])})      # a ranking keeps its slots
+    assert ranking["position"].tolist() == [0, 1]
+    assert feedback.to_obp(ranking)["position"].tolist() == [0, 1]
+    slots = np.array([[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]])   # (n, K, 2)
+    pi = ope.at_position(slots, ranking["position"])
+    assert pi.tolist() == [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    assert ope.evaluate(ranking, slots, ["IPS"], n_bootstrap=10)[0].value == pytest.approx((1 / 0.5 + 0) / 2)
 
 
 def test_errors(tmp_path):
@@ -121,6 +127,81 @@ def test_cli_log_then_ope(tmp_path, capsys):
     assert cli.main(["ope", out, "--target", "LinTS", "--train-rounds", "100", "--draws", "20",
                      "--estimators", "ips,dm", "--n-bootstrap", "50"]) == 0
     text = capsys.readouterr().out
-    assert "| IPS |" in text and "| DM |" in text and "| truth |" in text and "SNIPS" not in text
+    assert "| IPS |" in text and "| DM |" in text and "| truth (frozen target) |" in text and "SNIPS" not in text
     assert cli.main(["ope", out, "--target", "LinUCB", "--estimators", "bogus"]) == 2
     assert "unknown estimator BOGUS" in capsys.readouterr().err
+
+
+def test_a_failed_log_writes_nothing(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "log.parquet"
+    argv = ["log", "--env", ENV, "--env-kwargs", json.dumps(KW), "--agent", "LinTS", "--draws", "1", "--rounds", "50",
+            "--out", str(out)]
+    assert cli.main(argv) == 2                     # a zero Monte-Carlo pscore stops it half way
+    assert "raise draws" in capsys.readouterr().err and not list(tmp_path.iterdir())
+    assert cli.main(argv[:-1] + [str(tmp_path / "no" / "log.parquet")]) == 2
+    assert "folder" in capsys.readouterr().err and not list(tmp_path.iterdir())
+    import pyarrow.parquet as pq
+
+    def crash(table, where):                       # a disk that fills up half way through the file
+        open(where, "wb").write(b"PAR1 half")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", crash)
+    with pytest.raises(OSError):
+        feedback.write(gym_ctxbandits.log(ENV, behaviour(), 20, seed=0, env_kwargs=KW), out)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.fixture(scope="module")
+def cli_log(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "log.parquet"
+    assert cli.main(["log", "--env", ENV, "--env-kwargs", json.dumps(KW), "--agent", "epsilon-greedy",
+                     "--rounds", "200", "--seed", "5", "--out", str(path)]) == 0
+    return path
+
+
+def broken(cli_log, tmp_path, **change):
+    """A copy of the CLI's log with some of its entries replaced."""
+    fb = feedback.read(cli_log)
+    fb.update(change)
+    path = tmp_path / "broken.parquet"
+    feedback.write(fb, path)
+    return str(path)
+
+
+def never_taken(cli_log):
+    """Each round's action replaced by an arm that LinUCB trained as `ctxbandits ope` trains it never picks."""
+    fb = feedback.read(cli_log)
+    target = feedback.train(agents.make("LinUCB", seed=0), ENV, 50, 5, KW)
+    return feedback.target_probs(target, fb).argmin(axis=1)
+
+
+@pytest.mark.parametrize("case, extra, words", [
+    ("no pscore", [], "pscore is missing"),
+    ("pscore 0", [], r"pscore must lie in \(0, 1\], got values from 0"),
+    ("pscore 1.5", [], r"pscore must lie in \(0, 1\], got values from .* to 1.5"),
+    ("never taken", [], "the target never takes a logged action"),
+    ("other env", ["--env-kwargs", '{"num_arms": 10, "dim": 6}'], r"\(K, d\) = \(10, 5\) .* shows \(10, 6\)"),
+    ("other K", ["--env-kwargs", '{"num_arms": 4, "dim": 5, "pool_size": 100}'], r"shows \(4, 5\)"),
+    ("no env", [], "names no env to train the target on"),
+    ("replay, not uniform", ["--estimators", "replay"], "replay needs a uniformly random log"),
+])
+def test_cli_ope_bad_logs_get_one_line(cli_log, tmp_path, capsys, case, extra, words):
+    change = {"no pscore": dict(pscore=None), "pscore 0": dict(pscore=np.zeros(200)),
+              "pscore 1.5": dict(pscore=np.full(200, 1.5)), "no env": dict(meta={})}.get(case, {})
+    if case == "never taken":
+        change = dict(action=never_taken(cli_log))
+    path = broken(cli_log, tmp_path, **change) if change else str(cli_log)
+    assert cli.main(["ope", path, "--target", "LinUCB", "--train-rounds", "50", *extra]) == 2
+    err = capsys.readouterr().err
+    assert re.search(words, err) and err.startswith("ctxbandits: error:") and err.count("\n") == 1, err
+
+
+def test_cli_replay_of_a_learning_target(tmp_path, capsys):
+    out = str(tmp_path / "uniform.parquet")
+    assert cli.main(["log", "--env", ENV, "--env-kwargs", json.dumps(KW), "--agent", "Random", "--rounds", "500",
+                     "--seed", "5", "--out", out]) == 0
+    assert cli.main(["ope", out, "--target", "LinUCB", "--estimators", "ips,replay", "--n-bootstrap", "50"]) == 0
+    text = capsys.readouterr().out
+    kept = int(re.search(r"\| Replay \(keeps learning; (\d+) rounds kept\) \| ", text)[1])
+    assert 25 < kept < 80 and "| IPS |" in text and "| truth (frozen target) |" in text
