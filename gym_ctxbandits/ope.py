@@ -290,7 +290,8 @@ def _rewards_model(context, estimated_rewards, model, a, r, shape) -> np.ndarray
 
 def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int) -> Estimate:
     """The estimate mean(c) + mean(num) / mean(den) of per-round terms (scalars broadcast), and the
-    alpha/2 and 1 - alpha/2 quantiles of its value on `n_bootstrap` resamples of the rounds."""
+    alpha/2 and 1 - alpha/2 quantiles of its value on `n_bootstrap` resamples of the rounds. A
+    resample without a positive weight leaves SNIPS and SNDR undefined (0 / 0) and is left out."""
     _check_alpha(alpha)
     if not (isinstance(n_bootstrap, (int, np.integer)) and n_bootstrap >= 1):
         raise ValueError(f"n_bootstrap must be a positive integer, got {n_bootstrap!r}")
@@ -299,13 +300,14 @@ def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int
 
     def value(idx) -> np.ndarray:
         c_, num_, den_ = (t[idx].mean(axis=-1) for t in terms)
-        return c_ + num_ / den_
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return c_ + num_ / den_
 
     rng = np.random.default_rng(seed)
     chunk = max(1, 2_000_000 // n)          # resamples per block: about 2e6 indices in memory at once
     values = np.concatenate([value(rng.integers(n, size=(min(chunk, n_bootstrap - s), n)))
                              for s in range(0, n_bootstrap, chunk)])
-    low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2])
+    low, high = np.nanquantile(values, [alpha / 2, 1 - alpha / 2])
     return Estimate(name, float(value(np.arange(n))), float(low), float(high))
 
 

@@ -106,3 +106,14 @@ def test_reward_model_input_is_one_of_context_or_estimates():
         ope.dr(REWARD, ACTION, PSCORE, PI, estimated_rewards=Q[:, :1])
     with pytest.raises(ValueError, match="context must be the per-arm features"):
         ope.dm(REWARD, ACTION, PI, context=np.zeros((4, 2)))
+
+
+def test_self_normalised_intervals_leave_out_resamples_without_weight():
+    # One round in 200 has a positive weight: a resample misses it with probability (199/200)^200 = 37%,
+    # where SNIPS is 0/0; the interval comes from the other resamples.
+    n = 200
+    action = np.zeros(n, dtype=int)
+    action[0] = 1
+    pi = np.tile([0.0, 1.0], (n, 1))
+    est = ope.snips(np.ones(n), action, np.full(n, 0.5), pi, n_bootstrap=200)
+    assert (est.value, est.low, est.high) == (1.0, 1.0, 1.0)

@@ -1,0 +1,88 @@
+"""scripts/ope_coverage.py and scripts/ope_obd.py: their parts against known answers, and small runs.
+
+The OBD benchmark runs on an Open Bandit log in the dataset's own format written here, with
+known click rates: Random and a "BTS" that favours the better items each log 20,000 events."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import agents
+from gym_ctxbandits import feedback
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import ope_coverage  # noqa: E402
+import ope_obd  # noqa: E402
+
+
+def test_coverage_quick_run_prints_every_row(capsys):
+    assert ope_coverage.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    # 2 envs x 2 behaviours x 2 targets x (5 estimators with the true pscore + 3 with each of 2 wrong ones)
+    assert len(rows) == 2 * 2 * 2 * (5 + 3 + 3)
+    assert all(row.rstrip(" |").endswith("%") for row in rows) and "nan" not in out
+
+
+def test_lints_copies_sample_the_trained_posterior():
+    """The vectorised copies' action distribution is LinTS's own action_probs, within Monte-Carlo error."""
+    env = "CtxBandit/Linear-v0"
+    copies = ope_coverage.train_copies(env, 50, 3, 2000)
+    assert np.allclose(copies.theta_, copies.theta_[0])         # one posterior
+    log = feedback.log(env, agents.make("Random", seed=0), 200, seed=9, env_kwargs=ope_coverage.KW)
+    single = agents.make("LinTS", seed=3)
+    for x, a, r in zip(log["context"], log["action"], log["reward"]):   # the same data for both
+        single.observe(x, a, r)
+        copies.observe(np.broadcast_to(x, (2000, *x.shape)), np.full(2000, a), np.full(2000, r))
+    context = log["context"][-3:]
+    fast = ope_coverage.sampled_dist(copies, context, 2000)
+    slow = feedback.target_probs(single, {"context": context}, draws=1000)
+    assert np.abs(fast - slow).max() < 0.08                       # 4 sd of a difference of 2000- and 1000-draw shares
+    assert np.allclose(fast.sum(axis=1), 1.0)
+
+
+def test_prior_simulation_ranks_by_the_beta_samples(tmp_path):
+    # Beta(1000, 1) ~ 1, Beta(500, 500) ~ 0.5, Beta(1, 1000) ~ 0: the ranking is items 0, 2, 1 almost surely
+    (tmp_path / "prior.yaml").write_text("all:\n  alpha: [1000, 1, 500]\n  beta: [1, 1000, 500]\n")
+    dist = ope_obd.prior_dist(str(tmp_path / "prior.yaml"), "all", 2000, seed=0)
+    assert np.allclose(dist, [[1, 0, 0], [0, 0, 1], [0, 1, 0]])
+
+
+def write_obd(root: Path, behavior: str, probs: np.ndarray, ctr: np.ndarray, n: int, seed: int) -> None:
+    """An Open Bandit log in the dataset's layout: items drawn from `probs`, clicks Bernoulli(ctr[item])."""
+    rng = np.random.default_rng(seed)
+    K = len(ctr)
+    folder = root / "obd" / behavior / "all"
+    folder.mkdir(parents=True)
+    pd.DataFrame({"item_id": range(K), "item_feature_0": np.linspace(-1, 1, K),
+                  "item_feature_1": [f"c{k % 3}" for k in range(K)]}).to_csv(folder / "item_context.csv")
+    item = rng.choice(K, size=n, p=probs)
+    pd.DataFrame({"timestamp": ["t"] * n, "item_id": item, "position": rng.integers(1, 4, size=n),
+                  "click": (rng.random(n) < ctr[item]).astype(int), "propensity_score": probs[item],
+                  **{f"user_feature_{j}": rng.choice(["a", "b", "c"], size=n) for j in range(4)},
+                  **{f"user-item_affinity_{k}": rng.integers(0, 3, size=n).astype(float) for k in range(K)},
+                  }).to_csv(folder / "all.csv")
+
+
+def test_obd_benchmark_recovers_the_target_ctr(tmp_path, capsys):
+    K, n = 10, 20_000
+    ctr = 0.01 * (1 + np.arange(K))                                 # item k clicks at (k + 1)%
+    favour = np.exp(np.arange(K) / 2) / np.exp(np.arange(K) / 2).sum()
+    write_obd(tmp_path, "random", np.full(K, 1 / K), ctr, n, seed=0)
+    write_obd(tmp_path, "bts", favour, ctr, n, seed=1)
+    assert ope_obd.main(["--path", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    truth = float(out.split("on-policy CTR ")[1].split()[0])
+    assert truth == pytest.approx((favour * ctr).sum(), abs=0.005)   # 0.087; Random's CTR is 0.055
+    errors = {line.split("|")[2].strip().split(" (")[0]: float(line.split("|")[5])
+              for line in out.splitlines() if line.startswith("| BTS log |")}
+    assert set(errors) == {"IPS", "SNIPS", "DM", "DR", "SNDR", "Replay"}
+    for name in ("IPS", "SNIPS", "DR", "SNDR", "Replay"):
+        assert errors[name] < 0.2, (name, errors)                     # Random's own CTR would be off by 0.37
+    kept = int(out.split("Replay (")[1].split()[0])
+    assert abs(kept - n / K) < 200
