@@ -188,6 +188,9 @@ def cmd_ope(args) -> int:
         print(f"| {name} | {est.value:.4f} | [{est.low:.4f}, {est.high:.4f}] |")
     if fb["expected_reward"] is not None:
         print(f"| truth (frozen target) | {feedback.true_value(fb, pi):.4f} | |")
+    if fixed != ["DM"] and fb["pscore"] is not None:
+        ess, largest = ope.effective_sample_size(fb["action"], fb["pscore"], pi)
+        print(f"\nimportance weights: effective sample size {ess:.0f} of {fb['n_rounds']} rounds, largest {largest:.3g}")
     return 0
 
 

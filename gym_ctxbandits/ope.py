@@ -33,7 +33,7 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = ["Estimate", "ReplayEstimate", "ips", "snips", "dm", "dr", "sndr", "replay", "reward_model", "evaluate",
-           "at_position", "ESTIMATORS"]
+           "at_position", "effective_sample_size", "ESTIMATORS"]
 
 ALPHA, N_BOOTSTRAP = 0.05, 1000
 
@@ -193,6 +193,16 @@ def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip:
             kwargs.update(context=feedback["context"], model=model)
         out.append(ESTIMATORS[name](feedback["reward"], feedback["action"], action_dist=action_dist, **kwargs))
     return out
+
+
+def effective_sample_size(action, pscore, action_dist) -> tuple[float, float]:
+    """(Kish's effective sample size (sum w)^2 / sum w^2 of the importance weights, the largest
+    weight): how many rounds' worth of information the log holds about the target. When it is
+    small, a few rounds carry most of the weight and no interval from one log is trustworthy
+    (docs/offpolicy.md, "Coverage")."""
+    _, a, pi = _logged(np.zeros(np.shape(action)), action, action_dist)
+    w = pi[np.arange(len(a)), a] / _pscore(pscore, a, "importance weighting divides by it")
+    return float(w.sum() ** 2 / (w ** 2).sum()) if w.any() else 0.0, float(w.max())
 
 
 def at_position(action_dist, position) -> np.ndarray:

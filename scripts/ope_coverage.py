@@ -114,12 +114,19 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    lines = ["| env | behaviour | target | pscore | estimator | bias | SE | RMSE | CI width | 95% CI covers | "
-             "ESS | w > 20 |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in table.itertuples():
-        weights = f"{r.ESS:.0f} | {r.big:.1f}" if r.pscore == "true" else " | "
-        lines.append(f"| {r.env} | {r.behaviour} | {r.target} | {r.pscore} | {r.estimator} | {r.bias:+.3f} | "
-                     f"{r.SE:.3f} | {r.RMSE:.3f} | {r._9:.3f} | {100 * r.coverage:.0f}% | {weights} |")
+    """Two tables: every estimator with the logged pscores; IPS, SNIPS and DR with the wrong ones."""
+    lines = ["| env | behaviour | target | estimator | bias | SE | RMSE | CI width | 95% CI covers | ESS | w > 20 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in table[table["pscore"] == "true"].itertuples():
+        lines.append(f"| {r.env} | {r.behaviour} | {r.target} | {r.estimator} | {r.bias:+.3f} | {r.SE:.3f} | "
+                     f"{r.RMSE:.3f} | {r._9:.3f} | {100 * r.coverage:.0f}% | {r.ESS:.0f} | {r.big:.1f} |")
+    wrong = table[table["pscore"] != "true"]
+    names = list(dict.fromkeys(wrong["estimator"]))
+    lines += ["", "| env | behaviour | target | pscore | " + " | ".join(f"{e} bias, covers" for e in names) + " |",
+              "|---|---|---|---|" + "---|" * len(names)]
+    for key, group in wrong.groupby(["env", "behaviour", "target", "pscore"], sort=False):
+        cells = [f"{r.bias:+.3f}, {100 * r.coverage:.0f}%" for r in group.set_index("estimator").loc[names].itertuples()]
+        lines.append("| " + " | ".join([*key, *cells]) + " |")
     return "\n".join(lines)
 
 

@@ -117,3 +117,9 @@ def test_self_normalised_intervals_leave_out_resamples_without_weight():
     pi = np.tile([0.0, 1.0], (n, 1))
     est = ope.snips(np.ones(n), action, np.full(n, 0.5), pi, n_bootstrap=200)
     assert (est.value, est.low, est.high) == (1.0, 1.0, 1.0)
+
+
+def test_effective_sample_size_of_the_weights():
+    # w = [2, 2, 2, 0.25]: (sum w)^2 / sum w^2 = 6.25^2 / 12.0625
+    assert ope.effective_sample_size(ACTION, PSCORE, PI) == (pytest.approx(6.25 ** 2 / 12.0625), 2.0)
+    assert ope.effective_sample_size(ACTION, np.ones(4), np.eye(2)[ACTION]) == (4.0, 1.0)   # on-policy: every round
