@@ -10,6 +10,7 @@
     ctxbandits list --import mymodule
     ctxbandits log --env CtxBandit/Linear-v0 --agent epsilon-greedy --rounds 2000 --seed 0 --out log.parquet
     ctxbandits ope log.parquet --target LinUCB --train-rounds 500
+    ctxbandits ope uniform.parquet --target LinUCB --estimators ips,dr,replay
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ def cmd_ope(args) -> int:
         print(f"| truth (frozen target) | {feedback.true_value(fb, pi):.4f} | |")
     if fixed != ["DM"] and fb["pscore"] is not None:
         ess, largest = ope.effective_sample_size(fb["action"], fb["pscore"], pi)
-        print(f"\nimportance weights: effective sample size {ess:.0f} of {fb['n_rounds']} rounds, largest {largest:.3g}")
+        print(f"\nimportance weights: effective sample size {ess:.0f} of {fb['n_rounds']} rounds, "
+              f"largest {largest:.3g}")
     return 0
 
 

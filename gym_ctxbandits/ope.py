@@ -137,7 +137,9 @@ def replay(reward, action, pscore, target, *, context=None, rejection: bool = Fa
                 kept.append(i)
         kept = np.array(kept, dtype=np.int64)
     else:
-        draws = (rng.random(len(r))[:, None] < np.cumsum(pi, axis=1)).argmax(axis=1)   # arm ~ pi(. | x_i)
+        cdf = np.cumsum(pi, axis=1)
+        cdf[:, -1] = 1.0                                    # rows that sum to 1 - 1e-16 still draw an arm
+        draws = (rng.random(len(r))[:, None] < cdf).argmax(axis=1)        # arm ~ pi(. | x_i)
         kept = np.flatnonzero(offered & (draws == a))
     if kept.size == 0:
         raise ValueError(f"replay kept no round: the target picked the logged arm on none of the {offered.sum()} "

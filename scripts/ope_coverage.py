@@ -125,7 +125,8 @@ def markdown(table: pd.DataFrame) -> str:
     lines += ["", "| env | behaviour | target | pscore | " + " | ".join(f"{e} bias, covers" for e in names) + " |",
               "|---|---|---|---|" + "---|" * len(names)]
     for key, group in wrong.groupby(["env", "behaviour", "target", "pscore"], sort=False):
-        cells = [f"{r.bias:+.3f}, {100 * r.coverage:.0f}%" for r in group.set_index("estimator").loc[names].itertuples()]
+        by_name = group.set_index("estimator").loc[names]
+        cells = [f"{r.bias:+.3f}, {100 * r.coverage:.0f}%" for r in by_name.itertuples()]
         lines.append("| " + " | ".join([*key, *cells]) + " |")
     return "\n".join(lines)
 

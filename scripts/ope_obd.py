@@ -103,7 +103,8 @@ def main(argv=None) -> int:
         targets["OBP prior"] = prior_dist(ns.bts_prior, ns.campaign, ns.n_sim, ns.seed)
     print(f"Open Bandit Dataset, campaign {ns.campaign}: {random_log['n_rounds']} Random events "
           f"(CTR {random_log['reward'].mean():.4f}), {len(bts)} BTS events\n")
-    print(f"truth: BTS's on-policy CTR {truth:.4f} (95% CI [{low:.4f}, {high:.4f}], {int(bts['click'].sum())} clicks)\n")
+    print(f"truth: BTS's on-policy CTR {truth:.4f} (95% CI [{low:.4f}, {high:.4f}], "
+          f"{int(bts['click'].sum())} clicks)\n")
     print("| target distribution | estimator | estimate | 95% CI | relative error |\n|---|---|---|---|---|")
     for name, per_slot in targets.items():
         for est in evaluate(random_log, per_slot, ns.seed):
