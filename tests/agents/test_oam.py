@@ -149,13 +149,13 @@ class Recording(OAM):
         self.solve_logdets = []
         self.stale_acts = 0
 
-    def _solve(self, all_gaps, optimal):
-        self.solve_logdets.append(float(self.logdet_[0, 0]))
-        super()._solve(all_gaps, optimal)
+    def _store_solve(self, i, reason, T, optimal):
+        self.solve_logdets.append(float(self.logdet_[i, 0]))
+        super()._store_solve(i, reason, T, optimal)
 
     def act(self, obs):
         a = super().act(obs)
-        if self.solves_ and self.logdet_[0, 0] - self.logdet_at_solve_ >= math.log1p(self.zeta):
+        if self.solves_[0] and self.logdet_[0, 0] - self.logdet_at_solve_[0] >= math.log1p(self.zeta):
             self.stale_acts += 1
         return a
 
@@ -223,7 +223,7 @@ def test_theory_epsilon_is_round_robin():
     agent = OAM(horizon=1000, seed=0, epsilon=None)
     run("CtxBandit/FixedActionSet-v0", agent, 600, 0)
     assert agent.rounds_["explore"] == 0 and agent.rounds_["forced"] > 500
-    assert np.ptp(agent.pulls_[0]) <= 1
+    assert np.ptp(agent.contexts_.get("pulls", 0)[0]) <= 1
 
 
 def test_oam_close_to_linucb_bounded_regret_and_unit_circle():
@@ -339,5 +339,5 @@ def test_untracked_contexts_fall_back():
         obs = rng.normal(size=(4, 3))
         a = agent.act(obs)
         agent.observe(obs, a, float(rng.normal()))
-    assert len(agent.contexts_.arms) == 2 and agent.untracked_rounds_ == 13
-    assert agent.p_hat.sum() == pytest.approx(1.0)
+    assert len(agent.contexts_.arms(0)) == 2 and agent.untracked_rounds_[0] == 13
+    assert agent.p_hat().sum() == pytest.approx(1.0)
