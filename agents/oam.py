@@ -310,6 +310,10 @@ class OAM(_AllocationAgent, LinUCB):
         super().__init__(lam=lam, seed=seed, dim=dim)
 
     # -- state ----------------------------------------------------------------------------------
+    def _reset(self) -> None:
+        super()._reset()
+        self._round_counts = np.zeros((0, len(_ROUNDS)), dtype=np.int64)   # (N, kinds) once started
+
     def _init_state(self, n, d):
         self.f_n_ = oam_f(self.horizon, 1.0 / self.horizon, d, self.c)
         self.s_ = np.zeros(n, dtype=np.int64)                        # exploration rounds s(t)

@@ -323,14 +323,6 @@ def test_bad_hyperparameters(cls, kwargs, word):
         cls(**kwargs)
 
 
-@pytest.mark.parametrize("cls", [OAM, OSSB])
-def test_batched_obs_rejected(cls):
-    agent = cls(seed=0)
-    assert agent.batched is False
-    with pytest.raises(ValueError, match="one instance"):
-        agent.act(np.zeros((2, 3, 2)))
-
-
 def test_untracked_contexts_fall_back():
     """Beyond max_contexts distinct action sets OAM keeps working (exploit / LinUCB) without state."""
     rng = np.random.default_rng(0)
