@@ -67,20 +67,22 @@ def test_batched_equals_singles_on_s4_environments(name, kwargs, env_id):
 
 @pytest.mark.parametrize("cls", [OAM, OSSB])
 def test_batched_equals_singles_with_the_sdp_and_untracked_sets(cls):
-    """d = 3: instance 0 keeps one action set (one x_hat*: k = 2, the SDP, re-solved on each
-    instance's own compiled program), instance 1 cycles through three sets, instance 2 gets fresh
-    arms every round (beyond max_contexts = 4 they are untracked: OSSB then plays a uniform arm
-    drawn from the instance's own stream)."""
+    """d = 3: instances 0 and 1 keep one action set each (one x_hat*: k = 2, the SDP, compiled and
+    re-solved in each instance's own cache, as its single twin does), instance 2 cycles through three
+    sets, instance 3 gets fresh arms every round (beyond max_contexts = 4 they are untracked: OSSB
+    then plays a uniform arm drawn from the instance's own stream)."""
     rng = np.random.default_rng(7)
     fixed = np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0.9, 0.3, 0.2], [0.5, 0.5, 0.5]])
     cycle = rng.normal(size=(3, 5, 3)) / 2
     theta = np.array([1.0, 0.2, 0.0])
-    obs_rounds = [np.stack([fixed, cycle[t % 3], rng.normal(size=(5, 3)) / 2]) for t in range(60)]
-    noise = rng.normal(size=(60, 3))
+    obs_rounds = [np.stack([fixed, fixed[::-1], cycle[t % 3], rng.normal(size=(5, 3)) / 2]) for t in range(60)]
+    noise = rng.normal(size=(60, 4))
     kwargs = dict(horizon=200, max_contexts=4, zeta=0.5) | ({"epsilon": 0.05} if cls is OAM else {})
-    batch, singles = cls(seed=[5, 6, 7], **kwargs), [cls(seed=s, **kwargs) for s in (5, 6, 7)]
-    lockstep(batch, singles, obs_rounds, lambda t, obs, a: obs[np.arange(3), a] @ theta + noise[t])
-    assert batch._programs[0] and batch.untracked_rounds_[2] > 0   # the SDP was used; untracked rounds happened
+    seeds = [5, 6, 7, 8]
+    batch, singles = cls(seed=seeds, **kwargs), [cls(seed=s, **kwargs) for s in seeds]
+    lockstep(batch, singles, obs_rounds, lambda t, obs, a: obs[np.arange(4), a] @ theta + noise[t])
+    assert batch._programs[0] and batch._programs[1] and batch.untracked_rounds_[3] > 0
+    assert [sorted(p) for p in batch._programs] == [sorted(agent._programs[0]) for agent in singles]
     assert batch.untracked_rounds_.tolist() == [agent.untracked_rounds_[0] for agent in singles]
 
 
@@ -197,3 +199,15 @@ def test_ossb_probs_first_pulls_and_untracked():
     assert_exact(agent, A, [1 / 3, 0, 1 / 3, 1 / 3])
     B = np.array([[0.9, 0.3], [0.3, 0.9], [0.9, 0.3]])
     assert_exact(agent, B, [1 / 3] * 3)                          # beyond max_contexts: a uniform arm
+
+
+def test_comparison_batches_equal_the_plain_loop():
+    """`gym_ctxbandits.run` runs OAM and OSSB as one batched agent on a native vector env: the plain
+    loop's numbers."""
+    pd = pytest.importorskip("pandas")
+    kwargs = dict(seeds=[0, 5, 9], horizon=120, log_every=7)
+    env = gym_ctxbandits.EnvSpec("CtxBandit/FixedActionSet-v0", {"u": 0.1})
+    plain = gym_ctxbandits.run(env, ["OAM", "OSSB"], batch=1, **kwargs)
+    batched = gym_ctxbandits.run(env, ["OAM", "OSSB"], batch=2, **kwargs)   # a batch of 2 and one of 1
+    cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_reward", "cum_regret"]
+    pd.testing.assert_frame_equal(plain[cols], batched[cols])
