@@ -59,9 +59,9 @@ class _Contexts:
     An instance finds a context by the bytes of its float64 (K, d) array (`index`); `where[i][m]` is
     the (K, slot) of instance i's m-th context in order of discovery. Contexts with K arms share a
     block of stacked arrays: `blocks[K]["arms"]` (N, slots, K, d), `blocks[K]["count"]` (N,) slots in
-    use ("valid" (N, slots, 1) marks them), and one array per field, (N, slots) + shape, where "K" in a field's shape stands for the
-    number of arms. Blocks grow by doubling their slots, filling the new ones with the fields' fills.
-    """
+    use ("valid" (N, slots, 1) marks them), and one array per field, (N, slots) + shape, where "K" in
+    a field's shape stands for the number of arms. Blocks grow by doubling their slots, filling the
+    new ones with the fields' fills (empty slots hold zero arms)."""
 
     def __init__(self, n: int, limit: int, fields: dict):
         self.n, self.limit, self.fields = n, limit, fields
@@ -146,6 +146,7 @@ class _AllocationAgent:
     _FIELDS: dict = {}           # per-context state: name -> (shape, dtype, fill), see `_Contexts`
 
     def _reset(self) -> None:
+        super()._reset()
         self.contexts_ = None        # _Contexts, created with the first obs
         self._programs = []          # compiled CVXPY programs of each instance (a cache)
         self._pending = None
@@ -575,13 +576,15 @@ class OSSB(_AllocationAgent, LinUCB):
         self._pending = None
         super()._update(x, y)   # LinUCB's state is not used by OSSB's rule; kept for the shared validation
         table, _, slot = self._track(X, commit=True)
-        rows = np.flatnonzero(slot >= 0)
+        rows = self._rows
+        if slot.min() < 0:
+            self.untracked_rounds_ += slot < 0
+            rows = np.flatnonzero(slot >= 0)
         if rows.size:
             block, s, ar = table.blocks[X.shape[1]], slot[rows], a[rows]
             block["N"][rows, s, ar] += 1
             block["sums"][rows, s, ar] += y[rows]
             block["V"][rows, s] += x[rows, :, None] * x[rows, None, :]
-        self.untracked_rounds_ += slot < 0
 
     def _state(self, X, commit: bool):
         """The round's contexts and their statistics: (table, slot, N, sums)."""
@@ -621,17 +624,18 @@ class OSSB(_AllocationAgent, LinUCB):
         rows = np.flatnonzero((slot >= 0) & (N > 0).all(axis=1))
         if rows.size:
             ties = argmax_probs(sums[rows] / N[rows]) > 0                # the x_hat* act may draw, uniformly
+            count = ties.sum(axis=1)
             probs[rows] = 0.0
             solved = {}
-            for j in range(ties.sum(axis=1).max()):                      # the j-th tied x_hat* of each row
-                has = ties.cumsum(axis=1)[:, -1] > j
+            for j in range(count.max()):                                 # the j-th tied x_hat* of each row
+                has = count > j
                 sub, best = rows[has], (ties[has].cumsum(axis=1) > j).argmax(axis=1)
                 plan = self._decide(X, table, slot, N, sums, sub, best, solved, commit=False)
                 share = (np.arange(K) == best[:, None]).astype(float)
                 if plan["values"] is not None:
                     explore = plan["kind"] != EXPLOIT
                     share[explore] = argmax_probs(plan["values"][explore])
-                probs[sub] += share / ties[has].sum(axis=1, keepdims=True)
+                probs[sub] += share / count[has, None]
         return probs
 
     def _decide(self, X, table, slot, N, sums, rows, best, solved: dict, commit: bool) -> dict:
