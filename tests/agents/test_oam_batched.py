@@ -86,6 +86,20 @@ def test_batched_equals_singles_with_the_sdp_and_untracked_sets(cls):
     assert batch.untracked_rounds_.tolist() == [agent.untracked_rounds_[0] for agent in singles]
 
 
+@pytest.mark.parametrize("cls", [OAM, OSSB])
+def test_action_sets_of_different_sizes(cls):
+    """Rounds alternate between sets of 3 and 4 arms (one block of contexts per size); instance 1's
+    4-arm set changes every round, so it has contexts in both blocks and untracked rounds."""
+    rng = np.random.default_rng(3)
+    three, four = rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 4, 2))
+    obs_rounds = [three if t % 2 else np.stack([four[0], rng.normal(size=(4, 2))]) for t in range(80)]
+    batch, singles = cls(seed=[1, 2], max_contexts=3), [cls(seed=s, max_contexts=3) for s in (1, 2)]
+    lockstep(batch, singles, obs_rounds, lambda t, obs, a: rng.normal(size=2))
+    assert sorted(batch.contexts_.blocks) == [3, 4] and batch.untracked_rounds_.tolist() == [0, 38]
+    probs = batch.action_probs(obs_rounds[0])
+    assert all(np.array_equal(probs[i], agent.action_probs(obs_rounds[0][i])) for i, agent in enumerate(singles))
+
+
 def test_batched_probs_are_the_singles_probs():
     seeds, rng = [3, 4], np.random.default_rng(0)
     A = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.5]])
