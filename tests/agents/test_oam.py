@@ -37,6 +37,21 @@ def run(env_id, agent, n, seed, **env_kwargs):
     return regret, actions
 
 
+def run_seeds(env_id, agent, n, seeds, **env_kwargs):
+    """`run` for a batched agent seeded `seeds`, instance i on the environment seeded seeds[i] (its
+    numbers are those of single agents: tests/agents/test_oam_batched.py); (N, n) regrets and actions."""
+    envs = [gym.make(env_id, max_episode_steps=n, **env_kwargs) for _ in seeds]
+    obs = np.stack([env.reset(seed=s)[0] for env, s in zip(envs, seeds)])
+    regret, actions = np.zeros((len(seeds), n)), np.zeros((len(seeds), n), dtype=int)
+    for t in range(n):
+        a = agent.act(obs)
+        steps = [env.step(int(ai)) for env, ai in zip(envs, a)]
+        agent.observe(obs, a, np.array([step[1] for step in steps]))
+        regret[:, t], actions[:, t] = [step[4]["regret"] for step in steps], a
+        obs = np.stack([step[0] for step in steps])
+    return regret, actions
+
+
 # -- the allocation program (4.2) at the true theta --------------------------------------------
 def test_allocation_fixed_set_u01_true_theta():
     """u = 0.1: x_1 (optimal) at T = inf; all the mass on x_3 = (0.9, 0.5), T_3 = 100 f_n (closed form:
@@ -149,13 +164,13 @@ class Recording(OAM):
         self.solve_logdets = []
         self.stale_acts = 0
 
-    def _solve(self, all_gaps, optimal):
-        self.solve_logdets.append(float(self.logdet_[0, 0]))
-        super()._solve(all_gaps, optimal)
+    def _store_solve(self, i, reason, T, optimal):
+        self.solve_logdets.append(float(self.logdet_[i, 0]))
+        super()._store_solve(i, reason, T, optimal)
 
     def act(self, obs):
         a = super().act(obs)
-        if self.solves_ and self.logdet_[0, 0] - self.logdet_at_solve_ >= math.log1p(self.zeta):
+        if self.solves_[0] and self.logdet_[0, 0] - self.logdet_at_solve_[0] >= math.log1p(self.zeta):
             self.stale_acts += 1
         return a
 
@@ -212,7 +227,7 @@ def test_copy_mid_run_with_a_compiled_program():
 
 # -- known answers on the [S4] environments ------------------------------------------------------
 def regrets(env_id, make, n, seeds, **env_kwargs):
-    return [run(env_id, make(seed), n, seed, **env_kwargs)[0].sum() for seed in seeds]
+    return run_seeds(env_id, make(list(seeds)), n, seeds, **env_kwargs)[0].sum(axis=1).tolist()
 
 
 def test_theory_epsilon_is_round_robin():
@@ -223,7 +238,7 @@ def test_theory_epsilon_is_round_robin():
     agent = OAM(horizon=1000, seed=0, epsilon=None)
     run("CtxBandit/FixedActionSet-v0", agent, 600, 0)
     assert agent.rounds_["explore"] == 0 and agent.rounds_["forced"] > 500
-    assert np.ptp(agent.pulls_[0]) <= 1
+    assert np.ptp(agent.contexts_.get("pulls", 0)[0]) <= 1
 
 
 def test_oam_close_to_linucb_bounded_regret_and_unit_circle():
@@ -257,12 +272,10 @@ def test_fixed_action_set_oam_explores_the_informative_arm():
     arm that informs theta_2 most cheaply; LinUCB pulls it less."""
     n = 3000
     from agents.linear import LinUCB
-    oam_x3, ucb_x3 = [], []
-    for seed in range(2):
-        _, acts = run("CtxBandit/FixedActionSet-v0", OAM(horizon=n, epsilon=0.01, seed=seed), n, seed)
-        oam_x3.append((acts == 2).sum())
-        _, acts = run("CtxBandit/FixedActionSet-v0", LinUCB(delta=1.0 / n, seed=seed), n, seed)
-        ucb_x3.append((acts == 2).sum())
+    _, acts = run_seeds("CtxBandit/FixedActionSet-v0", OAM(horizon=n, epsilon=0.01, seed=[0, 1]), n, [0, 1])
+    oam_x3 = (acts == 2).sum(axis=1)
+    _, acts = run_seeds("CtxBandit/FixedActionSet-v0", LinUCB(delta=1.0 / n, seed=[0, 1]), n, [0, 1])
+    ucb_x3 = (acts == 2).sum(axis=1)
     assert min(oam_x3) >= 300
     assert min(oam_x3) > max(ucb_x3)
 
@@ -270,12 +283,11 @@ def test_fixed_action_set_oam_explores_the_informative_arm():
 def test_fixed_action_set_oam_ends_exploring():
     """With a small forced-exploration rate OAM passes the exploitation test (4.3) and then plays x_1."""
     n = 10_000
-    for seed in (0, 2):
-        agent = OAM(horizon=n, epsilon=0.01, seed=seed)
-        regret, acts = run("CtxBandit/FixedActionSet-v0", agent, n, seed)
-        assert agent.rounds_["exploit"] > 0.1 * n
-        assert regret[-2000:].sum() < 0.2 * regret[:5000].sum()
-        assert (acts[-2000:] == 0).mean() > 0.8
+    agent = OAM(horizon=n, epsilon=0.01, seed=[0, 2])
+    regret, acts = run_seeds("CtxBandit/FixedActionSet-v0", agent, n, [0, 2])
+    assert (agent.rounds_["exploit"] > 0.1 * n).all()
+    assert (regret[:, -2000:].sum(axis=1) < 0.2 * regret[:, :5000].sum(axis=1)).all()
+    assert ((acts[:, -2000:] == 0).mean(axis=1) > 0.8).all()
 
 
 def test_bounded_regret_small():
@@ -285,11 +297,10 @@ def test_bounded_regret_small():
     (first half 8.1 / 6.2, second half 6.0 / 5.1: with a constant epsilon the forced part keeps
     growing linearly until (4.3) holds, at t ~ 10^4 here); LinUCB ~ 3-12."""
     n = 4000
-    for seed in (0, 1):
-        agent = OAM(horizon=n, epsilon=0.001, seed=seed)
-        regret, _ = run("CtxBandit/BoundedRegret-v0", agent, n, seed)
-        assert regret.sum() < 40
-        assert agent.rounds_["forced"] < 0.01 * n
+    agent = OAM(horizon=n, epsilon=0.001, seed=[0, 1])
+    regret, _ = run_seeds("CtxBandit/BoundedRegret-v0", agent, n, [0, 1])
+    assert (regret.sum(axis=1) < 40).all()
+    assert (agent.rounds_["forced"] < 0.01 * n).all()
 
 
 def test_ossb_fixed_action_set():
@@ -323,14 +334,6 @@ def test_bad_hyperparameters(cls, kwargs, word):
         cls(**kwargs)
 
 
-@pytest.mark.parametrize("cls", [OAM, OSSB])
-def test_batched_obs_rejected(cls):
-    agent = cls(seed=0)
-    assert agent.batched is False
-    with pytest.raises(ValueError, match="one instance"):
-        agent.act(np.zeros((2, 3, 2)))
-
-
 def test_untracked_contexts_fall_back():
     """Beyond max_contexts distinct action sets OAM keeps working (exploit / LinUCB) without state."""
     rng = np.random.default_rng(0)
@@ -339,5 +342,5 @@ def test_untracked_contexts_fall_back():
         obs = rng.normal(size=(4, 3))
         a = agent.act(obs)
         agent.observe(obs, a, float(rng.normal()))
-    assert len(agent.contexts_.arms) == 2 and agent.untracked_rounds_ == 13
-    assert agent.p_hat.sum() == pytest.approx(1.0)
+    assert len(agent.contexts_.arms(0)) == 2 and agent.untracked_rounds_[0] == 13
+    assert agent.p_hat().sum() == pytest.approx(1.0)
