@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gym_ctxbandits.cli import add_run_options, run_comparison
+from gym_ctxbandits.cli import add_run_options, ray_options, run_comparison
 from gym_ctxbandits.compare import check_comparison, check_device
 from gym_ctxbandits.config import Comparison
 from gym_ctxbandits.datasets import DatasetCorrupt
@@ -87,7 +87,7 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
         parser.error(f"unknown panels {sorted(unknown)}; choose from {[p.name for p in panels]}")
     try:  # --seeds as `ctxbandits run` takes it (N, A:B or 3,7,11) and --device: a bad value is one line
         seeds = None if args.seeds is None else seed_list(args.seeds, "--seeds")
-        device = check_device(args.device or "cpu", "--device")
+        device = check_device(args.device or "cpu", "--device", cluster=args.backend == "ray")
     except ValueError as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
     comparisons = []
@@ -105,9 +105,9 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
                           horizon=horizon, seeds=seeds or (QUICK_SEEDS if args.quick else panel.seeds),
                           log_every=args.log_every or max(1, horizon // 500), batch=args.batch,
                           out=str(out / panel.name), backend=args.backend, workers=args.workers, address=args.address,
-                          device=device)
+                          device=device, ray=ray_options(args))
         try:  # every panel is checked before the first one runs (a typo in the last panel costs no hours)
-            check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, comp.out, comp.device)
+            check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, comp.out, comp.device, comp.backend)
         except (ImportError, KeyError, ValueError) as err:
             parser.exit(2, f"{script}: error: panel {panel.name}: {err}\n")
         comparisons.append((panel, comp))
