@@ -18,7 +18,7 @@ What a real cluster needs, and where it is done (docs/cluster.md is the guide):
   yet collected, so a sweep of a million units holds a bounded number of results at a time.
 * Faults: Ray runs a task again when its worker or node dies (`max_retries`), and the units are
   deterministic, so the numbers are an uninterrupted run's. Ctrl-C (any exception) on the driver
-  cancels the tasks in flight; the files written so far are whole, and a rerun resumes.
+  stops the tasks in flight (`_submit`); the files written so far are whole, and a rerun resumes.
 """
 
 from __future__ import annotations
@@ -221,14 +221,19 @@ def run_ray(units: list[list[Job]], out: Path | UriPath, progress: bool, address
         check_reachable(address)
         connect(ray, address, runtime_env(modules, root, options.code))
     try:
-        _submit(ray, units, out, progress, worker_modules(modules), identity, options)
+        _submit(ray, units, out, progress, worker_modules(modules), identity, options, cancel=not started)
     finally:
         if started:
             ray.shutdown()
 
 
-def _submit(ray, units, out, progress, modules, identity: dict, options: RayOptions) -> None:
-    """Keep at most `max_in_flight` units on the cluster; write each unit's files as it returns."""
+def _submit(ray, units, out, progress, modules, identity: dict, options: RayOptions, cancel: bool) -> None:
+    """Keep at most `max_in_flight` units on the cluster; write each unit's files as it returns.
+
+    On any exception (Ctrl-C included) the units in flight are stopped: by `ray.shutdown` when this
+    run made the connection (a job's tasks end with its driver), else (`cancel`: a session that
+    stays connected) by `ray.cancel`, without force: a force-cancel racing a task's reply aborted
+    the driver in Ray 2.60 ("Check failed: it != submissible_tasks_.end()", ray-project/ray#54798)."""
     ray.cloudpickle.register_pickle_by_value(ray_task)    # the identity check must not need our module there
     task = ray.remote(max_retries=options.max_retries, retry_exceptions=False)(ray_task.run)
     resources = ray.cluster_resources()
@@ -236,7 +241,8 @@ def _submit(ray, units, out, progress, modules, identity: dict, options: RayOpti
     for kind, need in (("CPU", options.cpus_per_unit), ("GPU", options.gpus_per_unit if gpu_units else 0)):
         if need and resources.get(kind, 0) < need:
             warnings.warn(f"the Ray cluster has {resources.get(kind, 0):g} {kind}s now and a unit asks for {need:g}: "
-                          "the units wait until such a node joins (an autoscaler's); Ctrl-C stops the run", stacklevel=3)
+                          "the units wait until such a node joins (an autoscaler's); Ctrl-C stops the run",
+                          stacklevel=3)
     limit = options.max_in_flight or max(16, 2 * int(resources.get("CPU", 0) // options.cpus_per_unit))
     on_cpu = task.options(num_cpus=options.cpus_per_unit, num_gpus=0)
     on_gpu = task.options(num_cpus=options.cpus_per_unit, num_gpus=options.gpus_per_unit)
@@ -264,8 +270,8 @@ def _submit(ray, units, out, progress, modules, identity: dict, options: RayOpti
                 warned.update(news)
                 bar.update(len(unit))
     except BaseException:
-        for ref in in_flight:
-            ray.cancel(ref, force=True)
+        for ref in in_flight if cancel else ():
+            ray.cancel(ref)
         raise
 
 

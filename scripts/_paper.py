@@ -19,13 +19,13 @@ smoke run's figures must not replace the published ones.
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gym_ctxbandits.cli import add_run_options, ray_options, run_comparison
 from gym_ctxbandits.compare import check_comparison, check_device
+from gym_ctxbandits.store import location
 from gym_ctxbandits.config import Comparison
 from gym_ctxbandits.datasets import DatasetCorrupt
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
@@ -77,7 +77,7 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
     add_run_options(parser, backend="processes")
     parser.set_defaults(band="se", batch=10)
     args = parser.parse_args(argv)
-    out = Path(args.out or f"results/{script}{'-quick' if args.quick else ''}")
+    out = location(args.out or f"results/{script}{'-quick' if args.quick else ''}")   # a folder or a URI
     if args.quick and args.figures and Path(args.figures).resolve() == PUBLISHED_FIGURES:
         parser.exit(2, f"{script}: error: --quick would overwrite the published figures in docs/figures with a "
                     "smoke run's; give --figures another folder\n")
@@ -128,4 +128,4 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
             print(f"- {note}")
         if args.figures:
             Path(args.figures).mkdir(parents=True, exist_ok=True)
-            shutil.copy(paths[0], Path(args.figures) / f"{script}_{panel.name}.png")
+            (Path(args.figures) / f"{script}_{panel.name}.png").write_bytes(paths[0].read_bytes())

@@ -18,7 +18,6 @@ import pytest
 import gym_ctxbandits
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits import ray_backend, ray_task
-from gym_ctxbandits.backends import WorkerDied
 from gym_ctxbandits.cli import main
 from gym_ctxbandits.experiment import make_jobs
 from gym_ctxbandits.ray_backend import ClusterError, RayOptions
@@ -224,7 +223,7 @@ def test_a_worker_with_other_code_stops_the_run_in_one_line(fake, monkeypatch, t
     assert err.count("\n") == 1 and "the Ray worker on " in err and "(10.0.0.7) runs gym-ctxbandits 0.0.9 (code " \
         "0123456789ab) from /opt/site-packages/gym_ctxbandits, not the driver's 0.1.0" in err
     assert "or let the run ship its code (--ray-code ship, the default)" in err
-    assert [c for c in fake.calls if c[0] == "cancel"] and not list((tmp_path / "r").glob("*.parquet"))
+    assert fake.calls[-1] == ("shutdown",) and not list((tmp_path / "r").glob("*.parquet"))
 
 
 def test_identity_check_messages_and_dependency_warnings(fake, monkeypatch):
@@ -309,7 +308,7 @@ def test_connection_failures_are_one_line(fake):
 
     try:
         try:
-            raise AuthenticationError("RPC error: InvalidAuthToken: Authentication token is missing or incorrect.\nNote")
+            raise AuthenticationError("RPC error: InvalidAuthToken: Authentication token is missing or incorrect.")
         except AuthenticationError as cause:
             raise RuntimeError("Failed to connect to GCS.") from cause
     except RuntimeError as wrapped:
@@ -350,16 +349,20 @@ def test_a_tasks_own_error_is_raised_as_itself(fake):
         gym_ctxbandits.run(ENV, ["LinUCB"], seeds=1, horizon=10, out="r", backend="ray")
 
 
-def test_ctrl_c_cancels_the_units_in_flight_and_the_folder_resumes(fake, tmp_path):
-    """Ctrl-C at the third wait: the two units collected are written, the units in flight are
-    cancelled (force: their workers stop), Ray is shut down; the rerun computes only the rest."""
+@pytest.mark.parametrize("connected", [False, True], ids=["command", "connected session"])
+def test_ctrl_c_stops_the_units_in_flight_and_the_folder_resumes(fake, tmp_path, connected):
+    """Ctrl-C at the third wait: the two units collected are written; the units in flight stop with
+    the connection the run made (ray.shutdown), or, in a session that connected itself and stays
+    connected, are cancelled (without force: Ray 2.60's force-cancel can abort the driver); the
+    rerun computes only the rest."""
     kw = dict(seeds=list(range(6)), horizon=20, log_every=10, batch=1)
-    fake.interrupt_at = 3
+    fake.interrupt_at, fake.initialized = 3, connected
     with pytest.raises(KeyboardInterrupt):
         gym_ctxbandits.run(ENV, ["LinUCB"], out="r", backend="ray", ray={"max_in_flight": 4}, **kw)
     kept = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "r").glob("*.parquet")}
-    assert len(kept) == 2 and fake.calls[-1] == ("shutdown",)
-    assert sorted(c[1:] for c in fake.calls if c[0] == "cancel") == [(2, True), (3, True), (4, True), (5, True)]
+    cancelled = sorted(c[1:] for c in fake.calls if c[0] == "cancel")
+    assert len(kept) == 2 and (fake.calls[-1] == ("shutdown",)) is not connected
+    assert cancelled == ([(2, False), (3, False), (4, False), (5, False)] if connected else [])
     assert not list((tmp_path / "r").glob(".*.claim"))
     table = gym_ctxbandits.run(ENV, ["LinUCB"], out="r", **kw)
     pd.testing.assert_frame_equal(gym_ctxbandits.run(ENV, ["LinUCB"], **kw)[COLS], table[COLS])
