@@ -1,7 +1,8 @@
 """The Ray backend on a real two-node Ray cluster that the tests start on this machine (issue 23):
-`HOST:PORT`, `ray://` and `ray job submit` give the in-process numbers, no worker writes into
-`--out`, a node that dies mid-run costs only a retry, Ctrl-C cancels the tasks and leaves a
-folder that resumes, and a node whose gym-ctxbandits differs stops the run with one line.
+`HOST:PORT`, `ray://` and `ray job submit` give the in-process numbers, no worker writes into a
+local `--out` (and the workers write a URI one), a node that dies mid-run costs only a retry,
+Ctrl-C stops the tasks and leaves a folder that resumes, and a node whose gym-ctxbandits differs
+or a driver without the cluster's token stops the run with one line.
 
 The cluster: a head and a second node, each `ray start --block` with one CPU, a small object
 store and ports of their own, in process groups of their own; stopped by killing exactly those
@@ -10,7 +11,7 @@ the package first (PYTHONPATH), so a run that gives the checkout's numbers got t
 from the driver (the runtime_env), and `code="installed"` meets the older copy. Token
 authentication is on, as `ray start` sets it up where a token exists (docs/cluster.md).
 
-All `slow`: starting the cluster takes 20-40 s on 2 loaded cores, the module about 4 min.
+All `slow`: starting the cluster takes 15-40 s on 2 loaded cores, the module about 2 min.
 """
 
 from __future__ import annotations
@@ -244,6 +245,15 @@ def test_ray_client_gives_the_in_process_numbers(cluster, driver, monkeypatch):
                                **KW)
     pd.testing.assert_frame_equal(inprocess()[COLS], table[COLS])
     assert sorted(written) == sorted(files(driver / "r")) and len(written) == 9
+
+
+def test_workers_write_a_uri_out_themselves(cluster, driver, monkeypatch):
+    """A URI `--out` (here a mounted folder as file://) is written by the workers, not the driver."""
+    written = recording_writes(monkeypatch)
+    uri = f"file://{driver}/shared"
+    table = gym_ctxbandits.run(ENV, AGENTS, out=uri, backend="ray", address=cluster.address, **KW)
+    pd.testing.assert_frame_equal(inprocess()[COLS], table[COLS])
+    assert written == [] and len(files(driver / "shared")) == 9
 
 
 def test_ray_job_submit_gives_the_in_process_numbers(cluster, driver):
