@@ -23,8 +23,8 @@ from pathlib import Path
 
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.backends import WorkerDied
-from gym_ctxbandits.ray_backend import ClusterError
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
+from gym_ctxbandits.ray_backend import ClusterError
 from gym_ctxbandits.user_modules import import_modules
 
 
