@@ -1,8 +1,9 @@
-"""Where the work of a comparison runs: in this process, in local processes, or on a Ray cluster.
+"""Where the work of a comparison runs: in this process, in local processes, or on a Ray cluster
+(ray_backend.py).
 
 The unit of work is a list of jobs: one job (the plain loop), or the seeds of one (env, agent)
-run as one batch (native vector env and batched agent). Every backend runs the same units
-through `run_unit` and writes the same files, so the numbers do not depend on the backend;
+run as one batch (native vector env and batched agent). Every backend computes the same units
+through `unit_tables` and writes the same files, so the numbers do not depend on the backend;
 only the wall-clock timings do.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from gym_ctxbandits.experiment import Job, run_batch, run_job
 from gym_ctxbandits.results import write_atomic
+from gym_ctxbandits.store import location
 from gym_ctxbandits.user_modules import import_modules
 
 BACKENDS = ("inprocess", "processes", "ray")
@@ -26,11 +28,16 @@ class WorkerDied(RuntimeError):
     """A local worker process died mid-run; the message names its jobs and how to resume."""
 
 
-def run_unit(unit: list[Job], out: str, progress=None) -> int:
-    """Run a unit of work and write one file per job under `out`; returns the number of jobs."""
-    tables = run_batch(unit, progress) if len(unit) > 1 else [run_job(unit[0], progress=progress)]
-    for job, table in zip(unit, tables):
-        write_atomic(table, Path(out) / job.filename)
+def unit_tables(unit: list[Job], progress=None) -> list:
+    """The result tables of a unit of work, one per job: one batched run, or the plain loop."""
+    return run_batch(unit, progress) if len(unit) > 1 else [run_job(unit[0], progress=progress)]
+
+
+def run_unit(unit: list[Job], out: str | Path, progress=None) -> int:
+    """Run a unit of work and write one file per job under `out` (a folder or a URI); returns the
+    number of jobs."""
+    for job, table in zip(unit, unit_tables(unit, progress)):
+        write_atomic(table, location(out) / job.filename)
     return len(unit)
 
 
@@ -62,15 +69,10 @@ def _init_worker() -> None:
 
 def _run_unit_in_worker(unit: list[Job], out: str, imports: list[str], root: str) -> int:
     """`run_unit` in a worker, after importing the user's modules from the parent's folder `root`:
-    a spawned, forkserver or Ray worker starts without them (a forked one has them already, and
+    a spawned or forkserver worker starts without them (a forked one has them already, and
     importing them again costs nothing)."""
     import_modules(imports, root)
     return run_unit(unit, out)
-
-
-def _run_unit_one_thread(unit: list[Job], out: str, imports: list[str], root: str) -> int:
-    _one_blas_thread()
-    return _run_unit_in_worker(unit, out, imports, root)
 
 
 def _bar(total: int, enabled: bool, desc: str, **kwargs):
@@ -88,7 +90,7 @@ def run_inprocess(units: list[list[Job]], out: Path, progress: bool) -> None:
             desc = f"{unit[0].agent.title} seed {unit[0].seed}" + (f" (+{len(unit) - 1} batched)" if len(unit) > 1 else "")
             with tqdm(total=rounds, disable=not progress or rounds < 5000, leave=False, position=1, desc=desc,
                       unit="round") as bar:
-                overall.update(run_unit(unit, str(out), progress=bar.update))
+                overall.update(run_unit(unit, out, progress=bar.update))
 
 
 def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: int | None = None,
@@ -114,32 +116,3 @@ def run_processes(units: list[list[Job]], out: Path, progress: bool, workers: in
                 jobs = ", ".join(job.filename for job in futures[future])
                 raise WorkerDied(f"a worker process died (killed, or out of memory) while running {jobs}; the "
                                  "finished jobs' files are kept: run the same command again to resume") from None
-
-
-def run_ray(units: list[list[Job]], out: Path, progress: bool, address: str | None = None,
-            imports: Sequence[str] = (), root: str | None = None) -> None:
-    """Run on the Ray cluster at `address` (e.g. "ray://host:10001" or "auto"), or a local one.
-
-    `out` must be a path every worker can write (a shared filesystem on a real cluster); each task
-    imports the user's modules `imports` from the folder `root` (default: the current one) first,
-    so that folder must be readable from every worker too.
-    """
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("the Ray backend needs Ray: pip install ray, or pip install -e '.[ray]' in the "
-                          "gym-ctxbandits clone") from None
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = ray.remote(_run_unit_one_thread)
-        root = root or os.getcwd()
-        pending = [remote.remote(unit, str(out.resolve()), list(imports), root) for unit in units]
-        with _bar(sum(map(len, units)), progress, "jobs (ray)") as bar:
-            while pending:
-                done, pending = ray.wait(pending, num_returns=1)
-                bar.update(sum(ray.get(done)))
-    finally:
-        if started:
-            ray.shutdown()

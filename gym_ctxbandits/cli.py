@@ -6,6 +6,7 @@
     ctxbandits run --config my_comparison.toml --backend processes
     ctxbandits run --env CtxBandit/Distance-v0 --agents Neural-ES,NeuralTS --device cuda --out results/gpu
     ctxbandits run --import mymodule --env CtxBandit/Logistic-v0 --agents SW-LinUCB,LinUCB --out results/mine
+    ctxbandits run --backend ray --address ray://head:10001 --env CtxBandit/Logistic-v0 --agents LinUCB --out results/r
     ctxbandits plot results/x
     ctxbandits list --import mymodule
     ctxbandits log --env CtxBandit/Linear-v0 --agent epsilon-greedy --rounds 2000 --seed 0 --out log.parquet
@@ -24,6 +25,7 @@ from pathlib import Path
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.backends import WorkerDied
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
+from gym_ctxbandits.ray_backend import ClusterError
 from gym_ctxbandits.user_modules import import_modules
 
 
@@ -56,12 +58,20 @@ def comparison_from_args(args) -> cfg.Comparison:
         value = getattr(args, key)
         if value is not None:
             setattr(comp, key, seed_list(value, "--seeds") if key == "seeds" else value)
+    comp.ray = {**comp.ray, **ray_options(args)}
     if comp.out is None:
         raise cfg.ConfigError("give --out DIR (or `out` in the config): the folder for the result files")
     from gym_ctxbandits.compare import check_device
 
-    comp.device = check_device(comp.device, "--device")
+    comp.device = check_device(comp.device, "--device", cluster=comp.backend == "ray")
     return comp
+
+
+def ray_options(args) -> dict:
+    """The Ray backend's options given as flags (ray_backend.RayOptions), for a comparison's `ray`."""
+    flags = {"code": args.ray_code, "cpus_per_unit": args.cpus_per_unit, "gpus_per_unit": args.gpus_per_unit,
+             "max_in_flight": args.max_in_flight}
+    return {key: value for key, value in flags.items() if value is not None}
 
 
 def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False):
@@ -74,15 +84,26 @@ def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False)
 
     table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
                 workers=comp.workers, address=comp.address, log_every=comp.log_every, batch=comp.batch,
-                progress=not quiet, imports=comp.imports, device=comp.device)
-    return (table, *report(table, Path(comp.out), band))
+                progress=not quiet, imports=comp.imports, device=comp.device, ray=comp.ray)
+    return (table, *report(table, comp.out, band))
 
 
-def report(table, out: Path, band: str = "std"):
-    """(figure paths, summary markdown) of a results table, both written to `out`."""
+def report(table, out, band: str = "std"):
+    """(figure paths, summary markdown) of a results table, both written to `out` (a folder or a
+    URI: drawn in a local temporary folder, then copied there)."""
+    import tempfile
+
     from gym_ctxbandits.plots import plot_regret, plot_runtime
     from gym_ctxbandits.results import summary
+    from gym_ctxbandits.store import UriPath, location
 
+    out = location(out)
+    if isinstance(out, UriPath):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths, text = report(table, Path(tmp), band)
+            for path in paths + [Path(tmp, "summary.md")]:
+                (out / path.name).write_bytes(path.read_bytes())
+        return [out / p.name for p in paths], text
     paths = plot_regret(table, out, band) + plot_runtime(table, out)
     text = summary(table)
     (out / "summary.md").write_text(text + "\n")
@@ -103,7 +124,7 @@ def cmd_plot(args) -> int:
     from gym_ctxbandits.results import load_results
 
     import_modules(args.imports)
-    paths, text = report(load_results(args.results), Path(args.results), args.band)
+    paths, text = report(load_results(args.results), args.results, args.band)
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
@@ -204,10 +225,20 @@ def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None)
     parser.add_argument("--log-every", type=int, help="keep a row every k rounds (cumulative values stay exact)")
     parser.add_argument("--batch", type=int, help="seeds per batched run of a vector env and a batched agent "
                         "(default 10; 1: the plain loop for every job)")
-    parser.add_argument("--out", help="results folder")
+    parser.add_argument("--out", help="results folder, or a URI every Ray node reaches (s3://bucket/x, gs://..., "
+                        "file:///mnt/shared/x; needs its fsspec library, e.g. s3fs)")
     parser.add_argument("--backend", choices=["inprocess", "processes", "ray"], default=backend)
     parser.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
-    parser.add_argument("--address", help="Ray cluster address for --backend ray (default: start a local one)")
+    parser.add_argument("--address", help="Ray cluster for --backend ray: auto, HOST:PORT (the head), ray://HOST:10001 "
+                        "(Ray Client) (default: RAY_ADDRESS, else start a local Ray)")
+    parser.add_argument("--ray-code", choices=["ship", "installed"], help="ship (default): the Ray workers get this "
+                        "machine's gym-ctxbandits and --import modules; installed: the nodes' own install runs (it "
+                        "must be this version and code)")
+    parser.add_argument("--cpus-per-unit", type=float, help="CPUs a Ray task (a unit of work) asks for (default 1)")
+    parser.add_argument("--gpus-per-unit", type=float, help="GPUs a Ray task on --device cuda asks for (default 1; "
+                        "0.25: four units share a GPU)")
+    parser.add_argument("--max-in-flight", type=int, help="Ray tasks submitted and not yet collected (default: "
+                        "twice the cluster's CPU slots, at least 16)")
     parser.add_argument("--device", help="torch device of the neural agents: cpu (default), cuda, cuda:N, mps, or "
                         "auto (cuda when available); numpy agents ignore it, an agent's own device kwarg wins")
     parser.add_argument("--band", choices=["std", "se"], default="std", help="error band of the regret plot")
@@ -283,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as err:                      # a user's module, or another package's top-level `agents`
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
-    except WorkerDied as err:
+    except (WorkerDied, ClusterError) as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

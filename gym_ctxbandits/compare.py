@@ -11,11 +11,12 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from gym_ctxbandits import backends
+from gym_ctxbandits import backends, ray_backend
 from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, agent_device, batchable, env_spec, import_agents,
                                      make_jobs, run_batch, run_job, seed_list)
 from gym_ctxbandits.registration import other_env_ids
 from gym_ctxbandits.results import claim, is_complete, load_results, release, write_manifest
+from gym_ctxbandits.store import UriPath, location
 from gym_ctxbandits.user_modules import import_modules
 
 
@@ -61,26 +62,31 @@ def check_env_spec(spec: EnvSpec) -> None:
                          f"{', '.join(valid)}")
 
 
-def check_device(device, flag: str = "") -> str:
+def check_device(device, flag: str = "", cluster: bool = False) -> str:
     """The torch device of a comparison, checked against this machine: "cpu", "cuda", "cuda:N", "mps"
     or "auto", returned with "auto" resolved (cuda when available, else cpu) so that the jobs, and
     their result files, name the device that runs them. A malformed name or a device this machine
-    lacks is a ValueError in one line, naming it as `flag` does ("--device") or else as `device=`."""
+    lacks is a ValueError in one line, naming it as `flag` does ("--device") or else as `device=`.
+    With `cluster` (the Ray backend) CUDA runs on the cluster's GPU nodes, not here: it is not
+    looked for on this machine (the units ask Ray for GPUs instead: ray_backend.py)."""
     rule = import_agents().params.Device
     shown = (lambda d: f"{flag} {d}") if flag else (lambda d: f"device={d!r}")
     if not rule().accepts(device):
         raise ValueError(f"{shown(device)}: not a device; give {rule()}")
-    if why := rule.missing(device):
+    if not (cluster and device.startswith("cuda")) and (why := rule.missing(device)):
         raise ValueError(f"{shown(device)}: {why}; use {shown('cpu')}")
     return rule.resolve(device)
 
 
-def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, workers, out, device="cpu") -> str:
+def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, workers, out, device="cpu",
+                     backend: str = "inprocess") -> str:
     """Everything a comparison needs, checked before anything is written: a rejected run leaves an
-    existing results folder as it was. The torch device first (`check_device`); agents are built once
-    on it (their state waits for the first obs, so this is cheap); envs are checked by id and keyword
-    names, not built (a dataset may be large). Returns the device, resolved."""
-    device = check_device(device)
+    existing results folder as it was. The torch device first (`check_device`; on the Ray backend
+    CUDA is the cluster's); agents are built once on it (their state waits for the first obs, so
+    this is cheap); envs are checked by id and keyword names, not built (a dataset may be large);
+    a URI `out` must name a filesystem this machine has the library of, and answer. Returns the
+    device, resolved."""
+    device = check_device(device, cluster=backend == "ray")
     seed_list(seeds)
     if workers is not None and not (isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1):
         raise ValueError(f"workers must be an integer >= 1 (local processes), got {workers!r}")
@@ -88,7 +94,9 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
         check_env_spec(env)
     for agent in agents:
         agent.build(0, agent_device(agent, device))
-    if out is not None:
+    if out is not None and isinstance(location(out), UriPath):
+        check_uri(location(out))
+    elif out is not None:
         path = Path(out)
         if path.exists() and not path.is_dir():
             raise ValueError(f"out {str(path)!r} is a file; give a folder for the result files")
@@ -98,9 +106,20 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
     return device
 
 
+def check_uri(out: UriPath) -> None:
+    """A URI results folder that answers and is not a file; its failures as one ValueError line."""
+    try:
+        is_file = out.exists() and not out.is_dir()
+    except Exception as err:
+        raise ValueError(f"out {str(out)!r}: cannot reach it ({type(err).__name__}: {err}); check the credentials "
+                         "and the network, or give a local folder") from None
+    if is_file:
+        raise ValueError(f"out {str(out)!r} is a file; give a folder for the result files")
+
+
 def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
         workers: int | None = None, address: str | None = None, log_every: int = 1, progress: bool = False,
-        batch: int = 10, imports: Sequence[str] = (), device: str = "cpu"):
+        batch: int = 10, imports: Sequence[str] = (), device: str = "cpu", ray=None):
     """Run every agent on every env for `horizon` rounds and each seed; return the tidy table.
 
     envs: env ids or `EnvSpec(id, kwargs)`; agents: registered names or `AgentSpec(name, kwargs,
@@ -108,7 +127,9 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     `out`, each job's table is written there as Parquet and a job whose complete file exists is
     not run again (resume); without `out` the comparison runs in this process and nothing is
     written. `backend` is "inprocess", "processes" (`workers` local processes, default all
-    cores) or "ray" (`address` of an existing cluster, default a new local one). The seeds of an
+    cores) or "ray" (`address` of an existing cluster, default a new local one; `ray`: its
+    RayOptions or a dict of them, see ray_backend.py). `out` may also be a URI (s3://, gs://,
+    file://: store.py). The seeds of an
     (env, agent) whose agent serves N instances at once run `batch` at a time as one native
     vector env and one batched agent (the plain loop's numbers in less time; the files of a
     batch are written when it ends, so a smaller batch loses less to an interruption); `batch=1`
@@ -132,7 +153,8 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     import_modules(imports)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in _as_list(envs)]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
-    device = check_comparison(env_specs, agent_specs, seeds, workers, out, device)
+    ray = ray_backend.RayOptions.of(ray) if backend == "ray" else None
+    device = check_comparison(env_specs, agent_specs, seeds, workers, out, device, backend)
     jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every, device)
     if out is None:
         if backend != "inprocess":
@@ -142,7 +164,7 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
         units = _units(jobs, batch)
         return pd.concat([t for u in units for t in (run_batch(u) if len(u) > 1 else [run_job(u[0])])],
                          ignore_index=True)
-    out = Path(out)
+    out = location(out)
     config = {"envs": [asdict(e) for e in env_specs], "agents": [asdict(a) for a in agent_specs],
               "seeds": sorted({j.seed for j in jobs}), "horizon": horizon, "log_every": log_every, "device": device}
     write_manifest(out, config, jobs)
@@ -160,7 +182,7 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
             elif backend == "processes":
                 backends.run_processes(todo, out, progress, workers, modules, os.getcwd())
             else:
-                backends.run_ray(todo, out, progress, address, modules, os.getcwd())
+                ray_backend.run_ray(todo, out, progress, address, modules, os.getcwd(), ray)
         finally:
             for job in mine:
                 release(out, job)

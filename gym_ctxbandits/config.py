@@ -11,6 +11,7 @@ error that names the key.
     envs = ["CtxBandit/Logistic-v0", {id = "CtxBandit/Linear-v0", kwargs = {dim = 10}}]
     agents = ["LinUCB", {name = "LinTS", kwargs = {v = 0.5}, label = "LinTS-0.5"}]
     imports = ["mymodule"]         # the user's modules registering agents or envs (--import extends it)
+    ray = {code = "ship", cpus_per_unit = 1, gpus_per_unit = 0.25, max_in_flight = 64}   # backend ray's options
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ class Comparison:
     address: str | None = None
     device: str = "cpu"                                  # given to the torch agents (compare.run)
     imports: list[str] = field(default_factory=list)     # the user's modules, imported first (user_modules.py)
+    ray: dict = field(default_factory=dict)              # the Ray backend's options (ray_backend.RayOptions)
 
 
 TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list, str), "log_every": int, "batch": int,
-       "out": str, "backend": str, "workers": int, "address": str, "device": str, "imports": list}
+       "out": str, "backend": str, "workers": int, "address": str, "device": str, "imports": list, "ray": dict}
 ENV_KEYS = {"id": str, "kwargs": dict}
 AGENT_KEYS = {"name": str, "kwargs": dict, "label": str}
 
@@ -99,6 +101,13 @@ def parse(data: dict) -> Comparison:
     for key in ("horizon", "log_every", "batch", "workers"):
         if key in data and data[key] < 1:
             raise ConfigError(f"config key {key!r} must be >= 1, got {data[key]}")
+    if "ray" in data:
+        from gym_ctxbandits.ray_backend import RayOptions
+
+        try:
+            RayOptions.of(data["ray"])
+        except ValueError as err:
+            raise ConfigError(f"config key 'ray': {err}") from None
     rest = {k: v for k, v in data.items() if k not in ("envs", "agents")}
     return Comparison(envs=[EnvSpec(e["id"], e.get("kwargs", {})) for e in envs],
                       agents=[AgentSpec(a["name"], a.get("kwargs", {}), a.get("label", "")) for a in agents], **rest)

@@ -5,6 +5,8 @@ still have the SHA-256 recorded in its Parquet metadata when it was written; a m
 unreadable or altered file means the job is run again on resume, and `load_results` (plot, the
 summary) refuses it, naming it. Files are written to a temporary name and renamed, so an
 interrupted comparison never leaves a half-written file under a job's name.
+
+The folder is a local path or a URI (s3://, gs://, file://: store.py), under the same rules.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import warnings
 from pathlib import Path
 
 from gym_ctxbandits.experiment import COLUMNS, Job
+from gym_ctxbandits.store import UriPath, location
 
 MANIFEST = "manifest.json"
 CHECKSUM = b"gym_ctxbandits.sha256"   # Parquet metadata key: SHA-256 of the table's values
@@ -34,11 +37,19 @@ def content_digest(table) -> str:
     return hashlib.sha256(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes()).hexdigest()
 
 
-def read_checked(path: Path):
+def read_checked(path: Path | UriPath):
     """The table in result file `path`, or a ResultCorrupt naming it when it is unreadable, has no
     checksum, or its values no longer match the checksum recorded when it was written."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if isinstance(path, UriPath):
+        data = path.read_bytes()                  # a network or permission error is not the file's fault
+        try:
+            arrow = pq.read_table(pa.BufferReader(data))
+        except Exception as err:
+            raise ResultCorrupt(f"{path} is unreadable ({err})") from None
+        return _checked(arrow, path)
     for attempt in range(3):
         before = os.stat(path)
         try:
@@ -49,6 +60,11 @@ def read_checked(path: Path):
             if attempt < 2 and (after.st_ino, after.st_mtime_ns) != (before.st_ino, before.st_mtime_ns):
                 continue                          # replaced by a writer while being read: read the new file
             raise ResultCorrupt(f"{path} is unreadable ({err})") from None
+    return _checked(arrow, path)
+
+
+def _checked(arrow, path):
+    """The pandas table of `arrow` (read from `path`) if its checksum holds, else a ResultCorrupt."""
     expected = (arrow.schema.metadata or {}).get(CHECKSUM)
     table = arrow.to_pandas()
     if expected is None:
@@ -68,16 +84,22 @@ def _file_mode() -> int:
 FILE_MODE = _file_mode()
 
 
-def write_atomic(table, path: Path) -> None:
+def write_atomic(table, path: Path | UriPath) -> None:
     """Write `table` as Parquet to `path` via a temporary file and an atomic rename, with the SHA-256
     of its values in the file's metadata; the file gets the permissions of the manifest and the
-    figures (0644 under umask 022), not mkstemp's 0600."""
+    figures (0644 under umask 022), not mkstemp's 0600. At a URI: written whole under a temporary
+    name, then moved (UriPath.write_bytes)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path.parent.mkdir(parents=True, exist_ok=True)
     arrow = pa.Table.from_pandas(table, preserve_index=False)
     arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), CHECKSUM: content_digest(table).encode()})
+    if isinstance(path, UriPath):
+        sink = pa.BufferOutputStream()
+        pq.write_table(arrow, sink)
+        path.write_bytes(sink.getvalue().to_pybytes())
+        return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".parquet")
     os.close(fd)
     try:
@@ -110,7 +132,9 @@ def claim(out: Path, job: Job) -> bool:
     """Take job's claim in `out` (a file made with O_EXCL, naming this host and process): True when
     this process may run the job, False while another live process holds it. Two identical
     commands on one folder thus share the jobs instead of both running each; a claim left by a
-    process that died (same host, pid gone) is taken over."""
+    process that died (same host, pid gone) is taken over. A URI folder is not claimed (store.py)."""
+    if isinstance(out, UriPath):
+        return True
     path = _claim_path(out, job)
     for _ in range(2):
         try:
@@ -132,6 +156,8 @@ def claim(out: Path, job: Job) -> bool:
 
 def release(out: Path, job: Job) -> None:
     """Drop this process's claim on job (after its file is written, or when giving up)."""
+    if isinstance(out, UriPath):
+        return
     _claim_path(out, job).unlink(missing_ok=True)
 
 
@@ -150,16 +176,19 @@ def write_manifest(out: Path, config: dict, jobs: list[Job]) -> None:
     which is the order of the loaded table and of the plots' panels."""
     out.mkdir(parents=True, exist_ok=True)
     manifest = {"config": config, "files": [j.filename for j in jobs]}
+    if isinstance(out, UriPath):
+        (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
+        return
     tmp = out / f".{MANIFEST}.{os.getpid()}.tmp"     # per process: two runs may write it at once
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
     os.replace(tmp, out / MANIFEST)
 
 
 def load_results(out: str | Path):
-    """All result rows of the comparison in folder `out`, as one tidy DataFrame."""
+    """All result rows of the comparison in folder `out` (a path or a URI), as one tidy DataFrame."""
     import pandas as pd
 
-    out = Path(out)
+    out = location(out)
     manifest = out / MANIFEST
     if not manifest.exists():
         raise FileNotFoundError(f"{out} has no {MANIFEST}: is it a results folder written by `ctxbandits run`?")

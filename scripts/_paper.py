@@ -19,13 +19,13 @@ smoke run's figures must not replace the published ones.
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gym_ctxbandits.cli import add_run_options, run_comparison
+from gym_ctxbandits.cli import add_run_options, ray_options, run_comparison
 from gym_ctxbandits.compare import check_comparison, check_device
+from gym_ctxbandits.store import location
 from gym_ctxbandits.config import Comparison
 from gym_ctxbandits.datasets import DatasetCorrupt
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
@@ -77,7 +77,7 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
     add_run_options(parser, backend="processes")
     parser.set_defaults(band="se", batch=10)
     args = parser.parse_args(argv)
-    out = Path(args.out or f"results/{script}{'-quick' if args.quick else ''}")
+    out = location(args.out or f"results/{script}{'-quick' if args.quick else ''}")   # a folder or a URI
     if args.quick and args.figures and Path(args.figures).resolve() == PUBLISHED_FIGURES:
         parser.exit(2, f"{script}: error: --quick would overwrite the published figures in docs/figures with a "
                     "smoke run's; give --figures another folder\n")
@@ -87,7 +87,7 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
         parser.error(f"unknown panels {sorted(unknown)}; choose from {[p.name for p in panels]}")
     try:  # --seeds as `ctxbandits run` takes it (N, A:B or 3,7,11) and --device: a bad value is one line
         seeds = None if args.seeds is None else seed_list(args.seeds, "--seeds")
-        device = check_device(args.device or "cpu", "--device")
+        device = check_device(args.device or "cpu", "--device", cluster=args.backend == "ray")
     except ValueError as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
     comparisons = []
@@ -105,9 +105,9 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
                           horizon=horizon, seeds=seeds or (QUICK_SEEDS if args.quick else panel.seeds),
                           log_every=args.log_every or max(1, horizon // 500), batch=args.batch,
                           out=str(out / panel.name), backend=args.backend, workers=args.workers, address=args.address,
-                          device=device)
+                          device=device, ray=ray_options(args))
         try:  # every panel is checked before the first one runs (a typo in the last panel costs no hours)
-            check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, comp.out, comp.device)
+            check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, comp.out, comp.device, comp.backend)
         except (ImportError, KeyError, ValueError) as err:
             parser.exit(2, f"{script}: error: panel {panel.name}: {err}\n")
         comparisons.append((panel, comp))
@@ -128,4 +128,4 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
             print(f"- {note}")
         if args.figures:
             Path(args.figures).mkdir(parents=True, exist_ok=True)
-            shutil.copy(paths[0], Path(args.figures) / f"{script}_{panel.name}.png")
+            (Path(args.figures) / f"{script}_{panel.name}.png").write_bytes(paths[0].read_bytes())

@@ -26,6 +26,8 @@ The paper scripts' own --quick runs are in tests/test_scripts.py. Tests never us
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import re
 import runpy
@@ -114,6 +116,29 @@ SKIP = {
     "--workers 1": "needs the Davidson corpus; about 85 min on one core",
     "CTXBANDITS_DATA=~/datasets python scripts/s3_moderation.py --horizon 300 --seeds 2 --figures docs/figures":
         "needs the Davidson corpus; 22 min on 2 cores",
+    # docs/cluster.md: Ray's own commands start and stop clusters (`ray stop` stops every Ray of this user on the
+    # machine, other jobs' too: never run here); tests/test_ray_cluster.py runs these paths on a cluster it starts
+    "ctxbandits run --env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS --seeds 4 --horizon 2000 --backend ray "
+    "--out results/laptop-ray": "starts a local Ray; 12 s on 2 loaded cores",
+    "ray start --head --port=6379 --num-cpus=1 --object-store-memory=100000000": "starts a Ray head; about 5 s",
+    "ray start --address=127.0.0.1:6379 --num-cpus=1 --object-store-memory=100000000":
+        "needs the head above; about 5 s",
+    "ctxbandits run --env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS --seeds 4 --horizon 2000 --backend ray "
+    "--address 127.0.0.1:6379 --out results/two-nodes": "needs the two-node cluster above; about 10 s",
+    "ctxbandits run --env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS --seeds 4 --horizon 2000 --backend ray "
+    "--address ray://127.0.0.1:10001 --out results/two-nodes-client": "needs the two-node cluster above; about 10 s",
+    "ray stop": "stops every Ray process of this user on the machine (other jobs' too); about 5 s",
+    "ray job submit --address http://127.0.0.1:8265 --working-dir . -- ctxbandits run --backend ray --address auto "
+    "--env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS --seeds 4 --horizon 2000 --out /tmp/results/job":
+        "needs the two-node cluster above; about 15 s",
+    "ctxbandits run --env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS,GLM-ES --seeds 100 --horizon 10000 "
+    "--backend ray --address ray://head.example.com:10001 --out results/cloud":
+        "needs a cloud cluster; about 7 min of one core (the README's first command, 20 s for 5 seeds, x 20)",
+    "python scripts/bench_backends.py": "about 2 min on 2 loaded cores",
+    "python scripts/s0_fig1.py --panels fig1a --backend ray --address 127.0.0.1:6379 --out results/s0_ray":
+        "needs the two-node cluster above; 23 s on 2 loaded cores",
+    "python scripts/s0_fig1.py --panels fig1a --backend processes --workers 2 --out results/s0_processes":
+        "33 s on 2 loaded cores",
 }
 
 # What makes the commands that do run small: (pattern, replacement, why). Applied in order to every
@@ -345,23 +370,49 @@ def shims(tmp: Path) -> dict:
     return env
 
 
-def check_skipped(command: str, tmp: Path, monkeypatch, capsys) -> None:
+@functools.lru_cache
+def ray_usage(sub: tuple[str, ...]) -> str:
+    """`ray SUB --help` (a second or so each: asked once per subcommand)."""
+    return subprocess.run([str(Path(sys.executable).parent / "ray"), *sub, "--help"], capture_output=True, text=True,
+                          timeout=120).stdout
+
+
+def check_ray_command(words: list[str], tmp: Path, monkeypatch, capsys) -> None:
+    """Ray's own CLI (`ray start`, `ray job submit`, ...): its options must be those of `ray SUB
+    --help`; the command after `--` (a job's entrypoint) is checked as the driver's command, whose
+    `--out` is on the cluster, not here."""
+    ray_words = words[: words.index("--")] if "--" in words else words
+    entrypoint = words[words.index("--") + 1:] if "--" in words else []
+    sub = tuple(itertools.takewhile(lambda w: not w.startswith("-"), ray_words[1:]))
+    usage = ray_usage(sub)
+    assert usage, f"{' '.join(words)}: `ray {' '.join(sub)} --help` printed nothing (is ray[default] installed?)"
+    unknown = [w for w in ray_words if w.startswith("--") and w.split("=")[0] not in usage]
+    assert not unknown, f"{' '.join(words)}: ray {' '.join(sub)} has no options {unknown}"
+    if entrypoint:
+        check_skipped(shlex.join(entrypoint), tmp, monkeypatch, capsys, on_cluster=True)
+
+
+def check_skipped(command: str, tmp: Path, monkeypatch, capsys, on_cluster: bool = False) -> None:
     """The arguments of a command that is not run: a paper script's --dry-run, ctxbandits' own checks,
-    another script's --help."""
+    Ray's CLI options, another script's --help. `on_cluster`: the command runs on a Ray cluster's
+    head (a job's entrypoint), so its `--out` is not checked here."""
     words = shlex.split(command, comments=True)
     with monkeypatch.context() as m:
         while words and re.match(r"^\w+=", words[0]):
             name, _, value = words.pop(0).partition("=")
             m.setenv(name, os.path.expanduser(value))
         m.chdir(tmp)
-        if words[:1] == ["ctxbandits"]:
+        if words[:1] == ["ray"]:
+            check_ray_command(words, tmp, monkeypatch, capsys)
+        elif words[:1] == ["ctxbandits"]:
             from gym_ctxbandits import cli
             from gym_ctxbandits.compare import check_comparison
 
             args = cli.build_parser().parse_args(words[1:])
             if args.command == "run":
                 comp = cli.comparison_from_args(args)
-                check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, comp.out)
+                check_comparison(comp.envs, comp.agents, comp.seeds, comp.workers, None if on_cluster else comp.out,
+                                 comp.device, comp.backend)
         elif words[:2] == ["python", "-m"]:
             assert words[2] == "pytest", command
         elif words[:1] == ["python"] and words[1].startswith("scripts/") and (ROOT / words[1]).exists() \

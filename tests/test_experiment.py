@@ -204,65 +204,6 @@ def test_config_seeds_errors_name_the_key(tmp_path, line, match):
         cfg.load(tmp_path / "c.toml")
 
 
-class FakeRay:
-    """The part of Ray's API the ray backend uses, run in this process: tasks run when waited on."""
-
-    def __init__(self):
-        self.calls, self.initialized = [], False
-
-    def is_initialized(self):
-        return self.initialized
-
-    def init(self, **kwargs):
-        self.calls.append(("init", kwargs))
-        self.initialized = True
-
-    def shutdown(self):
-        self.calls.append(("shutdown",))
-        self.initialized = False
-
-    def remote(self, fn):
-        ray = self
-
-        class Remote:
-            @staticmethod
-            def remote(*args):
-                ray.calls.append(("task", fn.__name__, len(args[0]), args[1]))
-                return lambda: fn(*args)
-
-        return Remote
-
-    def wait(self, pending, num_returns):
-        return pending[:num_returns], pending[num_returns:]
-
-    def get(self, refs):
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=None):   # the task limits BLAS to one thread: undone after it
-            return [ref() for ref in refs]
-
-
-def test_ray_backend_sends_one_task_per_unit_and_shuts_down(tmp_path, monkeypatch):
-    """The ray backend's plumbing on a stand-in for Ray (Ray itself: the slow test below): a local
-    cluster started and shut down, one task per unit of work writing to the absolute `out`, and
-    the plain loop's numbers."""
-    ray = FakeRay()
-    monkeypatch.setitem(sys.modules, "ray", ray)
-    kwargs = dict(seeds=[0, 3, 4], horizon=40, log_every=10)
-    local = gym_ctxbandits.run(ENV, ["LinTS", "Random"], out=tmp_path / "a", **kwargs)
-    monkeypatch.chdir(tmp_path)
-    on_ray = gym_ctxbandits.run(ENV, ["LinTS", "Random"], out="b", backend="ray", batch=2, **kwargs)
-    cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_regret"]
-    pd.testing.assert_frame_equal(local[cols], on_ray[cols])
-    assert ray.calls[0] == ("init", dict(address=None, include_dashboard=False, log_to_driver=False))
-    assert ray.calls[-1] == ("shutdown",)
-    tasks = ray.calls[1:-1]
-    assert sorted(n for _, _, n, _ in tasks) == [1, 1, 2, 2]           # 2 agents x (a batch of 2 seeds, 1 seed)
-    out = str((tmp_path / "b").resolve())
-    assert {(tag, fn, where) for tag, fn, _, where in tasks} == {("task", "_run_unit_one_thread", out)}
-    assert len(list((tmp_path / "b").glob("*.parquet"))) == 6
-
-
 @pytest.mark.slow
 def test_ray_backend_gives_the_same_numbers(tmp_path):
     kwargs = dict(seeds=[0, 3], horizon=100, log_every=10)
