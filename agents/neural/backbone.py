@@ -4,16 +4,17 @@ phi(x) is the mean over a post's tokens of the model's last hidden states. With 
 the last k blocks and the final normalisation are trained: the hidden states that enter the first
 trained block (the embeddings and the frozen blocks' output) are a fixed function of the post.
 `Pretrained` keeps them, one (L, H) tensor per distinct post (key: its token ids), computed once
-from the post alone; `hidden_states` then runs only the trained suffix on a minibatch, which is
-what makes fine-tuning affordable on a CPU (docs/s3_neural_agents.md measures it).
+from the post alone; `pooled` then runs only the trained suffix on a minibatch, posts of similar
+length together, which is what makes fine-tuning affordable on a CPU (docs/s3_neural_agents.md
+measures it).
 
 The suffix is written for the two families whose block calls and attention-mask conventions are
 known (transformers 5's modeling code, SUFFIXES): BERT (all-MiniLM-L6-v2, the default, a
 bidirectional mask over the padded keys) and GPT-2 ([S3]'s, a causal mask and the final `ln_f`).
 Any other architecture runs the whole model every time, as before. The cached path gives the full
-forward's hidden states up to float rounding (the padding of a minibatch changes the matmul
-kernels' summation order), so an agent's choices can differ from the full forward's only through
-that noise (tested at 1e-5 on tiny random GPT-2 and BERT models).
+forward's features up to float rounding (the padding and grouping of a minibatch change the
+matmul kernels' summation order), so an agent's choices can differ from the full forward's only
+through that noise (tested at 1e-5 on tiny random GPT-2 and BERT models).
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ def _gpt2_suffix(net, blocks, h, mask):
     return net.ln_f(h)
 
 
+CHUNK = 16    # rows of similar length per pass of the trained blocks (`pooled`)
 # model class -> (its blocks' attribute path, the forward pass from a block on)
 SUFFIXES = {"BertModel": ("encoder.layer", _bert_suffix), "GPT2Model": ("h", _gpt2_suffix)}
 
@@ -138,14 +140,30 @@ class Pretrained:
         return out
 
 
-def hidden_states(net, ids: torch.Tensor, pretrained: Pretrained | None = None, start: int | None = None):
-    """The last hidden states (B, L, H) of ids (B, L) (-1 = padding; the all-padding tail already
-    trimmed) and the mask (B, L): from the cached prefix through the trained blocks when `start` is
-    given, else the whole model."""
-    mask = (ids >= 0).long()
+def _mean(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The mean of h (B, L, H) over each row's unmasked tokens, (B, H)."""
+    m = mask.unsqueeze(-1).to(h.dtype)
+    return (h * m).sum(1) / m.sum(1).clamp(min=1)
+
+
+def pooled(net, ids: torch.Tensor, pretrained: Pretrained | None = None, start: int | None = None) -> torch.Tensor:
+    """The mean over each row's tokens of the last hidden states, (B, H), of ids (B, L) (-1 = padding).
+
+    With `start`, from the cached prefix states through the trained blocks, CHUNK rows of similar
+    length at a time: a minibatch of posts padded to its longest would spend most of the blocks' work
+    on padding (2.5x the tokens on the Davidson posts). Without, the whole model on the batch.
+    """
     if start is None:
-        return net(input_ids=ids.clamp(min=0), attention_mask=mask).last_hidden_state, mask
+        mask = (ids >= 0).long()
+        return _mean(net(input_ids=ids.clamp(min=0), attention_mask=mask).last_hidden_state, mask)
     rows = pretrained.prefix_states(net, ids, start)
-    h = nn.utils.rnn.pad_sequence(rows, batch_first=True)                 # zeros past each post's end: masked
     name, suffix = SUFFIXES[type(net).__name__]
-    return suffix(net, net.get_submodule(name)[start:], h, mask), mask
+    blocks = net.get_submodule(name)[start:]
+    order = sorted(range(len(rows)), key=lambda b: len(rows[b]))
+    out = []
+    for i in range(0, len(order), CHUNK):
+        chunk = order[i:i + CHUNK]
+        h = nn.utils.rnn.pad_sequence([rows[b] for b in chunk], batch_first=True)   # zeros past a post: masked
+        mask = (ids[chunk, : h.shape[1]] >= 0).long()
+        out.append(_mean(suffix(net, blocks, h, mask), mask))
+    return torch.cat(out)[torch.as_tensor(order).argsort().to(ids.device)]

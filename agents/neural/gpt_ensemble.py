@@ -53,7 +53,7 @@ import torch
 
 from agents.base import BaseAgent, argmax_probs
 from agents.params import Bool, Device, Int, Options, Real, Str
-from agents.neural.backbone import Pretrained, hidden_states, suffix_start, trainable_parameters
+from agents.neural.backbone import Pretrained, pooled, suffix_start, trainable_parameters
 from agents.neural.buffer import ReplayBuffer
 from agents.neural.ensemble_pp import symmetrised_loss
 from agents.neural.nets import device_of
@@ -217,7 +217,8 @@ class GPTEnsemblePP(BaseAgent):
         return self._prepared(self._check_obs(obs))
 
     def _prepared(self, X: np.ndarray) -> np.ndarray:
-        return X.astype(np.float32) if self.model is None else self._truncated(X)
+        """Float32 features, or int64 token ids cut to `max_tokens` (copies: env arrays may be read-only)."""
+        return X.astype(np.float32) if self.model is None else self._truncated(X).astype(np.int64)
 
     def _truncated(self, X: np.ndarray) -> np.ndarray:
         """Token ids cut to `max_tokens` (features pass unchanged)."""
@@ -229,10 +230,9 @@ class GPTEnsemblePP(BaseAgent):
         if run.net is None:
             return torch.as_tensor(x, device=self.dev_)
         ids = torch.as_tensor(x, device=self.dev_).long()     # the buffer holds ids as float32
+        ids, inverse = torch.unique(ids, dim=0, return_inverse=True)     # each distinct post once
         ids = ids[:, : int((ids >= 0).any(dim=0).nonzero().max()) + 1]     # trim the all-padding tail
-        h, mask = hidden_states(run.net, ids, self._pretrained, self.start_)
-        m = mask.unsqueeze(-1).to(h.dtype)
-        h = (h * m).sum(1) / m.sum(1).clamp(min=1)
+        h = pooled(run.net, ids, self._pretrained, self.start_)[inverse]
         if self.normalize:
             h = torch.cat([h / h.norm(dim=1, keepdim=True).clamp(min=1e-12), torch.ones_like(h[:, :1])], dim=1)
         return h
@@ -245,8 +245,7 @@ class GPTEnsemblePP(BaseAgent):
         """f(x, zeta)[a] (K,) of instance i on its obs x (K, L); `remember` keeps phi for observe."""
         run = self.runs_[i]
         with torch.no_grad():
-            rows, inverse = np.unique(x, axis=0, return_inverse=True)   # usually one post for all actions
-            phi = self._features(rows, i)[torch.as_tensor(inverse.reshape(-1), device=self.dev_)]   # (K, D)
+            phi = self._features(x, i)                                      # (K, D)
             if remember:
                 run.last = (x.tobytes(), phi)
             zeta = torch.as_tensor(zeta, dtype=torch.float32, device=self.dev_)

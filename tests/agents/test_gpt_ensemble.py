@@ -283,8 +283,9 @@ def test_runs_on_the_token_moderation_env(tiny_gpt2, monkeypatch, tmp_path):
 @pytest.mark.parametrize("finetune", [1, 2])
 @pytest.mark.parametrize("arch, trained", [("tiny_gpt2", ("h.", "ln_f.")), ("tiny_bert", ("encoder.layer.",))])
 def test_cached_prefix_gives_the_full_forwards_features_and_gradients(arch, trained, finetune, request):
-    """Features from the cached prefix states through the trained blocks equal the whole model's (to
-    float rounding), after the trained blocks have moved; the loss's gradient reaches exactly the
+    """Features from the cached prefix states through the trained blocks (posts grouped by length,
+    each distinct one once) equal the whole model's (to float rounding), after the trained blocks
+    have moved; the loss's gradient reaches exactly the
     trained blocks and final norm (not BERT's pooler, which phi does not use), with the whole model's values."""
     agent = agents.make("GPT-Ensemble++", model=request.getfixturevalue(arch), finetune=finetune, lr=1e-2,
                         batch_size=4, seed=0)
@@ -292,8 +293,10 @@ def test_cached_prefix_gives_the_full_forwards_features_and_gradients(arch, trai
     assert agent.start_ == 2 - finetune and len(agent._pretrained.prefix) == 6
     whole = copy.deepcopy(agent)
     whole.start_ = None                                   # the full forward
-    x = posts(np.random.default_rng(3), 5)               # posts not seen yet, of 1 to 10 tokens
-    a, y, z = np.array([0, 1, 1, 0, 1]), np.linspace(-0.5, 1, 5, dtype=np.float32), np.ones((5, 8), np.float32)
+    rng = np.random.default_rng(3)
+    x = posts(rng, 40)                                    # posts not seen yet, of 1 to 10 tokens: 3 chunks
+    x[33:] = x[:7]                                        # and repeated ones
+    a, y, z = rng.integers(2, size=40), rng.normal(size=40).astype(np.float32), np.ones((40, 8), np.float32)
 
     def forward(ag):
         net = ag.runs_[0].net
