@@ -12,6 +12,12 @@ median over the rounds, robust to bursts of foreign load on a shared machine.
 
     python scripts/bench_gpt.py            # the table in docs/s3_neural_agents.md
     python scripts/bench_gpt.py --quick    # a smoke run (a few seconds)
+
+The code from before the cache (commit 63b9243, which also ran each minibatch row, repeats
+included, through the whole model) times its one path with this script:
+
+    git archive 63b9243 agents gym_ctxbandits | tar -x -C /tmp/before
+    PYTHONPATH=/tmp/before python scripts/bench_gpt.py
 """
 
 from __future__ import annotations
@@ -61,6 +67,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("GPT-Ensemble++", "GPT-Greedy"):
         agent = agents.make(name, seed=0, **kwargs)
         play(agent, env, args.warmup, np.random.default_rng(0))
+        if not hasattr(agent, "start_"):     # a checkout from before the cache (module docstring)
+            print(f"| {name} | {np.median(play(agent, env, args.rounds, np.random.default_rng(1))):.3f} | | |")
+            continue
         assert agent.start_ is not None, "the default backbone should take the cached path"
         whole = copy.deepcopy(agent)
         whole.start_ = None                  # the full forward: agents.neural.backbone.hidden_states

@@ -103,11 +103,14 @@ class GPTEnsemblePP(BaseAgent):
             minibatch, G steps a round, FIFO capacity (App. B: 1e-4, 0.01, 128, 1, 10,000).
         max_tokens: truncate each post to this many tokens (None: the env's max_length).
         device: "cpu", "cuda" or "auto".
-        seed: seed of the agent's generator (head initialisation, zeta, z, minibatches, ties).
+        seed: an int or None for one run, or a list of N ints, one per instance (obs (N, K, L)):
+            instance i's generator (head initialisation, zeta, z, minibatches, ties) is that of a
+            single agent seeded seed[i].
     """
 
     batched = True
     ensemble = True
+    index_policy = False    # act draws zeta: action_probs is sampled (GPT-Greedy's is exact)
     posterior_scale = 1.0   # eq. 14's, fixed (the MLP Ensemble++ has it as a kwarg)
     params = {"model": (Str(), None), "finetune": (Options(*FINETUNE), Int(ge=1)), "normalize": Bool(),
               "M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0),
@@ -262,7 +265,7 @@ class GPTEnsemblePP(BaseAgent):
     def _probs(self, X: np.ndarray) -> np.ndarray | None:
         """GPT-Greedy acts greedily on the deterministic <phi, b^a> (A = A0 = 0, so zeta plays no part):
         uniform over the maximisers. GPT-Ensemble++ has no closed form (None: sampled)."""
-        if self.ensemble:
+        if not self.index_policy:
             return None
         self._check_values(X)
         zero = np.zeros(self.M)
@@ -329,3 +332,4 @@ class GPTGreedy(GPTEnsemblePP):
     (A^a = 0), greedy on <phi(x), b^a>; the same training, so the two differ only in exploration."""
 
     ensemble = False
+    index_policy = True     # greedy on the deterministic <phi, b^a>: action_probs is exact
