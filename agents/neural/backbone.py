@@ -9,7 +9,7 @@ length together, which is what makes fine-tuning affordable on a CPU (docs/s3_ne
 measures it).
 
 The suffix is written for the two families whose block calls and attention-mask conventions are
-known (transformers 5's modeling code, SUFFIXES): BERT (all-MiniLM-L6-v2, the default, a
+known (transformers 5's modeling code, SUFFIXES; an older transformers runs the whole model): BERT (all-MiniLM-L6-v2, the default, a
 bidirectional mask over the padded keys) and GPT-2 ([S3]'s, a causal mask and the final `ln_f`).
 Any other architecture runs the whole model every time, as before. The cached path gives the full
 forward's features up to float rounding (the padding and grouping of a minibatch change the
@@ -101,10 +101,14 @@ SUFFIXES = {"BertModel": ("encoder.layer", _bert_suffix), "GPT2Model": ("h", _gp
 
 
 def suffix_start(net, finetune) -> int | None:
-    """Index of the first trained block when the cached path applies (a known architecture and
-    `finetune` an int), else None: the whole model runs."""
+    """Index of the first trained block when the cached path applies (a known architecture, the
+    transformers 5 conventions the suffixes follow, and `finetune` an int), else None: the whole
+    model runs."""
+    import transformers
+
     entry = SUFFIXES.get(type(net).__name__)
-    if entry is None or isinstance(finetune, str) or net.get_submodule(entry[0]) is not blocks_of(net):
+    if (entry is None or isinstance(finetune, str) or int(transformers.__version__.split(".")[0]) < 5
+            or net.get_submodule(entry[0]) is not blocks_of(net)):
         return None
     return len(blocks_of(net)) - finetune
 
