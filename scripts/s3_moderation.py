@@ -14,7 +14,7 @@ cut to 64 tokens. The claims (docs/papers.md, S3-C5): Ensemble++ beats Greedy in
 lower variance, and fine-tuning the backbone beats freezing it.
 
     python scripts/s3_moderation.py                          # T = 10,000, 10 seeds (a GPU's job)
-    python scripts/s3_moderation.py --horizon 300 --seeds 2  # the tiny run of docs/s3_neural_agents.md (20 min)
+    python scripts/s3_moderation.py --horizon 300 --seeds 2  # the tiny run of docs/s3_neural_agents.md
     python scripts/s3_moderation.py --quick
 """
 

@@ -44,7 +44,6 @@ class Home:
     horizon: int
     paper: str
     kwargs: dict = field(default_factory=dict)
-    max_seeds: int | None = None   # too costly for more: the first max_seeds seeds of the first set only
 
     @property
     def spec(self) -> EnvSpec:
@@ -59,10 +58,8 @@ S1_MNIST = Home("CtxBandit/MNISTTarget-v0", NEURAL_T, "[S1] fig. 2 (MNIST), T = 
 S2_H3 = Home("CtxBandit/NeuralLogisticH3-v0", 2000, "[S2] fig. 1 (h3)")
 S3_FINITE = Home("CtxBandit/FiniteLinear-v0", 1000, "[S3] fig. 3(a)")
 S3_QUADRATIC = Home("CtxBandit/QuadraticPool-v0", NEURAL_T, "[S3] fig. 3 (quadratic), T = 2,000 of 10^4")
-# Fine-tuning the backbone's last block on a minibatch of up to 128 posts costs about 3 CPU-seconds a
-# round (15 CPU-minutes a run): 2 seeds of the first set only.
 S3_HATE = Home("CtxBandit/HateSpeechTokens-v0", 300, "[S3] fig. 3 (moderation, offline stand-in), T = 300",
-               {"corpus": "davidson", "max_posts": 500}, max_seeds=2)
+               {"corpus": "davidson", "max_posts": 500})
 S4_FIXED = Home("CtxBandit/FixedActionSet-v0", 10_000, "[S4] fig. 1 (u = 0.1)", {"u": 0.1})
 S4_BOUNDED = Home("CtxBandit/BoundedRegret-v0", 10_000, "[S4] fig. 3")
 
@@ -137,8 +134,7 @@ def run_home(home: Home, names: list[str], seed_sets: list[list[int]], horizon: 
                                backend="processes" if workers > 1 else "inprocess", workers=workers)
     rows = []
     for name in names:
-        row = dict(agent=name, paper=home.paper, env=home.env, kwargs=home.kwargs, T=horizon, ratios=[],
-                   seed_sets=seed_sets)
+        row = dict(agent=name, paper=home.paper, env=home.env, kwargs=home.kwargs, T=horizon, ratios=[])
         for group in seed_sets:
             regret, random = final_regret(table, name, group, horizon), final_regret(table, "Random", group, horizon)
             row["ratios"].append(ratio_and_se(regret, random))
@@ -166,9 +162,7 @@ def report(rows: list[dict], seed_sets: list[list[int]]) -> str:
              + " | s per seed | verdict |", "|---" * (8 + len(seed_sets)) + "|"]
     for r in rows:
         env = r["env"].removeprefix("CtxBandit/") + (f" `{r['kwargs']}`" if r["kwargs"] else "")
-        cells = [f"{ratio:.2f} ± {se:.2f}" + ("" if mine == theirs else f" ({_seeds_title(mine)})")
-                 for (ratio, se), mine, theirs in zip(r["ratios"], r["seed_sets"], seed_sets)]
-        ratios = " | ".join(cells + ["not run (cost)"] * (len(seed_sets) - len(cells)))
+        ratios = " | ".join(f"{ratio:.2f} ± {se:.2f}" for ratio, se in r["ratios"])
         lines.append(f"| {r['agent']} | {r['paper']} | {env} | {r['T']:,} | {mean_se(r['regret'])} | "
                      f"{mean_se(r['random'])} | {ratios} | {r['seconds']:.1f} | {r['verdict']} |")
     return "\n".join(lines)
@@ -243,9 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         mine = [n for n in names if HOMES[n] is home]
         horizon = QUICK_HORIZON if args.quick else home.horizon
         folder = Path(args.out) / home.env.removeprefix("CtxBandit/")
-        sets = seed_sets if home.max_seeds is None or args.quick else [seed_sets[0][:home.max_seeds]]
         try:
-            rows += run_home(home, mine, sets, horizon, folder, args.workers)
+            rows += run_home(home, mine, seed_sets, horizon, folder, args.workers)
         except (OSError, ValueError, ImportError) as err:
             raise SystemExit(f"sanity.py: {home.env} ({', '.join(mine)}): {err}") from None
     rows.sort(key=lambda r: names.index(r["agent"]))
@@ -254,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(rows)} agents, {' and '.join(_seeds_title(s) for s in seed_sets)}, {seconds:.0f} s")
     if args.markdown:
         command = "python scripts/sanity.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        cpu = sum(r["seconds"] * sum(map(len, r["seed_sets"])) for r in rows)
+        cpu = sum(r["seconds"] for r in rows) * sum(map(len, seed_sets))
         Path(args.markdown).write_text(document(table, command.strip(), cpu))
     return 0 if all(r["verdict"] != "FAILS" for r in rows) else 1
 

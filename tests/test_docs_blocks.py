@@ -58,8 +58,8 @@ SKIP = {
     "python scripts/s3_fig3a.py": "about 13 min on 2 cores",
     "python scripts/s3_fig3.py": "needs Shuttle and the hate-speech corpus; hours on a CPU (the reduced runs of "
                                  "docs/s3_neural_agents.md took 11 to 85 min a panel)",
-    "python scripts/s3_moderation.py": "needs the hate-speech corpus; a GPU's job (about 2 s a round fine-tuning on "
-                                       "this CPU, 10^4 rounds x 10 seeds)",
+    "python scripts/s3_moderation.py": "needs the hate-speech corpus; a GPU's job (about 0.4 s a round fine-tuning "
+                                       "on this CPU, 10^4 rounds x 10 seeds x 2 fine-tuned agents)",
     "python scripts/s4_figs.py": "about 45 min on 2 cores",
     "CTXBANDITS_DATA=~/datasets python scripts/real_data_linear.py": "needs the datasets; about 30 min on 2 cores",
     # docs/datasets.md
@@ -115,7 +115,7 @@ SKIP = {
     "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s3_fig3.py --horizon 2000 --seeds 5 --panels hate "
     "--workers 1": "needs the Davidson corpus; about 85 min on one core",
     "CTXBANDITS_DATA=~/datasets python scripts/s3_moderation.py --horizon 300 --seeds 2 --figures docs/figures":
-        "needs the Davidson corpus; 22 min on 2 cores",
+        "needs the Davidson corpus; 22 min on 2 cores before the GPT agents' prefix cache (8-9x less a round since)",
     # docs/cluster.md: Ray's own commands start and stop clusters (`ray stop` stops every Ray of this user on the
     # machine, other jobs' too: never run here); tests/test_ray_cluster.py runs these paths on a cluster it starts
     "ctxbandits run --env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS --seeds 4 --horizon 2000 --backend ray "
@@ -139,6 +139,8 @@ SKIP = {
         "needs the two-node cluster above; 23 s on 2 loaded cores",
     "python scripts/s0_fig1.py --panels fig1a --backend processes --workers 2 --out results/s0_processes":
         "33 s on 2 loaded cores",
+    "CTXBANDITS_DATA=~/datasets python scripts/bench_gpt.py": "needs the Davidson corpus; about 10 min on 2 shared "
+                                                                "cores (most of it the uncached path)",
 }
 
 # What makes the commands that do run small: (pattern, replacement, why). Applied in order to every

