@@ -305,6 +305,19 @@ def test_run_memory_does_not_grow_with_the_horizon():
     assert peak(1600) - peak(400) < 20_000
 
 
+@pytest.mark.slow
+def test_s1_fig1_unit_stays_far_below_2_gb():
+    """scripts/bench_memory.py on [S1] fig. 1's unit of 100 instances at n = 5,000 (docs/agents.md has
+    n = 50,000): peak RSS under 2 GB, and RSS at the end within 100 MB of RSS when the rounds start."""
+    script = Path(__file__).parents[1] / "scripts" / "bench_memory.py"
+    proc = subprocess.run([sys.executable, str(script), "--horizon", "5000", "--agents", "GLM-TSL (a=1)"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| GLM-TSL (a=1) |"))
+    peak, start, end = (float(c) for c in row.split("|")[2:5])
+    assert peak < 2048 and end - start < 100, row
+
+
 def test_run_is_importable_where_users_look_for_it():
     from gym_ctxbandits import compare, experiment
     from gym_ctxbandits.experiment import run
