@@ -174,27 +174,53 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
     agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed, job.device)
     obs, _ = env.reset(seed=job.seed)
     where = f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}"
-    reward, regret, act_s, obs_s = (_replay_rounds if replay else _rounds)(env, agent, obs, job.horizon, 1, where,
-                                                                            progress)
-    return _table(job, reward[:, 0], regret[:, 0], act_s, obs_s)
+    log = RunLog(job.log_rounds(), 1)
+    (_replay_rounds if replay else _rounds)(env, agent, obs, job.horizon, log, where, progress)
+    return _table(job, log, 0)
 
 
-def _replay_rounds(env, agent, obs, T: int, n: int, where: str, progress):
+class RunLog:
+    """A run's result columns at its logged rounds, for n instances: the round's reward and regret, their
+    running sums, and the running sums of the act and observe seconds (per instance).
+
+    Only the logged rows are kept, so a run's memory does not grow with the number of rounds; the
+    running sums add round by round in the order np.cumsum does, so the logged values are those of
+    the cumulative sums over full per-round arrays, bit for bit.
+    """
+
+    def __init__(self, rounds: np.ndarray, n: int):
+        self.rounds, self.k = rounds, 0                      # 1-based logged rounds; the next one to fill
+        self.reward, self.regret, self.cum_reward, self.cum_regret = (np.empty((len(rounds), n)) for _ in range(4))
+        self.act_seconds, self.observe_seconds = np.empty(len(rounds)), np.empty(len(rounds))
+        self._sums = [0.0, 0.0, 0.0, 0.0]                    # reward, regret (per instance), act, observe
+
+    def add(self, t: int, reward, regret, act_s: float, obs_s: float) -> None:
+        """Round t (0-based): its reward and regret (per instance) and seconds; logged if t + 1 is a logged round."""
+        sums = self._sums
+        for i, value in enumerate((reward, regret, act_s, obs_s)):
+            sums[i] = value if t == 0 else sums[i] + value
+        if t + 1 == self.rounds[self.k]:
+            k = self.k
+            self.reward[k], self.regret[k], self.cum_reward[k], self.cum_regret[k] = reward, regret, sums[0], sums[1]
+            self.act_seconds[k], self.observe_seconds[k] = sums[2], sums[3]
+            self.k += 1
+
+
+def _replay_rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
     """Play a replay env until T events are accepted; the agent observes accepted events only.
 
-    Returns what `_rounds` returns, indexed by accepted event: the logged reward, NaN regret (a
-    replay has no counterfactuals), and act/observe seconds (the act time of rejected events is
-    counted in the next accepted one).
+    Logs what `_rounds` logs, indexed by accepted event: the logged reward, NaN regret (a replay
+    has no counterfactuals), and act/observe seconds (the act time of rejected events is counted
+    in the next accepted one).
     """
-    reward, regret = np.empty((T, 1)), np.full((T, 1), np.nan)
-    act_s, obs_s = np.zeros(T), np.zeros(T)
     clock = time.perf_counter
     tick = max(1, T // 100)
     t = events = 0
+    act_s = 0.0
     while t < T:
         t0 = clock()
         action = agent.act(obs)
-        act_s[t] += clock() - t0
+        act_s += clock() - t0
         try:
             next_obs, r, terminated, truncated, info = env.step(action)
         except (TypeError, ValueError) as err:
@@ -203,8 +229,8 @@ def _replay_rounds(env, agent, obs, T: int, n: int, where: str, progress):
         if info["accepted"]:
             t2 = clock()
             agent.observe(obs, action, r)
-            obs_s[t] = clock() - t2
-            reward[t] = r
+            log.add(t, np.array([r], dtype=float), np.array([np.nan]), act_s, clock() - t2)
+            act_s = 0.0
             t += 1
             if progress and t % tick == 0:
                 progress(tick)
@@ -214,17 +240,15 @@ def _replay_rounds(env, agent, obs, T: int, n: int, where: str, progress):
         obs = next_obs
     if progress:
         progress(T - (T // tick) * tick)
-    return reward, regret, act_s, obs_s
 
 
-def _rounds(env, agent, obs, T: int, n: int, where: str, progress):
+def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
     """Play T rounds of `agent` on `env` (one env, n = 1, or a vector env of n sub-envs).
 
-    Returns per-round reward and regret, (T, n), and the seconds in act and observe per
-    round divided by n (the cost per instance). `where` names the run in error messages.
+    Logs per-round reward and regret (n each) and the seconds in act and observe per round
+    divided by n (the cost per instance). `where` names the run in error messages.
     """
-    reward, regret = np.empty((T, n)), np.empty((T, n))
-    act_s, obs_s = np.empty(T), np.empty(T)
+    n = log.reward.shape[1]
     clock = time.perf_counter
     tick = max(1, T // 100)
     for t in range(T):
@@ -238,7 +262,8 @@ def _rounds(env, agent, obs, T: int, n: int, where: str, progress):
         t2 = clock()
         agent.observe(obs, action, r)
         t3 = clock()
-        reward[t], regret[t], act_s[t], obs_s[t] = r, info["regret"], (t1 - t0) / n, (t3 - t2) / n
+        log.add(t, np.asarray(r, dtype=float).reshape(n), np.asarray(info["regret"], dtype=float).reshape(n),
+                (t1 - t0) / n, (t3 - t2) / n)
         obs = next_obs
         if progress and (t + 1) % tick == 0:
             progress(tick * n)
@@ -246,27 +271,25 @@ def _rounds(env, agent, obs, T: int, n: int, where: str, progress):
             raise RuntimeError(f"{where}: the env ended after {t + 1} rounds, before the horizon {T}")
     if progress:
         progress((T - (T // tick) * tick) * n)
-    return reward, regret, act_s, obs_s
 
 
-def _table(job: Job, reward, regret, act_s, obs_s):
-    """The tidy rows of `job` from its per-round arrays (cumulated exactly, then logged)."""
+def _table(job: Job, log: RunLog, i: int):
+    """The tidy rows of `job`, instance i of `log`."""
     import pandas as pd
 
-    rows = job.log_rounds() - 1
     table = {
         "env": job.env.id,
         "env_kwargs": json.dumps(job.env.kwargs, sort_keys=True, default=_short),
         "agent": job.agent.title,
         "agent_kwargs": json.dumps(job.agent.kwargs, sort_keys=True, default=_short),
         "seed": job.seed,
-        "round": rows + 1,
-        "reward": reward[rows],
-        "regret": regret[rows],
-        "cum_reward": np.cumsum(reward)[rows],
-        "cum_regret": np.cumsum(regret)[rows],
-        "act_seconds": np.cumsum(act_s)[rows],
-        "observe_seconds": np.cumsum(obs_s)[rows],
+        "round": log.rounds,
+        "reward": log.reward[:, i],
+        "regret": log.regret[:, i],
+        "cum_reward": log.cum_reward[:, i],
+        "cum_regret": log.cum_regret[:, i],
+        "act_seconds": log.act_seconds,
+        "observe_seconds": log.observe_seconds,
     }
     return pd.DataFrame(table, columns=COLUMNS)
 
@@ -296,8 +319,9 @@ def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
                                  **first.agent.kwargs_on(first.device))
     obs, _ = envs.reset(seed=seeds)
     where = f"agent {first.agent.title!r} on {first.env.title}, seeds {seeds}"
-    reward, regret, act_s, obs_s = _rounds(envs, agent, obs, T, n, where, progress)
-    return [_table(job, reward[:, i], regret[:, i], act_s, obs_s) for i, job in enumerate(jobs)]
+    log = RunLog(first.log_rounds(), n)
+    _rounds(envs, agent, obs, T, log, where, progress)
+    return [_table(job, log, i) for i, job in enumerate(jobs)]
 
 
 SEED_FORMS = ("a count N >= 1 (seeds 0..N-1), a range A:B (seeds A..B-1, e.g. 1000:1010) "

@@ -94,6 +94,9 @@ SKIP = {
     "CtxBandit/MNISTTarget-v0,CtxBandit/FashionMNISTTarget-v0 --agents DeepFPL,DeepFL --seeds 4 --horizon 10000 "
     "--log-every 20 --backend processes --workers 2 --band se --out results/s1_fig2-long":
         "needs MNIST and Fashion-MNIST; 8.6 min",
+    # docs/agents.md
+    "python scripts/bench_memory.py --agents GLM-FPL (theory),GLM-TSL (a=1)": "39 min on 2 loaded cores (the two "
+                                                                              "units of 100 x 50,000 rounds)",
     # docs/s2_neurallog_agents.md
     "python scripts/s2_figs.py --panels features --seeds 5 --workers 1": "2.5 min on 2 loaded cores",
     "python scripts/s2_figs.py --panels fig1 --seeds 10 --workers 1 --figures docs/figures": "5 min on 2 loaded cores",

@@ -23,8 +23,8 @@ def test_run_job_table_is_tidy_and_exact():
     job = Job(EnvSpec(ENV, {"dim": 5, "num_arms": 10}), AgentSpec("LinUCB"), seed=3, horizon=200, log_every=1)
     table = run_job(job)
     assert list(table["round"]) == list(range(1, 201))
-    np.testing.assert_allclose(table["cum_regret"], np.cumsum(table["regret"]))
-    np.testing.assert_allclose(table["cum_reward"], np.cumsum(table["reward"]))
+    np.testing.assert_array_equal(table["cum_regret"], np.cumsum(table["regret"]))    # running sums, bit for bit
+    np.testing.assert_array_equal(table["cum_reward"], np.cumsum(table["reward"]))
     assert (table["regret"] >= 0).all() and table["act_seconds"].is_monotonic_increasing
     grid = run_job(Job(job.env, job.agent, seed=3, horizon=200, log_every=30))
     assert list(grid["round"]) == [30, 60, 90, 120, 150, 180, 200]
@@ -226,6 +226,37 @@ def test_batched_run_equals_plain_loop(env):
     cols = ["env", "agent", "seed", "round", "reward", "regret", "cum_reward", "cum_regret"]
     pd.testing.assert_frame_equal(plain[cols], batched[cols])
     assert (batched["act_seconds"] > 0).all()
+
+
+def test_run_memory_does_not_grow_with_the_horizon():
+    """The loop keeps the logged rows only (experiment.RunLog): 4x the rounds, logged at the same 40
+    rounds, allocate no more (per-round arrays would take 16 bytes x 10 instances x 1,200 rounds more)."""
+    import tracemalloc
+
+    from gym_ctxbandits.experiment import make_jobs, run_batch
+
+    def peak(T):
+        tracemalloc.start()
+        run_batch(make_jobs(["CtxBandit/BernoulliLogistic-v0"], ["Random"], 10, T, log_every=T // 40))
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak
+
+    peak(40)                                  # imports and caches first
+    assert peak(1600) - peak(400) < 20_000
+
+
+@pytest.mark.slow
+def test_s1_fig1_unit_stays_far_below_2_gb():
+    """scripts/bench_memory.py on [S1] fig. 1's unit of 100 instances at n = 5,000 (docs/agents.md has
+    n = 50,000): peak RSS under 2 GB, and RSS at the end within 100 MB of RSS when the rounds start."""
+    script = Path(__file__).parents[1] / "scripts" / "bench_memory.py"
+    proc = subprocess.run([sys.executable, str(script), "--horizon", "5000", "--agents", "GLM-TSL (a=1)"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| GLM-TSL (a=1) |"))
+    peak, start, end = (float(c) for c in row.split("|")[2:5])
+    assert peak < 2048 and end - start < 100, row
 
 
 def test_run_is_importable_where_users_look_for_it():

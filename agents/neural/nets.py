@@ -83,6 +83,19 @@ def baddbmm_(c: Tensor, a: Tensor, b: Tensor, *, beta: float = 1.0, alpha: float
     return c.baddbmm_(a, b, beta=beta, alpha=alpha)
 
 
+def bmm_t(delta: Tensor, W: Tensor) -> Tensor:
+    """delta @ W^T over the stack, the backward pass through weights W (m, in, out), the same numbers
+    for every stack size.
+
+    Through the read-out layer (out = 1) every entry is one product delta_b w_i, no sum: it is
+    computed as the broadcast product, which gives the matmul's numbers (a single rounding; zeros
+    may differ in sign only) without a one-column GEMM call, 3-4x dearer at [S0]'s sizes.
+    """
+    if W.shape[2] == 1:
+        return delta * W.transpose(1, 2)
+    return bmm(delta, W.transpose(1, 2))
+
+
 def einsum(equation: str, *operands: Tensor) -> Tensor:
     """torch.einsum over operands stacked on their first axis, the same numbers for every stack size."""
     if operands[0].shape[0] == 1:
@@ -211,7 +224,7 @@ class NTKEnsemble:
         """[x, a_1, ..., a_{L-1}], each (m, B, .)."""
         acts = [self._expand(x)]
         for W in self.weights[:-1]:
-            acts.append(torch.relu(bmm(acts[-1], W)))
+            acts.append(bmm(acts[-1], W).relu_())
         return acts
 
     def activations(self, x: Tensor) -> tuple[list[Tensor], Tensor]:
@@ -228,7 +241,7 @@ class NTKEnsemble:
         device, no sync), x (n, B, d), or (B, d) shared by all; returns (n, B)."""
         h = x if x.dim() == 3 else x.expand(len(j), *x.shape)
         for W in self.weights[:-1]:
-            h = torch.relu(bmm(h, W.index_select(0, j)))
+            h = bmm(h, W.index_select(0, j)).relu_()
         return readout(h, self.weights[-1].index_select(0, j)[:, None, :, 0]) * self.scale
 
     # -- training -------------------------------------------------------------------------------
@@ -251,7 +264,7 @@ class NTKEnsemble:
             W = self.weights[l]
             grads.append(alpha * bmm(acts[l].transpose(1, 2), delta) + beta * (W - self.anchor[l]))
             if l:
-                delta = torch.ops.aten.threshold_backward(bmm(delta, W.transpose(1, 2)), acts[l], 0)
+                delta = torch.ops.aten.threshold_backward(bmm_t(delta, W), acts[l], 0)
         return grads[::-1]
 
     def gd_steps(self, x: Tensor, count: Tensor, target: Tensor, *, steps: int, lr: float, alpha: float,
@@ -262,12 +275,13 @@ class NTKEnsemble:
         - lr alpha a^T delta, with the backward pass run on the weights before the step. Everything
         that does not change between steps (transposed views of the weights, scaled counts and
         targets, the anchor pull) is prepared once: at the papers' sizes a step is about a dozen
-        small kernels and each saved call counts.
+        small kernels and each saved call counts (docs/agents.md, "Neural rounds against the peak").
         """
         decay, k = 1.0 - lr * beta, -lr * alpha * self.scale
         pull = [lr * beta * A for A in self.anchor] if beta else None      # lr beta anchor
         weights = self.weights
         back_w = [None] + [W.transpose(1, 2) for W in weights[1:]]         # views: follow the in-place updates
+        last = len(weights) - 1                                            # the read-out, one column (bmm_t)
         scaled_count = (count * self.scale).unsqueeze(-1)                  # (B, 1)
         neg_target = (-target).unsqueeze(-1)                               # (m, B, 1)
         x = self._expand(x)
@@ -275,10 +289,11 @@ class NTKEnsemble:
         for _ in range(steps):
             acts = [x]
             for W in weights[:-1]:
-                acts.append(torch.relu(bmm(acts[-1], W)))
+                acts.append(bmm(acts[-1], W).relu_())
             delta = torch.addcmul(neg_target, scaled_count, bmm(acts[-1], weights[-1]))   # c f - s
-            for l in range(len(weights) - 1, -1, -1):
-                back = bmm(delta, back_w[l]) if l else None
+            for l in range(last, -1, -1):
+                if l:    # delta W_l^T as bmm_t computes it, with the weights before the step
+                    back = delta * back_w[l] if l == last else bmm(delta, back_w[l])
                 baddbmm_(weights[l], acts[l].transpose(1, 2) if l else x_t, delta, beta=decay, alpha=k)
                 if pull is not None:
                     weights[l].add_(pull[l])
@@ -299,8 +314,7 @@ class NTKEnsemble:
         for l in range(len(self.weights) - 1, -1, -1):
             factors.append((acts[l], delta))
             if l:
-                delta = torch.ops.aten.threshold_backward(bmm(delta, self.weights[l].transpose(1, 2)),
-                                                          acts[l], 0)
+                delta = torch.ops.aten.threshold_backward(bmm_t(delta, self.weights[l]), acts[l], 0)
         return factors[::-1]
 
     @staticmethod

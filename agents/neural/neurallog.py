@@ -65,7 +65,7 @@ import torch
 from agents.neural.buffer import Schedule
 from agents.neural.core import ROW_BLOCK, NeuralAgent
 from agents.params import Bool, Options, Real
-from agents.neural.nets import bmm, NTKEnsemble, readout, sigmoid
+from agents.neural.nets import bmm, bmm_t, NTKEnsemble, readout, sigmoid
 
 GRADIENTS = ("current", "initial")
 SCHEDULES = ("fixed", "theory")
@@ -83,13 +83,12 @@ def bce_gradient_descent(net: NTKEnsemble, x: torch.Tensor, count: torch.Tensor,
     The backward pass is NTKEnsemble.gradients' with the sigmoid residual.
     """
     weights = net.weights
-    back_w = [None] + [W.transpose(1, 2) for W in weights[1:]]
     beta = torch.as_tensor(beta, dtype=weights[0].dtype, device=weights[0].device).reshape(-1, 1, 1)
     for _ in range(steps):
         acts, f = net.activations(x)
         delta = (alpha * net.scale) * (count * sigmoid(f) - reward_sum).unsqueeze(-1)    # (n, U, 1)
         for l in range(len(weights) - 1, -1, -1):
-            back = bmm(delta, back_w[l]) if l else None            # with the weights before the step
+            back = bmm_t(delta, weights[l]) if l else None         # with the weights before the step
             grad = bmm(acts[l].transpose(1, 2), delta)
             grad.add_((weights[l] if anchor is None else weights[l] - anchor[l]) * beta)
             weights[l].sub_(grad, alpha=lr)

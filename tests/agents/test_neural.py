@@ -368,8 +368,40 @@ def test_benchmark_quick_mode_runs_every_agent_and_the_update_table():
 
 @pytest.mark.slow
 def test_benchmark_quick_mode_runs():
-    proc = bench_neural()
+    proc = bench_neural("--parts", "1234", "--profile", "Ensemble++")
     for name in set(NAMES) - TOKENS:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
         assert f"| {name} |" in proc.stdout
     speedup = [line for line in proc.stdout.splitlines() if line.startswith("| loop over m single networks")]
     assert speedup and float(speedup[0].split("|")[3].strip().rstrip("x")) > 1.0
+    assert "Profile of Ensemble++" in proc.stdout and "matrix products" in proc.stdout
+
+
+def test_benchmark_counts_matrix_products_in_closed_form():
+    """Part 4's FLOP count: the fused GD step's 2 m B (2 (d N + N^2 + N) + N^2) per step (forward,
+    weight gradients, backward through the hidden layer; the read-out's backward is a broadcast
+    product, elementwise), and the Cholesky and triangular-solve formulas FlopCounterMode lacks."""
+    from torch.utils.flop_counter import FlopCounterMode
+    from agents.neural.nets import NTKEnsemble
+    spec = importlib.util.spec_from_file_location("bench_neural", ROOT / "scripts" / "bench_neural.py")
+    bench = sys.modules["bench_neural"] = importlib.util.module_from_spec(spec)    # (its dataclass needs it there)
+    spec.loader.exec_module(bench)
+    m, d, N, B, steps = 3, 8, 6, 5, 4
+    net = NTKEnsemble.symmetric(m, d, N, 3, torch.Generator().manual_seed(0))
+    x, count, target = torch.randn(B, d), torch.ones(B), torch.randn(m, B)
+    counter = FlopCounterMode(display=False, custom_mapping=bench.EXTRA_FLOPS)
+    with counter:
+        net.gd_steps(x, count, target, steps=steps, lr=0.01, alpha=0.1, beta=0.1)
+    assert counter.get_total_flops() == 2 * steps * m * B * (2 * (d * N + N * N + N) + N * N)
+    A = torch.eye(4).expand(2, 4, 4) * 3 + 0.1
+    counter = FlopCounterMode(display=False, custom_mapping=bench.EXTRA_FLOPS)
+    with counter:
+        torch.linalg.solve_triangular(torch.linalg.cholesky_ex(A).L, torch.ones(2, 4, 3), upper=False)
+    assert counter.get_total_flops() == 2 * 2 * 4**3 // 3 + 2 * 4**2 * 3
+
+
+def test_benchmark_quick_mode_prints_the_peak_table():
+    proc = bench_neural("--parts", "4", "--agents", "Neural-ES")
+    row = next(line.split("|") for line in proc.stdout.splitlines() if line.startswith("| Neural-ES |"))
+    gflop, ms, rate, peak, share = (float(c.strip().rstrip("%")) for c in row[2:7])
+    assert gflop > 0 and ms > 0 and peak > 0
+    assert math.isclose(rate, 1e3 * gflop / ms, rel_tol=0.05) and math.isclose(share, 100 * rate / peak, rel_tol=0.05)

@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from agents.neural.buffer import ReplayBuffer, Schedule  # noqa: E402
-from agents.neural.nets import NTKEnsemble, symmetric_init  # noqa: E402
+from agents.neural.nets import NTKEnsemble, bmm, bmm_t, symmetric_init  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -123,6 +123,16 @@ def test_fused_gd_step_is_theta_minus_lr_gradient():
     net.gd_steps(x, count, target, steps=1, lr=0.05, alpha=0.2, beta=0.4)
     for W, e in zip(net.weights, expected):
         torch.testing.assert_close(W, e)
+
+
+@pytest.mark.parametrize("m", [1, 10])
+@pytest.mark.parametrize("out", [1, 20])
+def test_backward_product_equals_the_matmul_bit_for_bit(m, out):
+    """bmm_t(delta, W) = delta @ W^T exactly, also through the read-out (out = 1) where it is a
+    broadcast product instead of a one-column GEMM (the fused GD step relies on this)."""
+    delta = torch.randn(m, 56, out, generator=gen(1))
+    W = torch.randn(m, 20, out, generator=gen(2))
+    assert torch.equal(bmm_t(delta, W), bmm(delta, W.transpose(1, 2)))
 
 
 def test_batched_ensemble_equals_a_loop_of_separate_networks():
