@@ -183,27 +183,43 @@ class RunLog:
     """A run's result columns at its logged rounds, for n instances: the round's reward and regret, their
     running sums, and the running sums of the act and observe seconds (per instance).
 
-    Only the logged rows are kept, so a run's memory does not grow with the number of rounds; the
-    running sums add round by round in the order np.cumsum does, so the logged values are those of
-    the cumulative sums over full per-round arrays, bit for bit.
+    Only the logged rows are kept, and the rounds in between in a buffer of BLOCK rounds, so a run's
+    memory does not grow with its length. At the end of a block the running sums are taken by one
+    np.cumsum over the previous sums and the block, which adds in the order of a cumsum over the whole
+    run: the logged values are those of the cumulative sums of full per-round arrays, bit for bit.
     """
 
+    BLOCK = 1024
+
     def __init__(self, rounds: np.ndarray, n: int):
-        self.rounds, self.k = rounds, 0                      # 1-based logged rounds; the next one to fill
+        self.rounds, self.k, self._last = rounds, 0, int(rounds[-1])    # 1-based logged rounds
         self.reward, self.regret, self.cum_reward, self.cum_regret = (np.empty((len(rounds), n)) for _ in range(4))
         self.act_seconds, self.observe_seconds = np.empty(len(rounds)), np.empty(len(rounds))
-        self._sums = [0.0, 0.0, 0.0, 0.0]                    # reward, regret (per instance), act, observe
+        # row 0: the running sums before the block; rows 1..: the block's rounds, from round `_first`
+        self._buffers = [np.zeros((self.BLOCK + 1, n)), np.zeros((self.BLOCK + 1, n)),    # reward, regret
+                         np.zeros(self.BLOCK + 1), np.zeros(self.BLOCK + 1)]              # act, observe
+        self._first = 0
 
     def add(self, t: int, reward, regret, act_s: float, obs_s: float) -> None:
-        """Round t (0-based): its reward and regret (per instance) and seconds; logged if t + 1 is a logged round."""
-        sums = self._sums
-        for i, value in enumerate((reward, regret, act_s, obs_s)):
-            sums[i] = value if t == 0 else sums[i] + value
-        if t + 1 == self.rounds[self.k]:
-            k = self.k
-            self.reward[k], self.regret[k], self.cum_reward[k], self.cum_regret[k] = reward, regret, sums[0], sums[1]
-            self.act_seconds[k], self.observe_seconds[k] = sums[2], sums[3]
-            self.k += 1
+        """Round t (0-based): its reward and regret (per instance, or one value for all) and seconds."""
+        j = t - self._first + 1
+        r, g, a, o = self._buffers
+        r[j], g[j], a[j], o[j] = reward, regret, act_s, obs_s
+        if j == self.BLOCK or t + 1 == self._last:
+            self._flush(j)
+
+    def _flush(self, j: int) -> None:
+        """The running sums of the block's j rounds; its logged rows kept, the last sums carried over."""
+        skip = 1 if self._first == 0 else 0                  # the run's first sum is its first value itself
+        sums = [np.cumsum(b[skip:j + 1], axis=0)[1 - skip:] for b in self._buffers]
+        stop = np.searchsorted(self.rounds, self._first + j, side="right")
+        rows = self.rounds[self.k:stop] - self._first - 1    # the logged rounds' rows in this block
+        k = slice(self.k, stop)
+        self.reward[k], self.regret[k] = self._buffers[0][rows + 1], self._buffers[1][rows + 1]
+        self.cum_reward[k], self.cum_regret[k], self.act_seconds[k], self.observe_seconds[k] = (s[rows] for s in sums)
+        for b, s in zip(self._buffers, sums):
+            b[0] = s[-1]
+        self.k, self._first = stop, self._first + j
 
 
 def _replay_rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
@@ -229,7 +245,7 @@ def _replay_rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -
         if info["accepted"]:
             t2 = clock()
             agent.observe(obs, action, r)
-            log.add(t, np.array([r], dtype=float), np.array([np.nan]), act_s, clock() - t2)
+            log.add(t, r, np.nan, act_s, clock() - t2)
             act_s = 0.0
             t += 1
             if progress and t % tick == 0:
@@ -262,8 +278,7 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
         t2 = clock()
         agent.observe(obs, action, r)
         t3 = clock()
-        log.add(t, np.asarray(r, dtype=float).reshape(n), np.asarray(info["regret"], dtype=float).reshape(n),
-                (t1 - t0) / n, (t3 - t2) / n)
+        log.add(t, r, info["regret"], (t1 - t0) / n, (t3 - t2) / n)
         obs = next_obs
         if progress and (t + 1) % tick == 0:
             progress(tick * n)

@@ -95,7 +95,9 @@ SKIP = {
     "--log-every 20 --backend processes --workers 2 --band se --out results/s1_fig2-long":
         "needs MNIST and Fashion-MNIST; 8.6 min",
     # docs/agents.md
-    "python scripts/bench_memory.py --agents GLM-FPL (theory),GLM-TSL (a=1)": "39 min on 2 loaded cores (the two "
+    "python scripts/bench_neural.py --parts 4 --repeat 1 --profile Neural-ES,Ensemble++,EpiNet,NeuralLog-UCB-1,NeuralUCB":
+        "about 60 min on 2 cores shared with four other jobs",
+    "python scripts/bench_memory.py --agents GLM-FPL (theory),GLM-TSL (a=1)": "40 min on 2 loaded cores (the two "
                                                                               "units of 100 x 50,000 rounds)",
     # docs/s2_neurallog_agents.md
     "python scripts/s2_figs.py --panels features --seeds 5 --workers 1": "2.5 min on 2 loaded cores",

@@ -246,6 +246,25 @@ def test_run_memory_does_not_grow_with_the_horizon():
     assert peak(1600) - peak(400) < 20_000
 
 
+@pytest.mark.parametrize("T, n, every", [(1, 1, 1), (5, 3, 2), (1024, 2, 7), (1025, 1, 1), (2049, 3, 1000)])
+def test_run_log_equals_cumsum_over_the_whole_run(T, n, every):
+    """RunLog's logged rows, across its 1,024-round blocks, are np.cumsum of full per-round arrays, bit for bit."""
+    from gym_ctxbandits.experiment import RunLog
+
+    rng = np.random.default_rng(T)
+    reward, regret = rng.standard_normal((T, n)).astype(np.float32), rng.random((T, n))
+    act, obs = rng.random(T), rng.random(T)
+    rounds = Job(EnvSpec(ENV), AgentSpec("Random"), 0, T, every).log_rounds()
+    log = RunLog(rounds, n)
+    for t in range(T):
+        log.add(t, reward[t] if n > 1 else float(reward[t, 0]), regret[t], act[t], obs[t])
+    rows = rounds - 1
+    for got, full in [(log.reward, reward.astype(float)), (log.regret, regret), (log.cum_reward, np.cumsum(reward.astype(float), 0)),
+                      (log.cum_regret, np.cumsum(regret, 0)), (log.act_seconds, np.cumsum(act)),
+                      (log.observe_seconds, np.cumsum(obs))]:
+        np.testing.assert_array_equal(got, full[rows])
+
+
 @pytest.mark.slow
 def test_s1_fig1_unit_stays_far_below_2_gb():
     """scripts/bench_memory.py on [S1] fig. 1's unit of 100 instances at n = 5,000 (docs/agents.md has
