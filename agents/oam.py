@@ -209,6 +209,20 @@ class _AllocationAgent:
             self._new_context(table, i, X[i])
         return table, m, slot
 
+    def _commit_round(self, x, y):
+        """The shared start of `_update`: LinUCB's update, the round's action sets tracked for good;
+        returns (X, a, block of X's set size (None when no set of that size is tracked), slot (N,),
+        rows: the instances whose set is tracked)."""
+        X, a = self._pending
+        self._pending = None
+        super()._update(x, y)   # LinUCB's state (OSSB's rule does not use it; kept for the shared validation)
+        table, _, slot = self._track(X, commit=True)
+        rows = self._rows
+        if slot.min() < 0:
+            self.untracked_rounds_ += slot < 0
+            rows = np.flatnonzero(slot >= 0)
+        return X, a, table.blocks.get(X.shape[1]), slot, rows
+
     def _new_context(self, table: _Contexts, i: int, A: np.ndarray) -> None:
         """Per-context state that is not a constant fill (hook)."""
 
@@ -355,16 +369,8 @@ class OAM(_AllocationAgent, LinUCB):
 
     # -- the protocol ---------------------------------------------------------------------------
     def _update(self, x, y):
-        X, a = self._pending
-        self._pending = None
-        super()._update(x, y)
-        table, _, slot = self._track(X, commit=True)
-        rows = self._rows
-        if slot.min() < 0:
-            self.untracked_rounds_ += slot < 0
-            rows = np.flatnonzero(slot >= 0)
+        X, a, block, slot, rows = self._commit_round(x, y)
         if rows.size:
-            block = table.blocks[X.shape[1]]
             block["pulls"][rows, slot[rows], a[rows]] += 1
             block["visits"][rows, slot[rows]] += 1
         if self.rank_.min() < self.d_:
@@ -572,16 +578,9 @@ class OSSB(_AllocationAgent, LinUCB):
         self.fallback_ = [np.random.default_rng(_child(s, 2)) for s in seqs]
 
     def _update(self, x, y):
-        X, a = self._pending
-        self._pending = None
-        super()._update(x, y)   # LinUCB's state is not used by OSSB's rule; kept for the shared validation
-        table, _, slot = self._track(X, commit=True)
-        rows = self._rows
-        if slot.min() < 0:
-            self.untracked_rounds_ += slot < 0
-            rows = np.flatnonzero(slot >= 0)
+        X, a, block, slot, rows = self._commit_round(x, y)
         if rows.size:
-            block, s, ar = table.blocks[X.shape[1]], slot[rows], a[rows]
+            s, ar = slot[rows], a[rows]
             block["N"][rows, s, ar] += 1
             block["sums"][rows, s, ar] += y[rows]
             block["V"][rows, s] += x[rows, :, None] * x[rows, None, :]
