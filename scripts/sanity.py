@@ -84,10 +84,6 @@ _MISSPECIFIED = ("a linear-logistic model cannot represent h3 = 5 x^T Theta x (e
                  "{ceiling} Random's regret (`python scripts/sanity.py --ceiling CtxBandit/NeuralLogisticH3-v0`); "
                  "on a well-specified logistic bandit it learns: {run}")
 EXCEPTIONS: dict[str, str] = {
-    "GPT-Greedy": ("[S3] App. G.5's baseline without exploration locks in on some seeds, by design: on seed 1 it "
-                   "keeps the wrong action from the first rounds (0.49 regret a round in each third of the run; "
-                   "146 against Random's 82), on seed 0 it learns (7); GPT-Ensemble++, the same network with "
-                   "exploration, ends at 0.15x Random on both: the paper's point"),
     "ada-OFU-ECOLog": _MISSPECIFIED.format(ceiling="0.92x", run="0.67x Random on CtxBandit/BernoulliLogistic-v0 at "
                                            "T = 2,000, seeds 100-104"),
 }
