@@ -109,7 +109,7 @@ SKIP = {
     "python scripts/s2_figs.py --panels obd --workers 1 --figures docs/figures": "needs the Open Bandit sample; 8 min",
     # docs/sanity.md
     "python scripts/sanity.py --seeds 5 --fresh-seeds 100:105 --workers 2 --markdown docs/sanity.md":
-        "needs MNIST and the hate-speech corpus; about 2 h on 2 shared cores (3.4 CPU-hours)",
+        "needs MNIST and the hate-speech corpus; about 2 h on 2 shared cores (4.1 CPU-hours)",
     # docs/reproductions.md, [S4]
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
     # docs/s3_neural_agents.md
