@@ -103,3 +103,18 @@ def no_network(monkeypatch):
     if attempts:
         pytest.fail("the test tried to use the network (the error may have been caught): " + "; ".join(attempts),
                     pytrace=False)
+
+
+@pytest.fixture
+def driver_writes(monkeypatch) -> list[str]:
+    """The names of the result files this process (the Ray driver) writes; workers are other processes."""
+    from gym_ctxbandits import ray_backend
+
+    written, write = [], ray_backend.write_atomic
+
+    def record(table, path):
+        written.append(path.name)
+        write(table, path)
+
+    monkeypatch.setattr(ray_backend, "write_atomic", record)
+    return written

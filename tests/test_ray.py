@@ -130,21 +130,10 @@ def fake(monkeypatch, tmp_path):
     return ray
 
 
-def driver_writes(monkeypatch) -> list[str]:
-    written, write = [], ray_backend.write_atomic
-
-    def record(table, path):
-        written.append(path.name)
-        write(table, path)
-
-    monkeypatch.setattr(ray_backend, "write_atomic", record)
-    return written
-
-
-def test_tasks_return_tables_and_the_driver_writes_them(fake, monkeypatch, tmp_path):
+def test_tasks_return_tables_and_the_driver_writes_them(fake, monkeypatch, tmp_path, driver_writes):
     """One task per unit; a task gets no path to write to (its tables come back), the driver writes
     every file; the code goes in the runtime_env; the numbers are the in-process run's."""
-    written = driver_writes(monkeypatch)
+    written = driver_writes
     local = gym_ctxbandits.run(ENV, AGENTS, out="a", **KW)
     on_ray = gym_ctxbandits.run(ENV, AGENTS, out="b", backend="ray", **KW)
     pd.testing.assert_frame_equal(local[COLS], on_ray[COLS])
@@ -403,9 +392,9 @@ def test_uri_results_folder_round_trip(tmp_path, monkeypatch, capsys):
         assert not is_complete(job, location(uri))
 
 
-def test_workers_write_a_uri_folder_themselves(fake, monkeypatch, tmp_path):
+def test_workers_write_a_uri_folder_themselves(fake, monkeypatch, tmp_path, driver_writes):
     """With a URI --out the tasks write their files there and return only the names."""
-    written = driver_writes(monkeypatch)
+    written = driver_writes
     uri = f"file://{tmp_path}/u"
     table = gym_ctxbandits.run(ENV, AGENTS, out=uri, backend="ray", **KW)
     pd.testing.assert_frame_equal(gym_ctxbandits.run(ENV, AGENTS, **KW)[COLS], table[COLS])

@@ -216,40 +216,28 @@ def inprocess(**kw):
     return gym_ctxbandits.run(ENV, AGENTS, **{**KW, **kw})
 
 
-def recording_writes(monkeypatch) -> list[str]:
-    """The result files this process (the driver) writes: the workers are other processes."""
-    written, write = [], ray_backend.write_atomic
-
-    def record(table, path):
-        written.append(path.name)
-        write(table, path)
-
-    monkeypatch.setattr(ray_backend, "write_atomic", record)
-    return written
-
-
 def files(out: Path) -> set[str]:
     return {p.name for p in out.glob("*.parquet")}
 
 
-def test_host_port_gives_the_in_process_numbers_and_the_driver_writes(cluster, driver, monkeypatch):
-    written = recording_writes(monkeypatch)
+def test_host_port_gives_the_in_process_numbers_and_the_driver_writes(cluster, driver, monkeypatch, driver_writes):
+    written = driver_writes
     table = gym_ctxbandits.run(ENV, AGENTS, out="r", backend="ray", address=cluster.address, **KW)
     pd.testing.assert_frame_equal(inprocess()[COLS], table[COLS])
     assert sorted(written) == sorted(files(driver / "r")) and len(written) == 9
 
 
-def test_ray_client_gives_the_in_process_numbers(cluster, driver, monkeypatch):
-    written = recording_writes(monkeypatch)
+def test_ray_client_gives_the_in_process_numbers(cluster, driver, monkeypatch, driver_writes):
+    written = driver_writes
     table = gym_ctxbandits.run(ENV, AGENTS, out="r", backend="ray", address=f"ray://127.0.0.1:{cluster.client_port}",
                                **KW)
     pd.testing.assert_frame_equal(inprocess()[COLS], table[COLS])
     assert sorted(written) == sorted(files(driver / "r")) and len(written) == 9
 
 
-def test_workers_write_a_uri_out_themselves(cluster, driver, monkeypatch):
+def test_workers_write_a_uri_out_themselves(cluster, driver, monkeypatch, driver_writes):
     """A URI `--out` (here a mounted folder as file://) is written by the workers, not the driver."""
-    written = recording_writes(monkeypatch)
+    written = driver_writes
     uri = f"file://{driver}/shared"
     table = gym_ctxbandits.run(ENV, AGENTS, out=uri, backend="ray", address=cluster.address, **KW)
     pd.testing.assert_frame_equal(inprocess()[COLS], table[COLS])
