@@ -32,7 +32,7 @@ from agents.anytime import GOLDEN_B, DoublingTrick
 from agents.base import BaseAgent, _child, argmax_probs, check_finite, hyperparameters, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
 from agents.glm_batch import (LINKS, ArmStats, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance,
-                              fit_glm_batched)
+                              fit_glm_batched, fit_glm_ensemble)
 from agents.params import Int, Options, Real
 from agents.linalg import rls_update_
 
@@ -335,12 +335,12 @@ class GLMES(_GLMAgent):
     (eqs. 4.2-4.3). Each round pulls argmax_x mu(x^T theta^{j_t}) for j_t ~ Unif[m].
 
     [S0] §7.2 approximates the argmin with 100 gradient steps of size 0.01; here it is solved to
-    convergence by Newton warm-started from the previous round.
+    convergence (||grad||^2 <= 1e-12 lam), warm-started from the previous round, by chord Newton
+    with a Hessian kept across rounds (`agents.glm_batch.fit_glm_ensemble`).
 
     Batched: obs (K, d) for one instance or (N, K, d) for N (`seed` then a list of N ints). The m
-    members of all N instances are one stacked Newton solve (`agents.glm_batch.fit_glm_batched`,
-    N m problems); each instance draws from its own Generator in the single agent's order (j_t,
-    then a tie if any, at `act`; the m perturbations at `observe`).
+    members of all N instances are one stacked solve; each instance draws from its own Generator
+    in the single agent's order (j_t, then a tie if any, at `act`; the m perturbations at `observe`).
 
     Args:
         m: ensemble size ([S0] §7.2: 10).
@@ -366,6 +366,7 @@ class GLMES(_GLMAgent):
 
     def _setup(self, n, d):
         self._theta = np.zeros((n, self.m, d))
+        self._H_inv = np.full((n, self.m, d, d), np.nan)   # members' kept inverse Hessians (none before the first fit)
         self._warmup_end = np.full(n, self.warmup)
         self.design_arms_ = [None] * n        # per instance, the arm set its warm-up schedule was computed for
         self.schedules_ = [np.zeros(0, dtype=np.int64)] * n
@@ -413,12 +414,9 @@ class GLMES(_GLMAgent):
         rows = np.flatnonzero(self.t_ >= self._warmup_end)
         if not rows.size:
             return
-        m, d = self.m, self.d_
         X, N, S = self._stats.blocks()
-        S = np.moveaxis(S[rows], -1, 1).reshape(rows.size * m, *N.shape[1:])    # (rows m, nb, B)
-        theta = fit_glm_batched(self._theta[rows].reshape(-1, d), np.repeat(X[rows], m, axis=0),
-                                np.repeat(N[rows], m, axis=0), S, self.lam, self.link, hessian=False)[0]
-        self._theta[rows] = theta.reshape(rows.size, m, d)
+        self._theta[rows], self._H_inv[rows] = fit_glm_ensemble(
+            self._theta[rows], self._H_inv[rows], X[rows], N[rows], S[rows], self.lam, self.link)
 
 
 @register("GLM-ES-DT")

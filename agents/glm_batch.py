@@ -29,7 +29,7 @@ from scipy.special import expit
 from agents.base import BaseAgent, argmax_probs, check_finite, random_argmax
 from agents.params import Bool, Options, Real
 
-__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm", "fit_glm_batched"]
+__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm", "fit_glm_batched", "fit_glm_ensemble"]
 
 
 # Links: mean function mu = b', its derivative mu', and the log-partition b of the exponential
@@ -222,7 +222,7 @@ LAM_FACTOR = 10.0
 STAGE_TOL = 100.0     # squared Newton decrement that ends an intermediate stage
 
 
-def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100, hessian=True):
+def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100):
     """Minimise lam/2 ||theta||^2 + sum_x [N_x b(x^T theta) - S_x x^T theta] for n instances at once.
 
     theta (n, d) warm starts; X (n, nb, B, d), N and S (n, nb, B) from `ArmStats.blocks`; `link` a
@@ -231,11 +231,6 @@ def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100, hessian=
     decrement exceeds 1e-4 the step length comes from a line search (`_line_search`), then full
     steps; an instance stops when its decrement is <= tol. Returns (theta, H) with H the Hessian
     at the returned theta (at the last iterate if max_iter is reached).
-
-    `hessian=False` (a caller that needs only theta, GLM-ES) returns (theta, None), and an instance
-    whose gradient alone certifies convergence (||grad||^2 <= lam tol, as H >= lam I) stops there
-    without the Hessian and the solve of that last iteration: the same iterates and the same
-    theta, bit for bit, for about a third less work on warm-started solves.
 
     When the first step from the warm start would move the score x^T theta of a pulled arm by more
     than JUMP (the quadratic model is meaningless that far out on the logistic), the instance
@@ -257,17 +252,6 @@ def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100, hessian=
         s = (X @ th[:, None, :, None])[..., 0]                                  # (na, nb, B)
         m, dm = mu_dmu(s)
         grad = lams[:, None] * th + _blocksum(((N * m - S)[..., None, :] @ X)[..., 0, :])
-        if not hessian:
-            # H >= lam I, so ||grad||^2 <= lam tol certifies dec = grad^T H^-1 grad <= tol: the test
-            # below would return this very iterate, here found without forming and solving H
-            sure = (lams == lam) & ((grad * grad).sum(axis=-1) <= lams * tols)
-            if sure.any():
-                theta[active[sure]] = th[sure]
-                if sure.all():
-                    return theta, None
-                keep = ~sure
-                active, th, X, N, S, s, dm, grad, lams, tols = (
-                    v[keep] for v in (active, th, X, N, S, s, dm, grad, lams, tols))
         H = _blocksum(np.swapaxes(X * (N * dm)[..., None], -1, -2) @ X) + lams[:, None, None] * eye
         step = np.linalg.solve(H, grad[..., None])[..., 0]
         dec = (grad * step).sum(axis=-1)                                        # squared Newton decrement
@@ -300,7 +284,77 @@ def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100, hessian=
             th[restart] = 0.0
             lams, tols = np.where(restart, LAM_TOP, lams), np.where(restart, STAGE_TOL, tols)
     theta[active], H_out[active] = th, H
-    return theta, H_out if hessian else None
+    return theta, H_out
+
+
+CHORD_RATE = 0.03  # a chord step must shrink a member's gradient norm this much, or its instance refreshes H
+
+
+def fit_glm_ensemble(theta, H_inv, X, N, S, lam, link, tol=1e-12, max_iter=12):
+    """The m perturbed MLEs of each of n instances (GLM-ES's members), warm-started, by chord Newton.
+
+    theta (n, m, d) warm starts; H_inv (n, m, d, d) inverse Hessians from an earlier iterate (a
+    Hessian kept across rounds), NaN for an instance that has none yet; X (n, nb, B, d) and N
+    (n, nb, B) from `ArmStats.blocks`, S (n, nb, B, m) member j's perturbed reward sums in column j.
+    Minimises what `fit_glm_batched` minimises and stops at the same certificate,
+    ||grad||^2 <= lam tol (so the squared Newton decrement is <= tol, as H >= lam I).
+
+    Why: a warm-started member moves by O(1/t) a round, so the Hessian of an earlier round is a
+    good preconditioner: theta <- theta - H_inv grad costs two products with the (B, d) table per
+    member (O(B d)) where a Newton step forms and solves a Hessian (O(B d^2 + d^3)). An instance
+    whose members' gradients shrink by less than CHORD_RATE in a step gets exact Hessians at the
+    current iterate (that step is Newton's); an instance without a kept Hessian, whose Newton step
+    does not shrink the gradient, or that reaches max_iter goes to `fit_glm_batched` (line search,
+    ridge continuation) from where it is. Every instance's arithmetic is its own (stacked matmul and
+    inv work slice by slice, sums over blocks in order), so a batch computes what singles do.
+    Returns (theta, H_inv), both updated.
+    """
+    mu_dmu = _MU_DMU[link]
+    theta, H_inv = np.array(theta, dtype=float), np.array(H_inv, dtype=float)
+    n, m, d = theta.shape
+    robust = np.isnan(H_inv[:, 0, 0, 0])
+    active = np.flatnonzero(~robust)
+    th, Hi, Xa, Na, Sa = theta[active], H_inv[active], X[active], N[active], S[active]
+    fresh = np.zeros(len(active), dtype=bool)
+    gg_prev = None
+    for it in range(max_iter + 1):
+        s = Xa @ np.swapaxes(th, -1, -2)[:, None]                              # (na, nb, B, m)
+        mu, dmu = mu_dmu(s)
+        grad = lam * th + np.swapaxes(_blocksum(np.swapaxes(Xa, -1, -2) @ (Na[..., None] * mu - Sa)), -1, -2)
+        gg = (grad * grad).sum(axis=-1)                                        # (na, m)
+        conv = gg <= lam * tol
+        refresh = fail = np.zeros(len(active), dtype=bool)
+        if gg_prev is not None:
+            slow = ~conv & (gg > CHORD_RATE ** 2 * gg_prev)
+            fail = (slow & fresh[:, None] & (gg >= gg_prev)).any(axis=1)
+            refresh = slow.any(axis=1) & ~fail
+        if it == max_iter:
+            fail = ~conv.all(axis=1)
+        finished = conv.all(axis=1) | fail
+        if finished.any():
+            theta[active[finished]], H_inv[active[finished]] = th[finished], Hi[finished]
+            robust[active[fail]] = True
+            keep = ~finished
+            active, th, Hi, Xa, Na, Sa, fresh, grad, gg, conv, dmu, refresh = (
+                v[keep] for v in (active, th, Hi, Xa, Na, Sa, fresh, grad, gg, conv, dmu, refresh))
+            if not active.size:
+                break
+        if refresh.any():                                       # Newton: exact Hessians at this iterate
+            w = np.moveaxis(Na[refresh][..., None] * dmu[refresh], -1, 2)[..., None, :]   # (nr, nb, m, 1, B)
+            Xr = Xa[refresh][:, :, None]
+            H = _blocksum((np.swapaxes(Xr, -1, -2) * w) @ Xr) + lam * np.eye(d)
+            Hi[refresh] = np.linalg.inv(H)
+        fresh = refresh
+        step = (Hi @ grad[..., None])[..., 0]
+        th = th - np.where(conv[..., None], 0.0, step)
+        gg_prev = gg
+    rows = np.flatnonzero(robust)
+    if rows.size:
+        Xr = np.repeat(X[rows], m, axis=0)
+        th, H = fit_glm_batched(theta[rows].reshape(-1, d), Xr, np.repeat(N[rows], m, axis=0),
+                                np.moveaxis(S[rows], -1, 1).reshape(rows.size * m, *N.shape[1:]), lam, link)
+        theta[rows], H_inv[rows] = th.reshape(rows.size, m, d), np.linalg.inv(H).reshape(rows.size, m, d, d)
+    return theta, H_inv
 
 
 def fit_glm(theta, X, N, S, lam, link="logistic", tol=1e-12, max_iter=100):

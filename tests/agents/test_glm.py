@@ -402,33 +402,74 @@ def test_batched_newton_reaches_the_perturbed_optimum_of_theory_glm_fpl():
         np.testing.assert_array_equal(alone[0], theta[i])
 
 
-def test_newton_without_hessian_returns_the_same_estimates(monkeypatch):
-    """hessian=False (GLM-ES) stops an instance as soon as its gradient certifies convergence,
-    without that iteration's Hessian and solve: the full solve's theta bit for bit, from a cold
-    start and from a warm start after one more pull each, with fewer solves (the certificate is
-    sufficient, not necessary: an instance it misses takes the full last iteration)."""
-    from agents.glm_batch import fit_glm_batched
-
-    rng = np.random.default_rng(6)
-    n, K, d = 6, 50, 5
-    X = rng.uniform(-1, 1, (n, 1, K, d))
+def _ensemble_problem(seed, n=6, m=4, K=50, d=5):
+    """n instances' tables (one block) with m perturbed reward-sum columns each, as GLM-ES keeps them."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 1, K, d)) / np.sqrt(d)
     N = rng.integers(1, 40, (n, 1, K)).astype(float)
-    S = rng.binomial(N.astype(int), 0.4) + 0.1 * np.sqrt(N) * rng.standard_normal((n, 1, K))
+    S = rng.binomial(N.astype(int), 0.4)[..., None] + 0.1 * np.sqrt(N)[..., None] * rng.standard_normal((n, 1, K, m))
+    return X, N, S
+
+
+def _exact_members(X, N, S, lam):
+    """Every member's MLE by the robust Newton solver from 0 (the reference)."""
+    from agents.glm_batch import fit_glm_batched
+    n, m = S.shape[0], S.shape[-1]
+    theta = fit_glm_batched(np.zeros((n * m, X.shape[-1])), np.repeat(X, m, axis=0), np.repeat(N, m, axis=0),
+                            np.moveaxis(S, -1, 1).reshape(n * m, *N.shape[1:]), lam, "logistic")[0]
+    return theta.reshape(n, m, -1)
+
+
+def test_chord_newton_reaches_every_members_mle_and_keeps_hessians(monkeypatch):
+    """`fit_glm_ensemble` (GLM-ES's solver): with no kept Hessian it solves by the robust Newton and
+    returns H^-1 at the optimum; after one more pull each, warm-started with that H^-1, it reaches
+    the new optimum (the certificate ||grad||^2 <= lam tol) without forming one Hessian; a kept
+    H^-1 that is far off (100 x too small) is replaced, and the result is still the optimum."""
+    from agents.glm_batch import fit_glm_ensemble
+
+    X, N, S = _ensemble_problem(7)
+    n, m, d, lam = S.shape[0], S.shape[-1], X.shape[-1], 1.0
+    theta, H_inv = fit_glm_ensemble(np.zeros((n, m, d)), np.full((n, m, d, d), np.nan), X, N, S, lam, "logistic")
+    np.testing.assert_allclose(theta, _exact_members(X, N, S, lam), atol=1e-9)
+    w = N[:, 0, :, None] * (lambda p: p * (1 - p))(1 / (1 + np.exp(-np.einsum("nkd,nmd->nkm", X[:, 0], theta))))
+    H = np.einsum("nkd,nkm,nke->nmde", X[:, 0], w, X[:, 0]) + lam * np.eye(d)
+    np.testing.assert_allclose(H_inv, np.linalg.inv(H), rtol=1e-8)
     N2, S2 = N.copy(), S.copy()
-    N2[:, 0, 0] += 1
-    S2[:, 0, 0] += 1.0
-    cold = fit_glm_batched(np.zeros((n, d)), X, N, S, 1.0, "logistic")[0]
-    solves = []
-    solve = np.linalg.solve
-    monkeypatch.setattr(np.linalg, "solve", lambda *a: solves.append(len(a[0])) or solve(*a))
-    for start, NN, SS in [(np.zeros((n, d)), N, S), (cold, N2, S2)]:
-        full, H = fit_glm_batched(start, X, NN, SS, 1.0, "logistic")
-        full_work = sum(solves)                  # systems solved, summed over the iterations
-        fast, none = fit_glm_batched(start, X, NN, SS, 1.0, "logistic", hessian=False)
-        assert none is None and H.shape == (n, d, d)
-        np.testing.assert_array_equal(fast, full)
-        assert sum(solves) - full_work < full_work         # some instances skipped their last solve
-        solves.clear()
+    N2[:, 0, 3] += 1
+    S2[:, 0, 3] += 1.0 + 0.1 * np.arange(m)
+    exact = _exact_members(X, N2, S2, lam)
+    invs = []
+    inv = np.linalg.inv
+    monkeypatch.setattr(np.linalg, "inv", lambda a: invs.append(len(a)) or inv(a))
+    warm, _ = fit_glm_ensemble(theta, H_inv, X, N2, S2, lam, "logistic")
+    assert invs == []                                     # chord steps only: no Hessian formed
+    np.testing.assert_allclose(warm, exact, atol=1e-6)      # ||theta - theta*|| <= ||grad|| / lam <= 1e-6
+    grad = lam * warm + np.einsum("nkd,nkm->nmd", X[:, 0], N2[:, 0, :, None] / (1 + np.exp(
+        -np.einsum("nkd,nmd->nkm", X[:, 0], warm))) - S2[:, 0])
+    assert ((grad ** 2).sum(axis=-1) <= lam * 1e-12).all()
+    off, _ = fit_glm_ensemble(theta, H_inv / 100, X, N2, S2, lam, "logistic")
+    assert invs                                           # the bad H^-1 was refreshed
+    np.testing.assert_allclose(off, exact, atol=1e-6)
+
+
+def test_chord_newton_instances_are_independent():
+    """A batch of instances computes bit for bit what each instance computes alone, whichever path
+    (chord, refresh, robust) each one takes."""
+    from agents.glm_batch import fit_glm_ensemble
+
+    X, N, S = _ensemble_problem(8)
+    n, m, d = S.shape[0], S.shape[-1], X.shape[-1]
+    theta, H_inv = fit_glm_ensemble(np.zeros((n, m, d)), np.full((n, m, d, d), np.nan), X, N, S, 1.0, "logistic")
+    N[:, 0, 0] += 1
+    S[:, 0, 0] += 1.0
+    H_inv[1] /= 100                                       # instance 1 refreshes, instance 2 starts cold
+    H_inv[2] = np.nan
+    theta[2] = 0.0
+    both = fit_glm_ensemble(theta, H_inv, X, N, S, 1.0, "logistic")
+    for i in range(n):
+        alone = fit_glm_ensemble(theta[i:i + 1], H_inv[i:i + 1], X[i:i + 1], N[i:i + 1], S[i:i + 1], 1.0, "logistic")
+        np.testing.assert_array_equal(alone[0][0], both[0][i])
+        np.testing.assert_array_equal(alone[1][0], both[1][i])
 
 
 def test_batched_agent_validates_seeds_and_shapes():
