@@ -32,7 +32,7 @@ from agents.anytime import GOLDEN_B, DoublingTrick
 from agents.base import BaseAgent, _child, argmax_probs, check_finite, hyperparameters, random_argmax, register
 from agents.design import g_optimal_design, round_design, round_robin
 from agents.glm_batch import (LINKS, ArmStats, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance,
-                              fit_glm_batched, fit_glm_ensemble)
+                              fit_glm_batched, fit_glm_ensemble, glm_hessians)
 from agents.params import Int, Options, Real
 from agents.linalg import rls_update_
 
@@ -191,8 +191,11 @@ class GLMTSL(_PerturbedGLM):
         return (X @ theta[..., None])[..., 0]
 
     def _learn(self, x, y):
-        self._theta, H = self._fit(self._theta)
+        self._theta = self._fit(self._theta)
+        X, N, _ = self._stats.blocks()
+        H = glm_hessians(self._theta[:, None], X, N, self.lam, self.link)[:, 0]     # eq. 5 at the MLE
         self._root = np.swapaxes(np.linalg.inv(np.linalg.cholesky(H)), -1, -2)
+        self._H_inv = (self._root @ np.swapaxes(self._root, -1, -2))[:, None]        # next round's kept H^-1
 
 
 @register("GLM-FPL")
@@ -227,7 +230,7 @@ class GLMFPL(_PerturbedGLM):
         st = self._stats
         m = st.width()
         S = st.S[:, :m] + self.a_ * np.sqrt(st.N[:, :m]) * self._noise.take(st.rows, m)
-        self._theta = self._fit(self._theta, S)[0]
+        self._theta = self._fit(self._theta, S)
         return (X @ self._theta[..., None])[..., 0]
 
 
@@ -245,7 +248,7 @@ class _GLMUCBBase(BatchedGLMAgent):
 
     def _learn(self, x, y):
         rls_update_(self._V_inv, x)
-        self._theta = self._fit(self._theta)[0]
+        self._theta = self._fit(self._theta)
 
     def _means(self, X):
         return (X @ self._theta[..., None])[..., 0]

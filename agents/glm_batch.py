@@ -29,7 +29,7 @@ from scipy.special import expit
 from agents.base import BaseAgent, argmax_probs, check_finite, random_argmax
 from agents.params import Bool, Options, Real
 
-__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm", "fit_glm_batched", "fit_glm_ensemble"]
+__all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm", "fit_glm_batched", "fit_glm_ensemble", "glm_hessians"]
 
 
 # Links: mean function mu = b', its derivative mu', and the log-partition b of the exponential
@@ -287,6 +287,18 @@ def fit_glm_batched(theta, X, N, S, lam, link, tol=1e-12, max_iter=100):
     return theta, H_out
 
 
+def _hessians(X, w, lam):
+    """sum_x w_x x x^T + lam I per member: X (n, nb, B, d), weights w (n, nb, B, m) -> (n, m, d, d)."""
+    X5 = X[:, :, None]
+    W = np.moveaxis(w, -1, 2)[..., None, :]                                    # (n, nb, m, 1, B)
+    return _blocksum((np.swapaxes(X5, -1, -2) * W) @ X5) + lam * np.eye(X.shape[-1])
+
+
+def glm_hessians(theta, X, N, lam, link):
+    """The Hessians sum_x N_x mu'(x^T theta_j) x x^T + lam I at theta (n, m, d) -> (n, m, d, d)."""
+    return _hessians(X, N[..., None] * _MU_DMU[link](X @ np.swapaxes(theta, -1, -2)[:, None])[1], lam)
+
+
 CHORD_RATE = 0.03  # a chord step must shrink a member's gradient norm this much, or its instance refreshes H
 
 
@@ -340,10 +352,7 @@ def fit_glm_ensemble(theta, H_inv, X, N, S, lam, link, tol=1e-12, max_iter=12):
             if not active.size:
                 break
         if refresh.any():                                       # Newton: exact Hessians at this iterate
-            w = np.moveaxis(Na[refresh][..., None] * dmu[refresh], -1, 2)[..., None, :]   # (nr, nb, m, 1, B)
-            Xr = Xa[refresh][:, :, None]
-            H = _blocksum((np.swapaxes(Xr, -1, -2) * w) @ Xr) + lam * np.eye(d)
-            Hi[refresh] = np.linalg.inv(H)
+            Hi[refresh] = np.linalg.inv(_hessians(Xa[refresh], Na[refresh][..., None] * dmu[refresh], lam))
         fresh = refresh
         step = (Hi @ grad[..., None])[..., 0]
         th = th - np.where(conv[..., None], 0.0, step)
@@ -421,6 +430,7 @@ class BatchedGLMAgent(BaseAgent):
         self._stats = ArmStats(X.astype(np.float64, copy=False))
         self._basis = np.zeros((n, d, d))     # orthonormal basis of each instance's pulled arms' span
         self._rank = np.zeros(n, dtype=np.int64)
+        self._H_inv = np.full((n, 1, d, d), np.nan)   # the kept inverse Hessian of `_fit` (none yet)
         self._init_state(n, d)
 
     # -- the protocol ---------------------------------------------------------------------------
@@ -481,10 +491,12 @@ class BatchedGLMAgent(BaseAgent):
         self._rank[rows] += 1
 
     # -- shared by subclasses -------------------------------------------------------------------
-    def _fit(self, theta: np.ndarray, S: np.ndarray | None = None):
-        """The (perturbed, if S is given) MLE of every instance, warm-started at theta."""
+    def _fit(self, theta: np.ndarray, S: np.ndarray | None = None) -> np.ndarray:
+        """The (perturbed, if S is given) MLE of every instance, warm-started at theta, by chord
+        Newton with the Hessian kept from earlier rounds (`fit_glm_ensemble`, one member)."""
         X, N, S = self._stats.blocks(S)
-        return fit_glm_batched(theta, X, N, S, self.lam, self.link)
+        theta, self._H_inv = fit_glm_ensemble(theta[:, None], self._H_inv, X, N, S[..., None], self.lam, self.link)
+        return theta[:, 0]
 
     def _hyper(self, d: int) -> None:
         pass
