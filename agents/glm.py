@@ -418,8 +418,9 @@ class GLMES(_GLMAgent):
         if not rows.size:
             return
         X, N, S = self._stats.blocks()
-        self._theta[rows], self._H_inv[rows] = fit_glm_ensemble(
-            self._theta[rows], self._H_inv[rows], X[rows], N[rows], S[rows], self.lam, self.link)
+        sub = slice(None) if rows.size == self.n_ else rows      # views, not copies, once all are past it
+        self._theta[sub], self._H_inv[sub] = fit_glm_ensemble(
+            self._theta[sub], self._H_inv[sub], X[sub], N[sub], S[sub], self.lam, self.link)
 
 
 @register("GLM-ES-DT")

@@ -319,14 +319,18 @@ def fit_glm_ensemble(theta, H_inv, X, N, S, lam, link, tol=1e-12, max_iter=12):
     does not shrink the gradient, or that reaches max_iter goes to `fit_glm_batched` (line search,
     ridge continuation) from where it is. Every instance's arithmetic is its own (stacked matmul and
     inv work slice by slice, sums over blocks in order), so a batch computes what singles do.
-    Returns (theta, H_inv), both updated.
+    Returns (theta, H_inv): theta a new array, H_inv updated in place.
     """
     mu_dmu = _MU_DMU[link]
-    theta, H_inv = np.array(theta, dtype=float), np.array(H_inv, dtype=float)
+    theta = np.array(theta, dtype=float)
     n, m, d = theta.shape
     robust = np.isnan(H_inv[:, 0, 0, 0])
     active = np.flatnonzero(~robust)
-    th, Hi, Xa, Na, Sa = theta[active], H_inv[active], X[active], N[active], S[active]
+    if active.size == n:                              # no copies of the tables on the usual path
+        th, Hi, Xa, Na, Sa = theta, H_inv, X, N, S
+    else:
+        th, Hi, Xa, Na, Sa = theta[active], H_inv[active], X[active], N[active], S[active]
+    live = np.ones(len(active), dtype=bool)           # instances still iterating (the others are frozen)
     fresh = np.zeros(len(active), dtype=bool)
     gg_prev = None
     for it in range(max_iter + 1):
@@ -334,7 +338,7 @@ def fit_glm_ensemble(theta, H_inv, X, N, S, lam, link, tol=1e-12, max_iter=12):
         mu, dmu = mu_dmu(s)
         grad = lam * th + np.swapaxes(_blocksum(np.swapaxes(Xa, -1, -2) @ (Na[..., None] * mu - Sa)), -1, -2)
         gg = (grad * grad).sum(axis=-1)                                        # (na, m)
-        conv = gg <= lam * tol
+        conv = (gg <= lam * tol) | ~live[:, None]
         refresh = fail = np.zeros(len(active), dtype=bool)
         if gg_prev is not None:
             slow = ~conv & (gg > CHORD_RATE ** 2 * gg_prev)
@@ -342,21 +346,18 @@ def fit_glm_ensemble(theta, H_inv, X, N, S, lam, link, tol=1e-12, max_iter=12):
             refresh = slow.any(axis=1) & ~fail
         if it == max_iter:
             fail = ~conv.all(axis=1)
-        finished = conv.all(axis=1) | fail
-        if finished.any():
-            theta[active[finished]], H_inv[active[finished]] = th[finished], Hi[finished]
-            robust[active[fail]] = True
-            keep = ~finished
-            active, th, Hi, Xa, Na, Sa, fresh, grad, gg, conv, dmu, refresh = (
-                v[keep] for v in (active, th, Hi, Xa, Na, Sa, fresh, grad, gg, conv, dmu, refresh))
-            if not active.size:
-                break
+        robust[active[fail]] = True
+        live &= ~(conv.all(axis=1) | fail)
+        if not live.any():
+            break
+        conv |= fail[:, None]
         if refresh.any():                                       # Newton: exact Hessians at this iterate
             Hi[refresh] = np.linalg.inv(_hessians(Xa[refresh], Na[refresh][..., None] * dmu[refresh], lam))
         fresh = refresh
         step = (Hi @ grad[..., None])[..., 0]
         th = th - np.where(conv[..., None], 0.0, step)
         gg_prev = gg
+    theta[active], H_inv[active] = th, Hi
     rows = np.flatnonzero(robust)
     if rows.size:
         Xr = np.repeat(X[rows], m, axis=0)

@@ -441,7 +441,7 @@ def test_chord_newton_reaches_every_members_mle_and_keeps_hessians(monkeypatch):
     invs = []
     inv = np.linalg.inv
     monkeypatch.setattr(np.linalg, "inv", lambda a: invs.append(len(a)) or inv(a))
-    warm, _ = fit_glm_ensemble(theta, H_inv, X, N2, S2, lam, "logistic")
+    warm, _ = fit_glm_ensemble(theta, H_inv.copy(), X, N2, S2, lam, "logistic")   # H_inv is updated in place
     assert invs == []                                     # chord steps only: no Hessian formed
     np.testing.assert_allclose(warm, exact, atol=1e-6)      # ||theta - theta*|| <= ||grad|| / lam <= 1e-6
     grad = lam * warm + np.einsum("nkd,nkm->nmd", X[:, 0], N2[:, 0, :, None] / (1 + np.exp(
@@ -465,9 +465,10 @@ def test_chord_newton_instances_are_independent():
     H_inv[1] /= 100                                       # instance 1 refreshes, instance 2 starts cold
     H_inv[2] = np.nan
     theta[2] = 0.0
-    both = fit_glm_ensemble(theta, H_inv, X, N, S, 1.0, "logistic")
+    both = fit_glm_ensemble(theta, H_inv.copy(), X, N, S, 1.0, "logistic")     # H_inv is updated in place
     for i in range(n):
-        alone = fit_glm_ensemble(theta[i:i + 1], H_inv[i:i + 1], X[i:i + 1], N[i:i + 1], S[i:i + 1], 1.0, "logistic")
+        alone = fit_glm_ensemble(theta[i:i + 1], H_inv[i:i + 1].copy(), X[i:i + 1], N[i:i + 1], S[i:i + 1], 1.0,
+                                 "logistic")
         np.testing.assert_array_equal(alone[0][0], both[0][i])
         np.testing.assert_array_equal(alone[1][0], both[1][i])
 
