@@ -27,7 +27,8 @@ from agents.base import BaseAgent, argmax_probs, check_finite, register
 from agents.params import Int, Real
 from agents.linalg import potter_update_, rls_update_
 
-__all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "Softmax", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES", "RRLS"]
+__all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "Softmax", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES",
+           "RRLS"]
 
 
 class LinearAgent(BaseAgent):
@@ -171,10 +172,11 @@ class Softmax(Greedy):
     """Boltzmann exploration on the ridge estimate: P(a) proportional to exp(<x_a, theta_hat> / tau).
 
     Greedy's theta_hat, but every arm keeps a probability that falls smoothly with its estimated
-    gap, which makes it a behaviour policy for off-policy evaluation whose propensities are exact
-    and never as small as epsilon-greedy's epsilon / K. The draw takes one uniform u per instance
-    and inverts the cumulative distribution (the arm whose CDF interval holds u). As tau -> 0 it
-    becomes Greedy (ties split evenly), as tau -> inf Random.
+    gap, instead of epsilon-greedy's one floor epsilon / K for every arm but the greedy one: a
+    behaviour policy for off-policy evaluation with exact propensities, whose weights stay moderate
+    when the target's arm is a close second. The draw takes one uniform u per instance and inverts
+    the cumulative distribution (the arm whose CDF interval holds u). As tau -> 0 it becomes
+    Greedy (ties split evenly), as tau -> inf Random.
 
     Default tau = 0.1, in reward units: the [S0] envs' mean rewards lie in [-1, 1] (noise 0.5), so
     an arm estimated 0.1 below the best is played e^-1 ~ 0.37 times as often and one 0.5 below
