@@ -360,7 +360,7 @@ class BaseAgent:
     def action_probs(self, obs, draws: int | None = None) -> np.ndarray:
         """The distribution the next `act(obs)` draws its arm from: (K,) for obs (K, d), (N, K) for obs (N, K, d).
 
-        Exact where the policy has a closed form (`_probs`: Random, epsilon-greedy, and the index
+        Exact where the policy has a closed form (`_probs`: Random, epsilon-greedy, Softmax, and the index
         agents that act greedily on deterministic scores, ties split evenly among the maximisers).
         Otherwise (Thompson sampling, ensembles, perturbed histories, ...) a Monte-Carlo estimate:
         the share of `draws` (default `probs_draws`) copies of the agent, each with its random

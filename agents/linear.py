@@ -1,4 +1,4 @@
-"""Linear-bandit agents: Random, Greedy, epsilon-greedy, LinUCB/OFUL, LinTS, Lin-ES, ES, RRLS.
+"""Linear-bandit agents: Random, Greedy, epsilon-greedy, Softmax, LinUCB/OFUL, LinTS, Lin-ES, ES, RRLS.
 
 All of them share `LinearAgent`, which validates inputs in one place, infers the feature dimension
 d (and the number of instances N) from the first observation, and runs every computation batched
@@ -21,12 +21,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import softmax
 
 from agents.base import BaseAgent, argmax_probs, check_finite, register
 from agents.params import Int, Real
 from agents.linalg import potter_update_, rls_update_
 
-__all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES", "RRLS"]
+__all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "Softmax", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES",
+           "RRLS"]
 
 
 class LinearAgent(BaseAgent):
@@ -163,6 +165,45 @@ class EpsilonGreedy(Greedy):
 
     def _probs(self, X):
         return (1.0 - self.epsilon) * super()._probs(X) + self.epsilon / X.shape[1]
+
+
+@register("Softmax")
+class Softmax(Greedy):
+    """Boltzmann exploration on the ridge estimate: P(a) proportional to exp(<x_a, theta_hat> / tau).
+
+    Greedy's theta_hat, but every arm keeps a probability that falls smoothly with its estimated
+    gap, instead of epsilon-greedy's one floor epsilon / K for every arm but the greedy one: a
+    behaviour policy for off-policy evaluation with exact propensities, whose weights stay moderate
+    when the target's arm is a close second. The draw takes one uniform u per instance and inverts
+    the cumulative distribution (the arm whose CDF interval holds u). As tau -> 0 it becomes
+    Greedy (ties split evenly), as tau -> inf Random.
+
+    Default tau = 0.1, in reward units: the [S0] envs' mean rewards lie in [-1, 1] (noise 0.5), so
+    an arm estimated 0.1 below the best is played e^-1 ~ 0.37 times as often and one 0.5 below
+    e^-5 ~ 0.007 times: it exploits clear gaps and keeps the close arms in play. Rewards on
+    another scale want tau on that scale.
+
+    Args:
+        tau: temperature tau > 0.
+        lam: ridge regulariser lambda.
+    """
+
+    params = {"tau": Real(gt=0)}
+    index_policy = False
+
+    def __init__(self, *, tau: float = 0.1, lam: float = 1.0, seed=None, dim: int | None = None):
+        self.tau = tau
+        super().__init__(lam=lam, seed=seed, dim=dim)
+
+    def _probs(self, X):
+        scores = self._checked_scores(X)
+        # shifting by the maximum first keeps (scores - max) / tau <= 0 finite or -inf for any tau > 0
+        return softmax((scores - scores.max(axis=1, keepdims=True)) / self.tau, axis=1)
+
+    def _choose(self, X):
+        cdf = np.cumsum(self._probs(X), axis=1)
+        u = self.rng_.random(self.n_)[:, None] * cdf[:, -1:]           # u ~ Unif[0, total), total = 1 up to rounding
+        return (cdf <= u).sum(axis=1)                                  # the arm a with cdf_{a-1} <= u < cdf_a
 
 
 @register("LinUCB")

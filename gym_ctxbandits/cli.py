@@ -193,8 +193,8 @@ def cmd_ope(args) -> int:
     learner = copy.deepcopy(target)                 # Replay's copy keeps learning on the log
     pi = feedback.target_probs(target, fb, args.draws)
     fixed = [n for n in names if n != "REPLAY"]
-    estimates = ope.evaluate(fb, pi, fixed, clip=args.clip, alpha=args.alpha, n_bootstrap=args.n_bootstrap,
-                             seed=args.seed) if fixed else []
+    estimates = ope.evaluate(fb, pi, fixed, clip=args.clip, refit=args.refit, alpha=args.alpha,
+                             n_bootstrap=args.n_bootstrap, seed=args.seed) if fixed else []
     if "REPLAY" in names:
         estimates.insert(names.index("REPLAY"), ope.replay(fb["reward"], fb["action"], fb["pscore"], learner,
                                                            context=fb["context"], rejection=args.replay_rejection,
@@ -294,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--replay-rejection", action="store_true", help="Replay on a non-uniform log: first keep each "
                     "round with probability min(pscore) / pscore")
     op.add_argument("--clip", type=float, help="cap on the importance weights")
+    op.add_argument("--refit", action="store_true", help="fit the reward model of DM, DR and SNDR afresh on every "
+                    "bootstrap resample, so their intervals hold its estimation error (one fit per resample)")
     op.add_argument("--alpha", type=float, default=0.05, help="the CIs' level is 1 - alpha")
     op.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples")
     op.add_argument("--draws", type=int, help="Monte-Carlo copies behind a sampling target's action_probs")

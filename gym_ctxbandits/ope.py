@@ -16,8 +16,10 @@ with q a reward model. `replay` is Li, Chu, Langford, Wang (2011)'s estimator of
 keeps learning: it walks a uniformly random log and keeps the rounds where the target picks the
 logged arm. `clip` caps the importance weights, w_i <- min(w_i, clip) (bias for
 variance). Every estimator returns an `Estimate`: the value and a percentile bootstrap confidence
-interval over rounds, drawn from a numpy Generator seeded by `seed`, so it is reproducible. The
-bootstrap holds the reward model fixed, so DM's interval leaves out the model's own error.
+interval over rounds, drawn from a numpy Generator seeded by `seed`, so it is reproducible. By
+default the bootstrap holds the reward model fixed, so DM's interval leaves out the model's own
+error; `refit=True` (DM, DR, SNDR) fits the model afresh on every resample, which puts its
+estimation error into the interval at the cost of `n_bootstrap` fits (docs/offpolicy.md, "Coverage").
 
 The reward model q is fitted by `reward_model`: any scikit-learn regressor (default a ridge) on
 the pulled arms' features, then predicted on every arm's features; or pass `estimated_rewards`
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
+from sklearn.base import clone
 
 __all__ = ["Estimate", "ReplayEstimate", "ips", "snips", "dm", "dr", "sndr", "replay", "reward_model", "evaluate",
            "at_position", "effective_sample_size", "ESTIMATORS"]
@@ -71,26 +74,33 @@ def snips(reward, action, pscore, action_dist, *, clip: float | None = None, alp
     return _bootstrap("SNIPS", 0.0, w * r, w, alpha, n_bootstrap, seed)
 
 
-def dm(reward, action, action_dist, *, context=None, estimated_rewards=None, model=None,
+def dm(reward, action, action_dist, *, context=None, estimated_rewards=None, model=None, refit: bool = False,
        alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
-    """Direct method: the target's expected reward under the reward model (no pscore needed)."""
+    """Direct method: the target's expected reward under the reward model (no pscore needed).
+    `refit`: fit the model afresh on every bootstrap resample (needs `context`)."""
     r, a, pi = _logged(reward, action, action_dist)
-    q = _rewards_model(context, estimated_rewards, model, a, r, pi.shape)
-    return _bootstrap("DM", (pi * q).sum(axis=1), 0.0, 1.0, alpha, n_bootstrap, seed)
+    terms = _model_terms(r, a, pi, np.ones(len(a)), context, estimated_rewards, model, refit, residual=False)
+    return _bootstrap("DM", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
 
 
-def dr(reward, action, pscore, action_dist, *, context=None, estimated_rewards=None, model=None,
+def dr(reward, action, pscore, action_dist, *, context=None, estimated_rewards=None, model=None, refit: bool = False,
        clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
-    """Doubly robust: DM plus IPS on the reward model's residuals (unbiased if either is right)."""
-    direct, corrected, _ = _dr_terms(reward, action, pscore, action_dist, context, estimated_rewards, model, clip)
-    return _bootstrap("DR", direct, corrected, 1.0, alpha, n_bootstrap, seed)
+    """Doubly robust: DM plus IPS on the reward model's residuals (unbiased if either is right).
+    `refit`: fit the model afresh on every bootstrap resample (needs `context`)."""
+    r, a, pi = _logged(reward, action, action_dist)
+    terms = _model_terms(r, a, pi, _weights(pi, a, pscore, clip), context, estimated_rewards, model, refit)
+    return _bootstrap("DR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
 
 
 def sndr(reward, action, pscore, action_dist, *, context=None, estimated_rewards=None, model=None,
-         clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
-    """Self-normalised DR: the residual term divided by the mean weight, as SNIPS divides IPS."""
-    direct, corrected, w = _dr_terms(reward, action, pscore, action_dist, context, estimated_rewards, model, clip)
-    return _bootstrap("SNDR", direct, corrected, w, alpha, n_bootstrap, seed)
+         refit: bool = False, clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP,
+         seed: int = 0) -> Estimate:
+    """Self-normalised DR: the residual term divided by the mean weight, as SNIPS divides IPS.
+    `refit`: fit the model afresh on every bootstrap resample (needs `context`)."""
+    r, a, pi = _logged(reward, action, action_dist)
+    terms = _model_terms(r, a, pi, _weights(pi, a, pscore, clip), context, estimated_rewards, model, refit,
+                         normalise=True)
+    return _bootstrap("SNDR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
 
 
 def replay(reward, action, pscore, target, *, context=None, rejection: bool = False, alpha: float = ALPHA,
@@ -149,13 +159,31 @@ def replay(reward, action, pscore, target, *, context=None, rejection: bool = Fa
     return ReplayEstimate("Replay", value, value - half, value + half, int(m))
 
 
-def _dr_terms(reward, action, pscore, action_dist, context, estimated_rewards, model, clip):
-    """DR's per-round parts: the model's value of the target, the weighted residual, the weight."""
-    r, a, pi = _logged(reward, action, action_dist)
-    w = _weights(pi, a, pscore, clip)
-    q = _rewards_model(context, estimated_rewards, model, a, r, pi.shape)
-    residual = r - q[np.arange(len(a)), a]
-    return (pi * q).sum(axis=1), w * residual, w
+def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, residual: bool = True,
+                 normalise: bool = False):
+    """The per-round parts (c, num, den) of DM / DR / SNDR, value = mean(c) + mean(num) / mean(den), as a
+    function of the rounds `idx` they are computed on (None: all, with the model fitted once).
+
+    c is the model's value of the target sum_k pi(k | x_i) q(x_i, k), num the weighted residual
+    w_i (r_i - q(x_i, a_i)) (0 for DM), den the weight w_i for SNDR (else 1). With `refit`, the
+    terms of a resample idx come from a model fitted on those rounds alone, a fresh clone of
+    `model` (default ridge) each time, so the bootstrap sees the model's estimation error too."""
+    if refit and context is None:
+        raise ValueError("refit=True fits the reward model on every bootstrap resample, so it needs context (the "
+                         "per-arm features), not estimated_rewards")
+    q_all = _rewards_model(context, estimated_rewards, model, a, r, pi.shape)
+    X = None if context is None else np.asarray(context)
+
+    def terms(idx):
+        if idx is None:
+            q, ri, ai, pii, wi = q_all, r, a, pi, w
+        else:
+            ri, ai, pii, wi = r[idx], a[idx], pi[idx], w[idx]
+            q = reward_model(X[idx], ai, ri, None if model is None else clone(model))
+        num = wi * (ri - q[np.arange(len(ai)), ai]) if residual else 0.0
+        return (pii * q).sum(axis=1), num, wi if normalise else 1.0
+
+    return terms
 
 
 def reward_model(context, action, reward, model=None) -> np.ndarray:
@@ -177,10 +205,12 @@ ESTIMATORS = {"IPS": ips, "SNIPS": snips, "DM": dm, "DR": dr, "SNDR": sndr}   # 
 
 
 def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip: float | None = None, model=None,
-             alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> list[Estimate]:
+             refit: bool = False, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP,
+             seed: int = 0) -> list[Estimate]:
     """The named estimators (keys of ESTIMATORS) of the target `action_dist` on logged `feedback`
-    (gym_ctxbandits.feedback's dict), each with the same clip, reward model and bootstrap. A ranking
-    target's action_dist (n, K, len_list) is taken at the log's `position` of each round."""
+    (gym_ctxbandits.feedback's dict), each with the same clip, reward model (refitted on every
+    bootstrap resample with `refit`) and bootstrap. A ranking target's action_dist (n, K, len_list)
+    is taken at the log's `position` of each round."""
     if np.ndim(action_dist) == 3 and feedback.get("position") is not None:
         action_dist = at_position(action_dist, feedback["position"])
     unknown = sorted(set(estimators) - set(ESTIMATORS))
@@ -192,7 +222,7 @@ def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip:
         if name != "DM":
             kwargs.update(pscore=feedback["pscore"], clip=clip)
         if name in ("DM", "DR", "SNDR"):
-            kwargs.update(context=feedback["context"], model=model)
+            kwargs.update(context=feedback["context"], model=model, refit=refit)
         out.append(ESTIMATORS[name](feedback["reward"], feedback["action"], action_dist=action_dist, **kwargs))
     return out
 
@@ -300,10 +330,12 @@ def _rewards_model(context, estimated_rewards, model, a, r, shape) -> np.ndarray
     return q
 
 
-def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int) -> Estimate:
+def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int, refit=None) -> Estimate:
     """The estimate mean(c) + mean(num) / mean(den) of per-round terms (scalars broadcast), and the
     alpha/2 and 1 - alpha/2 quantiles of its value on `n_bootstrap` resamples of the rounds. A
-    resample without a positive weight leaves SNIPS and SNDR undefined (0 / 0) and is left out."""
+    resample without a positive weight leaves SNIPS and SNDR undefined (0 / 0) and is left out.
+    `refit(idx)`, when given, recomputes the terms of each resample idx (a reward model refitted on
+    it) instead of indexing the fixed ones."""
     _check_alpha(alpha)
     if not (isinstance(n_bootstrap, (int, np.integer)) and n_bootstrap >= 1):
         raise ValueError(f"n_bootstrap must be a positive integer, got {n_bootstrap!r}")
@@ -316,11 +348,20 @@ def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int
             return c_ + num_ / den_
 
     rng = np.random.default_rng(seed)
-    chunk = max(1, 2_000_000 // n)          # resamples per block: about 2e6 indices in memory at once
-    values = np.concatenate([value(rng.integers(n, size=(min(chunk, n_bootstrap - s), n)))
-                             for s in range(0, n_bootstrap, chunk)])
+    if refit is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.array([_ratio(*refit(rng.integers(n, size=n))) for _ in range(n_bootstrap)])
+    else:
+        chunk = max(1, 2_000_000 // n)          # resamples per block: about 2e6 indices in memory at once
+        values = np.concatenate([value(rng.integers(n, size=(min(chunk, n_bootstrap - s), n)))
+                                 for s in range(0, n_bootstrap, chunk)])
     low, high = np.nanquantile(values, [alpha / 2, 1 - alpha / 2])
     return Estimate(name, float(value(np.arange(n))), float(low), float(high))
+
+
+def _ratio(c, num, den) -> float:
+    """mean(c) + mean(num) / mean(den) of one resample's terms (scalars stand for constant terms)."""
+    return float(np.mean(c) + np.mean(num) / np.mean(den))
 
 
 def _check_alpha(alpha: float) -> None:

@@ -1,24 +1,32 @@
 """Coverage of the off-policy estimators (issue 21 item 4): bias, spread and CI coverage over seeds.
 
 On CtxBandit/Linear-v0 and CtxBandit/Logistic-v0 (K = 10 arms drawn each round from a pool of 100,
-d = 5, one fixed instance), epsilon-greedy behaviours log `--rounds` rounds per seed; two frozen
-targets, LinUCB and LinTS, trained `--train-rounds` rounds on a separate episode of the same
-instance, are evaluated on every log by IPS, SNIPS, DM, DR and SNDR (gym_ctxbandits.ope defaults:
-no clipping, ridge reward model, 1,000-resample percentile bootstrap). The truth of a seed is the
-target's exact value on that log's rounds (`feedback.true_value`). Per setting and estimator the
-table gives the bias and the standard error of the estimate over seeds, the RMSE, the mean CI
-width and the share of seeds whose 95% CI covers the truth, and for the logs the mean effective
-sample size of the importance weights (Kish: (sum w)^2 / sum w^2) and the mean number of rounds
-weighted above 20. Rows marked "1/K" and "x0.5" replace
-the logged pscore by a uniform 1/K or halve it, to show what a wrong propensity does.
+d = 5, one fixed instance), behaviour agents log `--rounds` rounds per seed: epsilon-greedy at
+`--epsilons` and Softmax at one temperature per env (`--taus`). Two frozen targets, LinUCB and
+LinTS, trained `--train-rounds` rounds on a separate episode of the same instance, are evaluated
+on every log by IPS, SNIPS, DM, DR and SNDR (gym_ctxbandits.ope defaults: no clipping, ridge reward
+model, 1,000-resample percentile bootstrap), and DM, DR and SNDR once more with the reward model
+refitted on every resample (`refit=True`). The truth of a seed is the target's exact value on that
+log's rounds (`feedback.true_value`). Three tables: the overlap of each behaviour with each target
+(mean over seeds of the smallest behaviour propensity of an arm the target may take, of the
+largest importance weight, of Kish's effective sample size (sum w)^2 / sum w^2 and of the number
+of rounds weighted above 20); per setting and estimator the bias and standard error of the estimate
+over seeds, the RMSE, the mean CI width and the share of seeds whose 95% CI covers the truth; and
+IPS, SNIPS and DR with the logged pscore replaced by a uniform 1/K or halved ("1/K", "x0.5"), to
+show what a wrong propensity does.
 
-The zoo has no softmax policy, so the two behaviours are epsilon-greedy at two epsilons. LinTS's
-action distribution is a Monte-Carlo estimate from `--draws` posterior samples a round, drawn by a
-`--draws`-instance copy of the trained LinTS (every instance trained on the same trajectory, so
-the same posterior, each with its own random stream): one vectorised act a round instead of
-`--draws` deep copies (agent.action_probs), the same distribution.
+Softmax's tau is chosen on other seeds than the reported ones: `--tau-grid` prints the overlap
+of each tau of a grid on the seeds given (docs/offpolicy.md: seeds 1000-1019) and marks, per env,
+the smallest tau whose largest importance weight averages at most MAX_WEIGHT over seeds and
+targets (epsilon-greedy 0.5's cap, 1 / 0.05): the most exploiting softmax with that overlap.
 
-    python scripts/ope_coverage.py                  # 50 seeds (docs/offpolicy.md has the table and its run time)
+LinTS's action distribution is a Monte-Carlo estimate from `--draws` posterior samples a round,
+drawn by a `--draws`-instance copy of the trained LinTS (every instance trained on the same
+trajectory, so the same posterior, each with its own random stream): one vectorised act a round
+instead of `--draws` deep copies (agent.action_probs), the same distribution.
+
+    python scripts/ope_coverage.py                  # 50 seeds (docs/offpolicy.md has the tables and run time)
+    python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20
     python scripts/ope_coverage.py --quick          # 2 seeds, 200 rounds: a smoke run (tests)
 """
 
@@ -26,7 +34,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gymnasium as gym
 import numpy as np
@@ -39,8 +47,11 @@ from gym_ctxbandits import feedback, ope
 KW = dict(num_arms=10, dim=5, pool_size=100, instance_seed=7)
 ENVS = {"Linear": "CtxBandit/Linear-v0", "Logistic": "CtxBandit/Logistic-v0"}
 EPSILONS = (0.1, 0.5)         # the epsilon-greedy behaviours
+TAUS = {"Linear": 0.1, "Logistic": 0.5}     # Softmax's, from `--tau-grid` on seeds 1000-1019 (docs/offpolicy.md)
+MAX_WEIGHT = 20.0             # the --tau-grid rule: largest weight at most epsilon-greedy 0.5's, 1 / 0.05
 PSCORES = {"true": lambda p, K: p, "1/K": lambda p, K: np.full_like(p, 1.0 / K), "x0.5": lambda p, K: 0.5 * p}
-TRAIN_SEED = 10_000          # the targets' training episode, apart from the logs' seeds 0, 1, ...
+REFIT = ("DM", "DR", "SNDR")  # the estimators with a reward model, run again with refit=True
+TRAIN_SEED = 10_000           # the targets' training episode, apart from the logs' seeds 0, 1, ...
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,9 @@ class Args:
     train_rounds: int = 500
     draws: int = 1000
     epsilons: tuple = EPSILONS
+    taus: dict = field(default_factory=lambda: dict(TAUS))
+    first_seed: int = 0
+    n_bootstrap: int = ope.N_BOOTSTRAP
 
 
 def train_copies(env_id: str, rounds: int, seed: int, copies: int):
@@ -74,52 +88,95 @@ def sampled_dist(copies, context: np.ndarray, draws: int) -> np.ndarray:
     return (picks[:, :, None] == np.arange(K)).mean(axis=1)
 
 
-def run(args: Args) -> pd.DataFrame:
-    rows = []
-    for env_name, env_id in ENVS.items():
-        linucb = feedback.train(agents.make("LinUCB", seed=TRAIN_SEED), env_id, args.train_rounds, TRAIN_SEED, KW)
-        lints = train_copies(env_id, args.train_rounds, TRAIN_SEED, args.draws)
-        for seed in range(args.seeds):
-            logs = {f"eps-greedy {eps:g}": gym_ctxbandits.log(env_id, agents.make("epsilon-greedy", epsilon=eps,
-                                                                                  seed=seed), args.rounds, seed,
-                                                               env_kwargs=KW) for eps in args.epsilons}
+def behaviours(env_name: str, args: Args) -> dict[str, tuple[str, dict]]:
+    """Label -> (agent name, kwargs) of the behaviours logged on `env_name`."""
+    out = {f"eps-greedy {eps:g}": ("epsilon-greedy", dict(epsilon=eps)) for eps in args.epsilons}
+    if env_name in args.taus:
+        out[f"softmax {args.taus[env_name]:g}"] = ("Softmax", dict(tau=args.taus[env_name]))
+    return out
+
+
+def targets(args: Args) -> dict[str, tuple]:
+    """Env name -> (frozen LinUCB, LinTS copies), trained on the episode TRAIN_SEED."""
+    return {env_name: (feedback.train(agents.make("LinUCB", seed=TRAIN_SEED), env_id, args.train_rounds, TRAIN_SEED, KW),
+                       train_copies(env_id, args.train_rounds, TRAIN_SEED, args.draws))
+            for env_name, env_id in ENVS.items()}
+
+
+def target_dists(trained: tuple, context: np.ndarray, draws: int) -> dict[str, np.ndarray]:
+    """Each target's action distribution (n, K) on the logged rounds."""
+    linucb, lints = trained
+    return {"LinUCB": feedback.target_probs(linucb, {"context": context}), "LinTS": sampled_dist(lints, context, draws)}
+
+
+def overlap(log: dict, pi: np.ndarray) -> dict:
+    """How well the log covers the target: the smallest behaviour propensity of an arm the target
+    may take, the largest importance weight, the effective sample size, the rounds weighted above 20."""
+    ess, largest = ope.effective_sample_size(log["action"], log["pscore"], pi)
+    w = pi[np.arange(len(pi)), log["action"]] / log["pscore"]
+    return {"min propensity": float(np.asarray(log["action_prob"])[pi > 0].min()), "max weight": largest, "ESS": ess,
+            "w > 20": int((w > 20).sum())}
+
+
+def run(args: Args) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per setting, seed and estimator; one row per setting and seed with its overlap)."""
+    rows, overlaps = [], []
+    for env_name, trained in targets(args).items():
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            logs = {label: gym_ctxbandits.log(ENVS[env_name], agents.make(name, seed=seed, **kw), args.rounds, seed,
+                                              env_kwargs=KW) for label, (name, kw) in behaviours(env_name, args).items()}
             context = next(iter(logs.values()))["context"]       # the env draws the same rounds for every behaviour
-            targets = {"LinUCB": feedback.target_probs(linucb, {"context": context}),
-                       "LinTS": sampled_dist(lints, context, args.draws)}
+            dists = target_dists(trained, context, args.draws)
             for behaviour, log in logs.items():
-                for target, pi in targets.items():
+                for target, pi in dists.items():
+                    setting = dict(env=env_name, behaviour=behaviour, target=target)
+                    overlaps.append(dict(setting, seed=seed, **overlap(log, pi)))
                     truth = feedback.true_value(log, pi)
-                    w = pi[np.arange(len(pi)), log["action"]] / log["pscore"]
-                    ess = w.sum() ** 2 / (w ** 2).sum()          # Kish's effective sample size of the weights
                     for pscore, change in PSCORES.items():
                         fb = dict(log, pscore=change(log["pscore"], log["n_actions"]))
                         names = ope.ESTIMATORS if pscore == "true" else ("IPS", "SNIPS", "DR")
-                        for est in ope.evaluate(fb, pi, names, seed=seed):
-                            rows.append(dict(env=env_name, behaviour=behaviour, target=target, pscore=pscore,
-                                             estimator=est.estimator, seed=seed, error=est.value - truth,
-                                             width=est.high - est.low, covers=est.low <= truth <= est.high,
-                                             ess=ess, big=(w > 20).sum()))
-    return pd.DataFrame(rows)
+                        estimates = ope.evaluate(fb, pi, names, n_bootstrap=args.n_bootstrap, seed=seed)
+                        refits = {e.estimator: e for e in ope.evaluate(fb, pi, REFIT, refit=True, seed=seed,
+                                                                       n_bootstrap=args.n_bootstrap)
+                                  } if pscore == "true" else {}
+                        for est in estimates:
+                            refit = refits.get(est.estimator)
+                            rows.append(dict(setting, pscore=pscore, estimator=est.estimator, seed=seed,
+                                             error=est.value - truth, width=est.high - est.low,
+                                             covers=est.low <= truth <= est.high,
+                                             refit_width=np.nan if refit is None else refit.high - refit.low,
+                                             refit_covers=np.nan if refit is None else refit.low <= truth <= refit.high))
+    return pd.DataFrame(rows), pd.DataFrame(overlaps)
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per setting and estimator: bias, SE (sd over seeds), RMSE, mean CI width, coverage, and the
-    logs' mean effective sample size and number of rounds weighted above 20 (true pscores)."""
-    keys = ["env", "behaviour", "target", "pscore", "estimator"]
-    g = runs.groupby(keys, sort=False)
+    """Per setting and estimator: bias, SE (sd over seeds), RMSE, mean CI width and coverage, with the
+    model held fixed and refitted on every resample."""
+    g = runs.groupby(["env", "behaviour", "target", "pscore", "estimator"], sort=False)
     return pd.DataFrame({"bias": g["error"].mean(), "SE": g["error"].std(ddof=1),
                          "RMSE": g["error"].apply(lambda e: float(np.sqrt(np.mean(e ** 2)))),
-                         "CI width": g["width"].mean(), "coverage": g["covers"].mean(), "ESS": g["ess"].mean(),
-                         "big": g["big"].mean()}).reset_index()
+                         "width": g["width"].mean(), "coverage": g["covers"].mean(),
+                         "refit_width": g["refit_width"].mean(),
+                         "refit_coverage": g["refit_covers"].apply(lambda c: c.astype(float).mean())}).reset_index()
+
+
+def overlap_markdown(overlaps: pd.DataFrame) -> str:
+    """The mean overlap of every (env, behaviour, target) over its seeds."""
+    lines = ["| env | behaviour | target | min propensity | max weight | ESS | w > 20 |", "|---|---|---|---|---|---|---|"]
+    for key, g in overlaps.groupby(["env", "behaviour", "target"], sort=False):
+        lines.append("| " + " | ".join(key) + f" | {g['min propensity'].mean():.4f} | {g['max weight'].mean():.1f} | "
+                     f"{g['ESS'].mean():.0f} | {g['w > 20'].mean():.1f} |")
+    return "\n".join(lines)
 
 
 def markdown(table: pd.DataFrame) -> str:
     """Two tables: every estimator with the logged pscores; IPS, SNIPS and DR with the wrong ones."""
-    lines = ["| env | behaviour | target | estimator | bias | SE | RMSE | CI width | 95% CI covers | ESS | w > 20 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| env | behaviour | target | estimator | bias | SE | RMSE | CI width | 95% CI covers | refit: CI width, "
+             "covers |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in table[table["pscore"] == "true"].itertuples():
+        refit = "" if np.isnan(r.refit_width) else f"{r.refit_width:.3f}, {100 * r.refit_coverage:.0f}%"
         lines.append(f"| {r.env} | {r.behaviour} | {r.target} | {r.estimator} | {r.bias:+.3f} | {r.SE:.3f} | "
-                     f"{r.RMSE:.3f} | {r._9:.3f} | {100 * r.coverage:.0f}% | {r.ESS:.0f} | {r.big:.1f} |")
+                     f"{r.RMSE:.3f} | {r.width:.3f} | {100 * r.coverage:.0f}% | {refit} |")
     wrong = table[table["pscore"] != "true"]
     names = list(dict.fromkeys(wrong["estimator"]))
     lines += ["", "| env | behaviour | target | pscore | " + " | ".join(f"{e} bias, covers" for e in names) + " |",
@@ -131,26 +188,73 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def tau_grid(args: Args, grid: tuple[float, ...]) -> str:
+    """Softmax's overlap with both targets at every tau of `grid` (means over the seeds of `args`),
+    its regret per round, and per env the tau the MAX_WEIGHT rule picks (marked "<-")."""
+    lines = ["| env | tau | target | min propensity | max weight | ESS | w > 20 | regret per round |",
+             "|---|---|---|---|---|---|---|---|"]
+    for env_name, trained in targets(args).items():
+        stats = []
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            logs = {tau: gym_ctxbandits.log(ENVS[env_name], agents.make("Softmax", tau=tau, seed=seed), args.rounds,
+                                            seed, env_kwargs=KW) for tau in grid}
+            dists = target_dists(trained, logs[grid[0]]["context"], args.draws)
+            for tau, log in logs.items():
+                mean = np.asarray(log["expected_reward"])
+                regret = float((mean.max(axis=1) - mean[np.arange(len(mean)), log["action"]]).mean())
+                stats += [dict(tau=tau, target=t, regret=regret, **overlap(log, pi)) for t, pi in dists.items()]
+        stats = pd.DataFrame(stats)
+        heavy = stats.groupby("tau")["max weight"].mean()
+        chosen = min((tau for tau in grid if heavy[tau] <= MAX_WEIGHT), default=None)
+        for (tau, target), g in stats.groupby(["tau", "target"], sort=False):
+            mark = " <-" if tau == chosen else ""
+            lines.append(f"| {env_name} | {tau:g}{mark} | {target} | {g['min propensity'].mean():.4f} | "
+                         f"{g['max weight'].mean():.1f} | {g['ESS'].mean():.0f} | {g['w > 20'].mean():.1f} | "
+                         f"{g['regret'].mean():.3f} |")
+    return "\n".join(lines)
+
+
+def _taus(text: str) -> dict[str, float]:
+    """'Linear=0.1,Logistic=0.5' -> {env: tau}; '' -> no softmax behaviour."""
+    taus = {}
+    for part in filter(None, text.split(",")):
+        env, _, tau = part.partition("=")
+        if env not in ENVS or not tau:
+            raise SystemExit(f"ope_coverage.py: --taus takes ENV=TAU pairs with ENV one of {', '.join(ENVS)}, got "
+                             f"{part!r}")
+        taus[env] = float(tau)
+    return taus
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=Args.seeds, help="logs per setting (seeds 0..N-1)")
+    parser.add_argument("--seeds", type=int, default=Args.seeds, help="logs per setting")
+    parser.add_argument("--first-seed", type=int, default=0, help="the logs' seeds are first-seed, first-seed + 1, ...")
     parser.add_argument("--rounds", type=int, default=Args.rounds, help="rounds per log")
     parser.add_argument("--train-rounds", type=int, default=Args.train_rounds, help="the targets' training rounds")
     parser.add_argument("--draws", type=int, default=Args.draws, help="LinTS posterior samples a round")
-    parser.add_argument("--epsilons", default=",".join(map(str, EPSILONS)), help="the behaviours' epsilons")
-    parser.add_argument("--quick", action="store_true", help="2 seeds, 200 rounds, 100 training rounds, 100 draws: "
-                        "a smoke run")
+    parser.add_argument("--epsilons", default=",".join(map(str, EPSILONS)), help="the epsilon-greedy behaviours")
+    parser.add_argument("--taus", default=",".join(f"{e}={t}" for e, t in TAUS.items()),
+                        help="Softmax behaviours' temperature per env, ENV=TAU pairs ('' for none)")
+    parser.add_argument("--tau-grid", help="instead of the tables: Softmax's overlap at each of these taus and the "
+                        "tau the rule picks")
+    parser.add_argument("--quick", action="store_true", help="2 seeds, 200 rounds, 100 training rounds, 100 draws, "
+                        "50 bootstrap resamples: a smoke run")
     parser.add_argument("--csv", help="also write every seed's row here")
     ns = parser.parse_args(argv)
-    epsilons = tuple(float(e) for e in ns.epsilons.split(","))
-    args = Args(2, 200, 100, 100) if ns.quick else Args(ns.seeds, ns.rounds, ns.train_rounds, ns.draws, epsilons)
+    epsilons = tuple(float(e) for e in filter(None, ns.epsilons.split(",")))
+    args = (Args(2, 200, 100, 100, n_bootstrap=50, first_seed=ns.first_seed) if ns.quick else
+            Args(ns.seeds, ns.rounds, ns.train_rounds, ns.draws, epsilons, _taus(ns.taus), ns.first_seed))
     start = time.perf_counter()
-    runs = run(args)
-    if ns.csv:
-        runs.to_csv(ns.csv, index=False)
-    print(markdown(summary(runs)))
-    print(f"\n{args.seeds} seeds x {args.rounds} rounds, LinTS from {args.draws} draws a round: "
-          f"{time.perf_counter() - start:.0f} s")
+    if ns.tau_grid:
+        print(tau_grid(args, tuple(float(t) for t in ns.tau_grid.split(","))))
+    else:
+        runs, overlaps = run(args)
+        if ns.csv:
+            runs.to_csv(ns.csv, index=False)
+        print(overlap_markdown(overlaps) + "\n\n" + markdown(summary(runs)))
+    print(f"\nseeds {args.first_seed}-{args.first_seed + args.seeds - 1} x {args.rounds} rounds, LinTS from "
+          f"{args.draws} draws a round: {time.perf_counter() - start:.0f} s")
     return 0
 
 

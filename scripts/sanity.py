@@ -64,7 +64,7 @@ S4_FIXED = Home("CtxBandit/FixedActionSet-v0", 10_000, "[S4] fig. 1 (u = 0.1)", 
 S4_BOUNDED = Home("CtxBandit/BoundedRegret-v0", 10_000, "[S4] fig. 3")
 
 HOMES: dict[str, Home] = {
-    **dict.fromkeys(["Lin-ES", "LinUCB", "LinTS"], S0_LINEAR),
+    **dict.fromkeys(["Lin-ES", "LinUCB", "LinTS", "Softmax"], S0_LINEAR),
     **dict.fromkeys(["GLM-ES", "GLM-ES-DT"], S0_LOGISTIC),
     **dict.fromkeys(["Neural-ES", "Neural-ES-DT", "NeuralUCB", "NeuralTS", "Neural-PHE"], S0_DISTANCE),
     **dict.fromkeys(["GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM"], S1_LOGISTIC),

@@ -130,6 +130,12 @@ def test_cli_log_then_ope(tmp_path, capsys):
     assert "| IPS |" in text and "| DM |" in text and "| truth (frozen target) |" in text and "SNIPS" not in text
     assert cli.main(["ope", out, "--target", "LinUCB", "--estimators", "bogus"]) == 2
     assert "unknown estimator BOGUS" in capsys.readouterr().err
+    widths = []
+    for refit in ([], ["--refit"]):                 # the refitted model's error widens DM's interval
+        assert cli.main(["ope", out, "--target", "LinUCB", "--estimators", "dm", "--n-bootstrap", "50", *refit]) == 0
+        low, high = re.search(r"\| DM \| \S+ \| \[(\S+), (\S+)\] \|", capsys.readouterr().out).groups()
+        widths.append(float(high) - float(low))
+    assert widths[1] > 2 * widths[0]
 
 
 def test_a_failed_log_writes_nothing(tmp_path, monkeypatch, capsys):

@@ -23,11 +23,28 @@ import ope_obd  # noqa: E402
 def test_coverage_quick_run_prints_every_row(capsys):
     assert ope_coverage.main(["--quick"]) == 0
     out = capsys.readouterr().out
-    true, wrong = (part.splitlines()[2:] for part in out.split("\n\n")[:2])
-    assert len(true) == 2 * 2 * 2 * 5                 # envs x behaviours x targets x estimators
-    assert len(wrong) == 2 * 2 * 2 * 2                # ... x the two wrong pscores, IPS, SNIPS and DR in columns
-    assert all(row.count("%") == 1 for row in true) and all(row.count("%") == 3 for row in wrong)
+    overlap, true, wrong = (part.splitlines()[2:] for part in out.split("\n\n")[:3])
+    assert len(overlap) == 2 * 3 * 2                  # envs x behaviours (epsilon 0.1, 0.5, softmax) x targets
+    assert len(true) == 2 * 3 * 2 * 5                 # ... x estimators
+    assert len(wrong) == 2 * 3 * 2 * 2                # ... x the two wrong pscores, IPS, SNIPS and DR in columns
+    refitted = [row for row in true if row.split(" | ")[3] in ("DM", "DR", "SNDR")]
+    assert len(refitted) == 2 * 3 * 2 * 3 and all(row.count("%") == 2 for row in refitted)   # held fixed and refitted
+    assert sum(row.count("%") == 1 for row in true) == 2 * 3 * 2 * 2 and all(row.count("%") == 3 for row in wrong)
+    assert "| Linear | softmax 0.1 |" in out and "| Logistic | softmax 0.5 |" in out
     assert "nan" not in out
+
+
+def test_tau_grid_marks_the_smallest_tau_within_the_weight_cap():
+    text = ope_coverage.tau_grid(ope_coverage.Args(2, 100, 50, 20), (0.01, 0.3, 100.0))
+    rows = [row.strip("| ").split(" | ") for row in text.splitlines()[2:]]
+    for env in ope_coverage.ENVS:
+        heavy = {}
+        for row in (r for r in rows if r[0] == env):
+            heavy.setdefault(float(row[1].removesuffix(" <-")), []).append(float(row[4]))   # max weight per target
+        marked = {float(r[1].removesuffix(" <-")) for r in rows if r[0] == env and r[1].endswith("<-")}
+        within = [tau for tau, w in heavy.items() if np.mean(w) <= ope_coverage.MAX_WEIGHT]
+        assert len(heavy) == 3 and marked == {min(within)}, (env, heavy, marked)
+        assert max(heavy[100.0]) < 11                 # tau = 100 is nearly uniform: weights pi / b of about 1 / 0.1 at most
 
 
 def test_lints_copies_sample_the_trained_posterior():

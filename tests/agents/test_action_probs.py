@@ -9,6 +9,7 @@ from scipy.stats import norm
 
 import agents
 from agents import checks
+from agents.base import Streams
 from agents.linear import Greedy, LinTS
 
 D = 3
@@ -38,6 +39,41 @@ def test_epsilon_greedy_mixes_greedy_and_uniform():
     assert np.allclose(agent.action_probs(X), [0.85, 0.05, 0.05, 0.05])
     fresh = agents.make("epsilon-greedy", epsilon=0.2, seed=0)          # theta_hat = 0: every arm ties
     assert np.allclose(fresh.action_probs(X), 0.25)
+
+
+def softmax_with_theta_hat_e1(**kwargs):
+    """A Softmax agent (lam = 1) that observed x = (1, 0), y = 2 once: V = diag(2, 1), b = (2, 0),
+    so theta_hat = V^{-1} b = (1, 0) and an arm's score is its first feature."""
+    agent = agents.make("Softmax", seed=0, **kwargs)
+    agent.observe(np.array([[1.0, 0.0], [0.0, 1.0]]), 0, 2.0)
+    return agent
+
+
+def test_softmax_probabilities_are_the_closed_form():
+    X = np.array([[0.0, 5.0], [0.5, -1.0], [1.0, 0.0]])               # scores 0, 0.5, 1
+    z = 1 + math.e + math.e ** 2                                       # tau = 0.5: exp(0), exp(1), exp(2)
+    p = softmax_with_theta_hat_e1(tau=0.5).action_probs(X)
+    np.testing.assert_allclose(p, [1 / z, math.e / z, math.e ** 2 / z], rtol=1e-12)
+    np.testing.assert_allclose(p, [0.090031, 0.244728, 0.665241], atol=1e-6)      # the same, by hand
+    huge = np.array([[1000.0, 0.0], [1001.0, 0.0]])                    # exp(1001) overflows; the shift does not
+    np.testing.assert_allclose(softmax_with_theta_hat_e1(tau=1.0).action_probs(huge),
+                               [1 / (1 + math.e), math.e / (1 + math.e)], rtol=1e-12)
+    cold = softmax_with_theta_hat_e1(tau=1e-300).action_probs(np.array([[1.0, 0], [0.0, 0], [1.0, 3]]))
+    assert cold.tolist() == [0.5, 0.0, 0.5]                            # tau -> 0: Greedy, ties split evenly
+    assert np.allclose(agents.make("Softmax", seed=0).action_probs(X), 1 / 3)    # theta_hat = 0: uniform
+
+
+def test_softmax_draws_invert_the_cdf_of_one_uniform():
+    """Each act takes the next uniform u of the instance's stream and picks the arm whose CDF
+    interval [cdf_{a-1}, cdf_a) holds u; over many acts the shares match the probabilities."""
+    X = np.array([[0.0, 5.0], [0.5, -1.0], [1.0, 0.0]])
+    agent = softmax_with_theta_hat_e1(tau=0.5)
+    p = agent.action_probs(X)
+    stream = Streams(0, 1)                                             # the agent's own streams, replayed
+    picks = np.array([agent.act(X) for _ in range(10_000)])
+    u = stream.random((1, 10_000))[0]
+    np.testing.assert_array_equal(picks, np.searchsorted(np.cumsum(p), u, side="right"))
+    assert np.abs(np.bincount(picks, minlength=3) / 10_000 - p).max() < 0.02    # 4 standard errors
 
 
 @pytest.mark.parametrize("name", ["LinUCB", "Greedy", "GLM-UCB", "Logistic-UCB-1"])

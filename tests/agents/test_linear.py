@@ -74,7 +74,7 @@ def test_potter_update_keeps_a_square_root():
 
 # -- incremental statistics vs the closed form ------------------------------------------------------
 @pytest.mark.parametrize("batched", [False, True])
-@pytest.mark.parametrize("name", ["Greedy", "epsilon-greedy", "LinUCB"])
+@pytest.mark.parametrize("name", ["Greedy", "epsilon-greedy", "Softmax", "LinUCB"])
 def test_ridge_statistics_match_closed_form(name, batched):
     lam = 2.0
     obs, actions, rewards = random_rounds(3, n=2 if batched else None)
@@ -260,7 +260,7 @@ def test_varying_number_of_arms():
 
 
 @pytest.mark.parametrize("name, kwargs", [
-    ("Greedy", {"lam": 0.0}), ("epsilon-greedy", {"epsilon": 1.5}), ("LinUCB", {"delta": 2.0}),
+    ("Greedy", {"lam": 0.0}), ("epsilon-greedy", {"epsilon": 1.5}), ("Softmax", {"tau": 0.0}), ("LinUCB", {"delta": 2.0}),
     ("LinUCB", {"alpha": -1.0}), ("LinTS", {"v": float("nan")}), ("LinTS-AG", {"horizon": 1}),
     ("Lin-ES", {"m": 0}), ("ES", {"prior_var": -1.0}), ("RRLS", {"sigma": 0}), ("LinUCB", {"dim": 0}),
 ])
