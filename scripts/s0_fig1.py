@@ -17,7 +17,7 @@ noise sd (sigma=0.5), otherwise their defaults (lam=1, OFUL radius with delta_t 
 Not in the paper: Lin-ES with the reward perturbation at the noise scale (sigma_R=0.5) and a prior
 perturbation (prior_sd=1), to show why the paper's sigma_R=0.1 locks some runs on a wrong arm.
 
-    python scripts/s0_fig1.py --panels fig1a,fig1b   # the paper's setting (about 7 min on 2 cores)
+    python scripts/s0_fig1.py --panels fig1a,fig1b --batch 25   # the paper's setting (101 s on 2 idle cores)
     python scripts/s0_fig1.py --panels fig1d,fig1e --horizon 2000 --seeds 5   # the neural panels, reduced
     python scripts/s0_fig1.py                        # everything at the paper's scale (days of CPU)
     python scripts/s0_fig1.py --quick                # smoke run

@@ -68,8 +68,6 @@ SKIP = {
     # docs/glm_agents.md
     "python scripts/s1_fig1.py --horizon 2000 --seeds 50 --batch 50 --workers 2 --out /tmp/s1_2000":
         "111 s on 2 cores",
-    "python scripts/s0_fig1.py --panels fig1a,fig1b --workers 2 --out /tmp/s0_fig1ab": "7 min on 2 shared cores "
-                                                                                       "(418 CPU-s)",
     # docs/offpolicy.md
     "python scripts/ope_coverage.py": "26 min on 2 shared cores (1,189 CPU-s)",
     "python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20":
@@ -79,8 +77,7 @@ SKIP = {
     "python scripts/ope_obd.py --bts-prior obp-0.4.1-py3-none-any.whl": "needs the Open Bandit sample and obp's "
                                                                         "wheel; 15 s on 2 shared cores",
     # docs/reproductions.md
-    "python scripts/s0_fig1.py --panels fig1a,fig1b --figures docs/figures": "fig1a 19 s, fig1b 7 min on 2 shared "
-                                                                               "cores",
+    "python scripts/s0_fig1.py --panels fig1a,fig1b --batch 25 --figures docs/figures": "101 s on 2 idle cores",
     "python scripts/s0_fig1.py --panels fig1d,fig1e --horizon 2000 --seeds 5 --workers 1 --figures docs/figures":
         "36 min on 2 loaded cores",
     "OMP_NUM_THREADS=1 python scripts/s0_fig1.py --panels fig1d --horizon 5000 --seeds 10 --workers 1":
