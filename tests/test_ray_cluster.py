@@ -29,6 +29,7 @@ import threading
 import time
 from pathlib import Path
 
+import gymnasium
 import pandas as pd
 import pytest
 
@@ -45,28 +46,7 @@ RAY = str(Path(sys.executable).parent / "ray")
 ENV = "CtxBandit/Linear-v0"
 AGENTS = ["LinUCB", "LinTS", "My-Greedy"]       # the third comes from the user's module, shipped to the workers
 COLS = ["env", "agent", "seed", "round", "reward", "regret", "cum_reward", "cum_regret"]
-MODULE = '''"""A user's agent: greedy on the ridge estimate, registered on import."""
-import numpy as np
-
-import agents
-from agents.linear import LinearAgent
-
-
-@agents.register("My-Greedy")
-class MyGreedy(LinearAgent):
-    params = {}
-
-    def _init_state(self, n, d):
-        self.V_ = np.tile(np.eye(d), (n, 1, 1))
-        self.b_ = np.zeros((n, d))
-
-    def _update(self, x, y):
-        self.V_ = self.V_ + x[:, :, None] * x[:, None, :]
-        self.b_ = self.b_ + y[:, None] * x
-
-    def _scores(self, X):
-        return (X @ np.linalg.solve(self.V_, self.b_[:, :, None]))[:, :, 0]
-'''
+MODULE = (ROOT / "tests" / "user_module" / "my_bandits.py").read_text()   # a user's agent (and env)
 NODE_PORTS = ("node-manager-port", "object-manager-port", "dashboard-agent-listen-port", "dashboard-agent-grpc-port",
               "runtime-env-agent-port", "metrics-export-port")
 
@@ -194,7 +174,7 @@ def token_env(**values):
 @pytest.fixture
 def driver(cluster, tmp_path, monkeypatch):
     """This test's folder, current, holding the user's module; this process has the cluster's token."""
-    (tmp_path / "my_agents.py").write_text(MODULE)
+    (tmp_path / "my_bandits.py").write_text(MODULE)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     import agents
@@ -206,10 +186,11 @@ def driver(cluster, tmp_path, monkeypatch):
             ray.shutdown()
     agents.REGISTRY.clear()
     agents.REGISTRY.update(registered)
-    sys.modules.pop("my_agents", None)
+    sys.modules.pop("my_bandits", None)
+    gymnasium.registry.pop("MyBandit-v0", None)
 
 
-KW = dict(seeds=[0, 1, 2], horizon=300, log_every=50, batch=2, imports=["my_agents.py"])
+KW = dict(seeds=[0, 1, 2], horizon=300, log_every=50, batch=2, imports=["my_bandits.py"])
 
 
 def inprocess(**kw):
@@ -252,7 +233,7 @@ def test_ray_job_submit_gives_the_in_process_numbers(cluster, driver):
     out = driver / "on-head"
     command = [RAY, "job", "submit", f"--address=http://127.0.0.1:{cluster.dashboard_port}", "--working-dir", ".",
                "--", "ctxbandits", "run", "--backend", "ray", "--address", "auto", "--env", ENV, "--agents",
-               ",".join(AGENTS), "--import", "my_agents.py", "--seeds", "3", "--horizon", "300", "--log-every", "50",
+               ",".join(AGENTS), "--import", "my_bandits.py", "--seeds", "3", "--horizon", "300", "--log-every", "50",
                "--batch", "2", "--out", str(out), "--quiet"]
     job = subprocess.run(command, env=dict(cluster.env, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}"),
                          capture_output=True, text=True, timeout=300)
@@ -279,6 +260,8 @@ def test_a_node_with_other_code_stops_the_run_in_one_line(cluster, driver):
 INTERRUPTED_SESSION = """
 import sys, threading, time, _thread
 from pathlib import Path
+
+import gymnasium
 import ray, gym_ctxbandits
 from gym_ctxbandits.ray_backend import runtime_env
 
