@@ -10,17 +10,20 @@ The checks need fresh envs with chosen kwargs, so they take an id or a class, no
 Each check takes an `EnvFactory` (`as_factory(id_or_env, **kwargs)`) and raises AssertionError
 naming the env, what failed and how to fix it:
 
-* `check_gymnasium`: Gymnasium's `check_env`, without a warning;
+* `check_gymnasium`: Gymnasium's `check_env`, without a warning, after our own check that the first
+  observation lies in the observation space (an error naming `feature_bound` when it does not);
 * `check_determinism`: two envs reset with one seed give the same observations, rewards and infos;
   another seed gives others;
 * `check_pickle`: an env pickled mid-episode and restored continues exactly like the original;
 * `check_info`: the info contract: reset's info holds only what an agent may see before acting
   (`ROUND_KEYS`); each step's info holds `STEP_KEYS` as numpy scalars with a consistent regret
   (>= 0, the gap of the means, 0 for the announced optimal arm), or for a replay env (`replay =
-  True`) `accepted` and no regret; an `action_mask` is (K,) int8;
+  True`) `accepted` and no regret; an `action_mask` is (K,) int8; with `noise="bernoulli"` every
+  arm's expected reward is a probability in [0, 1] and every reward 0 or 1;
 * `check_vector_env`: the native vector env (the id's `vector_entry_point`, or the one the core
   builds for a `CtxBanditEnv` class) equals N single envs seeded `seed + i`, autoreset included;
-  skipped when there is none (a replay env);
+  skipped for a replay env, and skipped with a `UserWarning` saying how to add one for any other
+  env without one;
 * `check_instance_seed`: for an env with `instance_seed` and `instance` (every `CtxBanditEnv`):
   `instance_seed` fixes the instance and leaves the rounds and noise to the episode seed;
   without it the instance changes with the episode seed, unless the env declares it given
@@ -135,10 +138,41 @@ def _is_replay(env) -> bool:
     return bool(getattr(env.unwrapped, "replay", False))
 
 
+def _check_observation(f: EnvFactory, space, obs, where: str) -> None:
+    """`obs` lies in the Box `space`, or an AssertionError saying which way it does not and the fix."""
+    if space.contains(obs):
+        return
+    shape, dtype = np.shape(obs), getattr(obs, "dtype", type(obs).__name__)
+    assert shape == space.shape and np.can_cast(dtype, space.dtype), (
+        f"{f.name}: {where} observation has shape {shape} and dtype {dtype}; the observation space is {space}: "
+        "return the round's (K, d) float32 arm features")
+    low, high = float(np.min(obs)), float(np.max(obs))
+    raise AssertionError(
+        f"{f.name}: {where} observation is not within the observation space {space}: its features span "
+        f"[{low:.4g}, {high:.4g}]; pass their bound to the core, super().__init__(..., "
+        f"feature_bound={max(abs(low), abs(high)):.4g}) (np.inf when unbounded), or scale the features into "
+        "[-feature_bound, feature_bound]")
+
+
+def _check_bernoulli_means(f: EnvFactory, env, reward, where: str) -> None:
+    """With Bernoulli noise, the round's expected rewards are probabilities and `reward` is 0 or 1."""
+    model = env.unwrapped
+    if getattr(model, "noise", None) != "bernoulli" or not hasattr(model, "expected_rewards"):
+        return
+    means = model.expected_rewards
+    assert np.all((means >= 0) & (means <= 1)), (
+        f"{f.name}: {where} expected rewards span [{means.min():.4g}, {means.max():.4g}], but noise='bernoulli' draws "
+        "each reward as Bernoulli(mean), which needs a probability in [0, 1]: pass the means through a link "
+        "(gym_ctxbandits.envs.core.sigmoid) or use noise='gaussian'")
+    assert reward is None or reward in (0.0, 1.0), f"{f.name}: {where} Bernoulli reward is {reward!r}, not 0 or 1"
+
+
 # -- the checks ---------------------------------------------------------------------------------
 def check_gymnasium(f: EnvFactory) -> None:
-    """Gymnasium's `check_env` (spaces, reset/step signatures, seeding) passes without a warning."""
+    """The first observation lies in the observation space, and Gymnasium's `check_env` (spaces,
+    reset/step signatures, seeding) passes without a warning."""
     env = f.make()
+    _check_observation(f, env.observation_space, env.unwrapped.reset(seed=0)[0], "reset's")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -214,13 +248,15 @@ def check_info(f: EnvFactory) -> None:
         f"{f.name}: reset's info has {sorted(set(info) - ROUND_KEYS)}: before the agent acts the info may hold only "
         f"{sorted(ROUND_KEYS)}, nothing that reveals the optimum")
     _check_round_info(f, info, k, "reset's")
+    if not replay:
+        _check_bernoulli_means(f, env, None, "reset's")
     allowed = (REPLAY_KEYS if replay else STEP_KEYS) | ROUND_KEYS | f.info_keys
     for t in range(30):
         arms = _available(info, k)
         a = int(arms[t % len(arms)])
         obs, reward, terminated, truncated, info = env.step(a)
         where = f"step {t}'s"
-        assert env.observation_space.contains(obs), f"{f.name}: {where} observation is outside the observation space"
+        _check_observation(f, env.observation_space, obs, where)
         assert isinstance(reward, float) and np.isfinite(reward), (
             f"{f.name}: {where} reward {reward!r} must be a finite float")
         assert set(info) <= allowed, (
@@ -232,6 +268,7 @@ def check_info(f: EnvFactory) -> None:
             _check_scalar(f, info, "accepted", "b", where)
             assert info["accepted"] or reward == 0.0, f"{f.name}: {where} rejected event paid {reward}; it must pay 0"
             continue
+        _check_bernoulli_means(f, env, reward, where)
         missing = STEP_KEYS - set(info)
         assert not missing, (f"{f.name}: {where} info lacks {sorted(missing)}: every step of a simulated env gives "
                              f"{sorted(STEP_KEYS)} (a replay env sets replay = True and gives 'accepted')")
@@ -265,6 +302,13 @@ def _assert_sub_info(f: EnvFactory, vec_info: dict, i: int, single_info: dict, w
 def check_vector_env(f: EnvFactory, n: int = 3, steps: int = 12, horizon: int = 5) -> None:
     """The native vector env equals n single envs seeded seed + i, with Gymnasium's next-step autoreset."""
     if f.make_vec is None:
+        if not _is_replay(f.make()):
+            warnings.warn(
+                f"{f.name} has no native vector env, so gym.make_vec(..., vectorization_mode='vector_entry_point') "
+                "fails and ctxbandits run plays its seeds one env at a time, without batched agents; for a "
+                "CtxBanditEnv register it with vector_entry_point=vector_env(MyEnv, __name__) "
+                "(gym_ctxbandits.envs.core), or pass check_env the class itself to check the one the core builds",
+                UserWarning, stacklevel=2)
         return
     singles = [f.make(max_episode_steps=horizon) for _ in range(n)]
     vec = f.make_vec(n, max_episode_steps=horizon)

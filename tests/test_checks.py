@@ -104,14 +104,40 @@ class OutOfBounds(TinyLinear):
         return 3.0 * super().draw_pool(rng)
 
 
-@pytest.mark.parametrize("env", [TinyLinear, Masked, DriftingLinearEnv])
+class UnlinkedBernoulli(TinyLinear):
+    """Bernoulli rewards on x^T theta, which leaves [0, 1]: no link to a probability."""
+
+    def __init__(self, instance_seed: int | None = None):
+        PoolEnv.__init__(self, 3, 2, noise="bernoulli", instance_seed=instance_seed)
+
+
+class LinkedBernoulli(UnlinkedBernoulli):
+    """The same through the logistic link: a correct Bernoulli env."""
+
+    def mean_reward(self, x, params):
+        return 1.0 / (1.0 + np.exp(-x @ params["theta"]))
+
+
+class OutOfBoundsLater(TinyLinear):
+    """In bounds at reset, 3x out of them from round 2 on."""
+
+    def draw_round(self, rng, instance, t):
+        return {"scale": np.float32(3.0 if t >= 2 else 1.0)}
+
+    def round_arrays(self, instances, rounds):
+        features, means, mask = super().round_arrays(instances, {})
+        return features * rounds["scale"][:, None, None], means, mask
+
+
+@pytest.mark.parametrize("env", [TinyLinear, Masked, DriftingLinearEnv, LinkedBernoulli])
 def test_a_correct_class_passes_every_check(env):
     check_env(env)
 
 
 def test_ids_and_factories_pass_and_kwargs_reach_the_env():
     check_env("CtxBandit/UnitCircleSmall-v0", noise_std=0.1)
-    check_env(lambda **kw: TinyLinear(noise_std=0.2, **kw))
+    with pytest.warns(UserWarning, match="no native vector env"):
+        check_env(lambda **kw: TinyLinear(noise_std=0.2, **kw))
     with pytest.raises(TypeError, match="unexpected keyword"):
         check_env(TinyLinear, no_such_kwarg=1)
 
@@ -135,12 +161,22 @@ def test_the_native_vector_env_of_a_class_is_checked():
     (PlainInfo, checks.check_info, "not numpy scalars"),
     (InitInstance, checks.check_instance_seed, "random_instance = False"),
     (Unpicklable, checks.check_pickle, "does not pickle"),
-    (OutOfBounds, checks.check_gymnasium, "not within the observation space"),
+    (OutOfBounds, checks.check_gymnasium, "feature_bound=3"),
+    (OutOfBoundsLater, checks.check_info, "step 1's observation is not within the observation space"),
+    (OutOfBoundsLater, checks.check_info, "feature_bound=3"),
+    (UnlinkedBernoulli, checks.check_info, "noise='bernoulli' draws each reward as Bernoulli(mean)"),
 ])
 def test_each_broken_env_fails_its_check(env, check, words):
     with pytest.raises(AssertionError) as err:
         check(checks.as_factory(env, info_keys=("extra",)))
     assert words in str(err.value) and env.__name__ in str(err.value)
+
+
+def test_an_env_without_a_native_vector_env_is_named_with_the_fix():
+    """A factory (or an id registered without vector_entry_point) warns, saying how to add one; a replay
+    env, which has none by design, does not (tests/envs/test_conformance.py runs it warning-free)."""
+    with pytest.warns(UserWarning, match=r"TinyLinear has no native vector env.*vector_entry_point=vector_env"):
+        checks.check_vector_env(checks.EnvFactory("TinyLinear", TinyLinear, None))
 
 
 def test_undeclared_step_info_is_refused_until_named():

@@ -20,7 +20,11 @@ Gymnasium's SyncVectorEnv).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import warnings
+from copy import deepcopy
 from typing import Any
 
 import gymnasium as gym
@@ -83,6 +87,52 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """The logistic link mu(s) = 1 / (1 + exp(-s))."""
     return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+class ScalarBox(spaces.Box):
+    """A `gymnasium.spaces.Box` whose bounds are one number each, kept as read-only broadcast views.
+
+    Gymnasium's Box stores `low`, `high` and their `bounded_below`/`bounded_above` masks as four full
+    arrays: 5.2 GB and 28 s in `gym.make` for K = 5 * 10^5 arms in d = 1000. Here each is one row of
+    the last axis broadcast to the shape (d numbers, not K d; a row rather than one element so that
+    the env checker's `low == high` runs at numpy's contiguous speed). Pickling and copying keep the
+    numbers only, and `batch_space` gives another ScalarBox. Everything else (`contains`, `sample`,
+    the env checkers) is the Box's own.
+    """
+
+    _BOUNDS = ("low", "high", "bounded_below", "bounded_above")
+
+    def __init__(self, low: float, high: float, shape: tuple[int, ...], dtype=np.float32, seed=None):
+        super().__init__(low, high, (1,), dtype, seed)  # the Box validates and casts the two numbers
+        self._shape = tuple(int(n) for n in shape)
+        self._broadcast()
+
+    def _broadcast(self) -> None:
+        for name in self._BOUNDS:
+            value = getattr(self, name).flat[0]
+            setattr(self, name, np.broadcast_to(np.full(self._shape[-1:], value), self._shape))
+        self.low_repr, self.high_repr = str(self.low.flat[0]), str(self.high.flat[0])
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.update({name: state[name].flat[:1] for name in self._BOUNDS})
+        return state
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        self._broadcast()
+
+    def __eq__(self, other: object, /) -> bool:
+        if not isinstance(other, ScalarBox):
+            return super().__eq__(other)
+        return (self.shape == other.shape and self.dtype == other.dtype
+                and np.allclose(self.low.flat[0], other.low.flat[0]) and np.allclose(self.high.flat[0], other.high.flat[0]))
+
+
+@batch_space.register(ScalarBox)
+def _batch_scalar_box(space: ScalarBox, n: int = 1) -> ScalarBox:
+    """n stacked copies of a ScalarBox, still without memory (Gymnasium's Box version tiles the bounds)."""
+    return ScalarBox(space.low.flat[0], space.high.flat[0], (n, *space.shape), space.dtype, seed=deepcopy(space.np_random))
 
 
 def _stack(dicts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -171,6 +221,17 @@ class CtxBanditEnv(gym.Env):
     metadata = {"render_modes": []}
     random_instance = True
 
+    def __init_subclass__(cls, **kwargs):
+        """Adapt a `draw_round(rng, instance)` of the 0.1 API, once per class (see `_legacy_draw_round`)."""
+        super().__init_subclass__(**kwargs)
+        draw_round = vars(cls).get("draw_round")
+        if inspect.isfunction(draw_round) and not _takes_round_index(draw_round):
+            warnings.warn(
+                f"{cls.__qualname__}.draw_round(rng, instance) is the 0.1 signature, deprecated since 0.2.0 and "
+                "refused from 0.3.0: add the round index, def draw_round(self, rng, instance, t), t = 0 at reset "
+                "(ignore t when the round does not depend on time)", DeprecationWarning, stacklevel=2)
+            cls.draw_round = _legacy_draw_round(draw_round)
+
     def __init__(
         self,
         num_arms: int,
@@ -192,7 +253,7 @@ class CtxBanditEnv(gym.Env):
         self.instance_seed = instance_seed
         self._fixed_instance: dict | None = None
         check_memory(f"an env with num_arms={self.num_arms}, dim={self.dim}", self.memory_estimate())
-        self.observation_space = spaces.Box(-feature_bound, feature_bound, (self.num_arms, self.dim), np.float32)
+        self.observation_space = ScalarBox(-feature_bound, feature_bound, (self.num_arms, self.dim))
         self.action_space = spaces.Discrete(self.num_arms)
         self._batch: _Batch | None = None
 
@@ -262,6 +323,23 @@ class CtxBanditEnv(gym.Env):
         rewards, info = self._batch.step(np.array([a]))
         info = _unbatch(info | self._batch.round_info())
         return self._batch.features[0].copy(), float(rewards[0]), False, False, info
+
+
+def _takes_round_index(draw_round) -> bool:
+    """Whether a `draw_round` function takes (self, rng, instance, t), the 0.2 signature, or more."""
+    params = inspect.signature(draw_round).parameters.values()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 4 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
+def _legacy_draw_round(draw_round):
+    """A 0.1 `draw_round(self, rng, instance)` called as the core calls it, (self, rng, instance, t)."""
+
+    @functools.wraps(draw_round)
+    def with_round_index(self, rng, instance, t):
+        return draw_round(self, rng, instance)
+
+    return with_round_index
 
 
 def _check_action(action: Any, num_arms: int) -> int:

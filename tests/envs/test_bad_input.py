@@ -159,3 +159,54 @@ def test_a_problem_too_large_for_the_memory_fails_at_once(monkeypatch):
                      dim=1000)
     assert time.perf_counter() - start < 5
     gym.make("CtxBandit/Linear-v0", num_arms=1000, dim=20)                  # small problems are untouched
+
+
+def test_a_large_problem_makes_without_building_its_bounds(monkeypatch):
+    """K = 5 * 10^5 arms in d = 1000: the observation space's bounds are a row of d numbers broadcast to
+    (K, d) (ScalarBox), not four K x d arrays (5.2 GB and 28 s in gym.make before), for the single env,
+    the vector env, pickling and copies. Nothing is drawn here, so nothing of that size is allocated."""
+    import copy
+    import pickle
+    import time
+    import tracemalloc
+
+    from gym_ctxbandits.envs import core
+
+    monkeypatch.setattr(core, "available_memory", lambda: 2**50)          # as if the instance would fit
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        env = gym.make("CtxBandit/Linear-v0", num_arms=5 * 10**5, dim=1000, disable_env_checker=True)
+        vec = gym.make_vec("CtxBandit/Linear-v0", num_envs=8, vectorization_mode="vector_entry_point",
+                           num_arms=5 * 10**5, dim=1000)
+        space, seconds = env.observation_space, time.perf_counter() - start
+        assert len(pickle.dumps(env.unwrapped)) < 10_000 and copy.deepcopy(space) == space
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        gym.make("CtxBandit/Linear-v0", num_arms=10**5, dim=100)  # Gymnasium's checker: one (K, d) bool, 10 MB
+        checked_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20 and seconds < 2, (peak, seconds)
+    assert checked_peak < 30e6, checked_peak                                 # eager bounds: 100 MB
+    assert space.shape == (5 * 10**5, 1000) and space.low.strides == (0, 4) and not space.low.flags.writeable
+    assert vec.observation_space.shape == (8, 5 * 10**5, 1000) and vec.observation_space.low.strides[:2] == (0, 0)
+
+
+def test_the_scalar_bound_box_behaves_as_gymnasiums_box():
+    from gymnasium import spaces
+
+    from gym_ctxbandits.envs.core import ScalarBox
+
+    ours, box = ScalarBox(-2.0, 2.0, (4, 3)), spaces.Box(-2.0, 2.0, (4, 3), np.float32)
+    assert ours == box and box == ours and repr(ours) == repr(box) and ours.is_bounded()
+    assert ours != ScalarBox(-1.0, 1.0, (4, 3)) and ours != ScalarBox(-2.0, 2.0, (4, 2))
+    for name in ("low", "high", "bounded_below", "bounded_above"):
+        assert np.array_equal(getattr(ours, name), getattr(box, name))
+    ours.seed(0)
+    x = ours.sample()
+    assert ours.contains(x) and box.contains(x) and not ours.contains(x + 5) and np.abs(x).max() <= 2
+    unbounded = ScalarBox(-np.inf, np.inf, (2, 2))
+    assert not unbounded.is_bounded() and unbounded.contains(np.full((2, 2), 1e30, np.float32))
+    with pytest.raises(ValueError, match="nan"):
+        ScalarBox(np.nan, 1.0, (2, 2))
