@@ -210,7 +210,7 @@ def test_a_worker_with_other_code_stops_the_run_in_one_line(fake, monkeypatch, t
                  "--backend", "ray", "--ray-code", "installed", "--quiet"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the Ray worker on " in err and "(10.0.0.7) runs gym-ctxbandits 0.0.9 (code " \
-        "0123456789ab) from /opt/site-packages/gym_ctxbandits, not the driver's 0.1.0" in err
+        f"0123456789ab) from /opt/site-packages/gym_ctxbandits, not the driver's {gym_ctxbandits.__version__}" in err
     assert "or let the run ship its code (--ray-code ship, the default)" in err
     assert fake.calls[-1] == ("shutdown",) and not list((tmp_path / "r").glob("*.parquet"))
 

@@ -137,7 +137,9 @@ def cluster(tmp_path_factory):
     for package in ("gym_ctxbandits", "agents"):
         shutil.copytree(ROOT / package, stale / package, ignore=shutil.ignore_patterns("__pycache__"))
     init = stale / "gym_ctxbandits" / "__init__.py"
-    init.write_text(init.read_text().replace('__version__ = "0.1.0"', '__version__ = "0.0.9"'))
+    current = f'__version__ = "{gym_ctxbandits.__version__}"'
+    assert current in init.read_text()
+    init.write_text(init.read_text().replace(current, '__version__ = "0.0.9"'))
     token = secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token, PYTHONPATH=str(stale), OMP_NUM_THREADS="1")
@@ -252,7 +254,7 @@ def test_a_node_with_other_code_stops_the_run_in_one_line(cluster, driver):
         gym_ctxbandits.run(ENV, AGENTS, out="r", backend="ray", address=cluster.address, ray={"code": "installed"},
                            **KW)
     message = str(err.value)
-    assert "\n" not in message and "runs gym-ctxbandits 0.0.9" in message and "not the driver's 0.1.0" in message
+    assert "\n" not in message and "runs gym-ctxbandits 0.0.9" in message and f"not the driver's {gym_ctxbandits.__version__}" in message
     assert "--ray-code ship" in message
     assert not files(driver / "r")
 
