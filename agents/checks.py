@@ -247,9 +247,9 @@ def check_constructor(factory, batched: bool = False) -> None:
         undeclared = [p.name for p in params if p.name != "seed" and p.name not in declared(cls)]
         if undeclared:
             warnings.warn(
-                f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params, so nothing checks "
-                f"their values; declare each with its rule, e.g. params = {{{undeclared[0]!r}: Real(gt=0)}} (the rules: "
-                "agents.params). "
+                f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params, so nothing "
+                f"checks their values; declare each with its rule, e.g. params = {{{undeclared[0]!r}: Real(gt=0)}} "
+                "(the rules: agents.params). "
                 "Deprecated since 0.2.0: agents.checks fails on undeclared hyperparameters from 0.3.0",
                 DeprecationWarning, stacklevel=_caller_level())
 

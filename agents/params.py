@@ -7,7 +7,9 @@ one rule or a tuple of alternatives, where a rule is a `Real`, `Int`, `Options`,
     params = {"lam": Real(gt=0), "delta": (Real(gt=0, lt=1), None), "link": Options("logistic", "identity")}
 
 `agents.base.BaseAgent` checks every declared value at construction, so a wrong value fails at
-once with one message naming the parameter, what it accepts and what it got.
+once with one message naming the parameter, what it accepts and what it got. A keyword
+hyper-parameter left undeclared is not checked; `agents.checks` passes it with a DeprecationWarning
+in 0.2 and fails it from 0.3 (docs/extending.md, "Deprecation policy").
 """
 
 from __future__ import annotations

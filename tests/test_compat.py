@@ -90,7 +90,7 @@ def test_the_changelog_describes_the_current_version():
     assert gym_ctxbandits.__version__ == version
     changelog = (ROOT / "CHANGELOG.md").read_text()
     section = re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}\n(.*?)(?=^## \[)", changelog,
-                        re.S | re.M)
+                        re.DOTALL | re.MULTILINE)
     assert section, f"CHANGELOG.md has no '## [{version}] - YYYY-MM-DD' section"
-    assert re.search(r"^### (Added|Changed|Deprecated|Removed|Fixed)$", section.group(1), re.M)
-    assert re.search(r"^## \[0\.1\.0\]", changelog, re.M)
+    assert re.search(r"^### (Added|Changed|Deprecated|Removed|Fixed)$", section.group(1), re.MULTILINE)
+    assert re.search(r"^## \[0\.1\.0\]", changelog, re.MULTILINE)

@@ -254,7 +254,8 @@ def test_a_node_with_other_code_stops_the_run_in_one_line(cluster, driver):
         gym_ctxbandits.run(ENV, AGENTS, out="r", backend="ray", address=cluster.address, ray={"code": "installed"},
                            **KW)
     message = str(err.value)
-    assert "\n" not in message and "runs gym-ctxbandits 0.0.9" in message and f"not the driver's {gym_ctxbandits.__version__}" in message
+    assert "\n" not in message and "runs gym-ctxbandits 0.0.9" in message
+    assert f"not the driver's {gym_ctxbandits.__version__}" in message
     assert "--ray-code ship" in message
     assert not files(driver / "r")
 

@@ -163,7 +163,7 @@ def test_a_problem_too_large_for_the_memory_fails_at_once(monkeypatch):
 
 def test_a_large_problem_makes_without_building_its_bounds(monkeypatch):
     """K = 5 * 10^5 arms in d = 1000: the observation space's bounds are a row of d numbers broadcast to
-    (K, d) (ScalarBox), not four K x d arrays (5.2 GB and 28 s in gym.make before), for the single env,
+    (K, d) (ScalarBox), not four K x d arrays (5.2 GB and 13 to 48 s in gym.make before), for the single env,
     the vector env, pickling and copies. Nothing is drawn here, so nothing of that size is allocated."""
     import copy
     import pickle
