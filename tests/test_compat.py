@@ -15,6 +15,7 @@ from agents.linear import LinUCB
 from agents.params import Real
 from gym_ctxbandits.checks import check_env
 from gym_ctxbandits.envs import CtxBanditEnv
+from gym_ctxbandits.envs.synthetic import LinearEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,6 +62,27 @@ def test_an_env_with_the_0_1_draw_round_runs_with_a_deprecation_warning():
         assert np.array_equal(x[0], y[0]) and x[1:4] == y[1:4]
     check_env(OldEnv)                                  # the whole suite, its vector env included
     assert CurrentEnv.draw_round is vars(CurrentEnv)["draw_round"]   # the current signature is not wrapped
+
+
+with warnings.catch_warnings(record=True) as DEFINED_SUB:
+    warnings.simplefilter("always")
+
+    class OldLinear(LinearEnv):
+        """A 0.1.0 subclass of a built-in env that extends its round through super()."""
+
+        def draw_round(self, rng, instance):
+            return dict(super().draw_round(rng, instance), extra=np.array(1))
+
+
+def test_a_0_1_subclass_of_a_builtin_env_calling_super_draw_round_runs():
+    assert [w.category for w in DEFINED_SUB] == [DeprecationWarning]
+    kwargs = dict(num_arms=5, pool_size=20, dim=3)
+    old, new = OldLinear(**kwargs), LinearEnv(**kwargs)
+    for env in (old, new):
+        env.reset(seed=4)
+    for a in (0, 3, 1):
+        x, y = old.step(a), new.step(a)
+        assert np.array_equal(x[0], y[0]) and x[1:4] == y[1:4]
 
 
 class ScaledLinUCB(LinUCB):

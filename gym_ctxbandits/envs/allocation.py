@@ -66,7 +66,7 @@ class ActionSetsEnv(PoolEnv):
     def mean_reward(self, x, params):
         return x @ params["theta"]
 
-    def draw_round(self, rng, instance, t):
+    def draw_round(self, rng, instance, t=0):
         if len(self.context_probs) == 1:
             return {"context": np.array(0)}  # one fixed set: the pool itself, shown without a copy
         m = min(int(np.searchsorted(self._cumulative_probs, rng.random(), side="right")), len(self.context_probs) - 1)

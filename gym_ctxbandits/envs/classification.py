@@ -167,7 +167,7 @@ class ExampleStreamEnv(CtxBanditEnv):
     def draw_instance(self, rng):
         return {}
 
-    def draw_round(self, rng, instance, t):
+    def draw_round(self, rng, instance, t=0):
         return {"row": np.array(rng.integers(len(self.y)))}
 
     def round_arrays(self, instances, rounds):
@@ -335,7 +335,7 @@ class ClassTargetEnv(_DatasetEnv):
         c = rng.integers(self._num_classes) if self.target is None else self.target
         return {"target": np.array(c)}
 
-    def draw_round(self, rng, instance, t):
+    def draw_round(self, rng, instance, t=0):
         return {"rows": rng.choice(len(self.y), self.num_arms, replace=False)}
 
     def round_arrays(self, instances, rounds):

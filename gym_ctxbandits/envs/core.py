@@ -267,7 +267,7 @@ class CtxBanditEnv(gym.Env):
     def draw_instance(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
-    def draw_round(self, rng: np.random.Generator, instance: dict[str, np.ndarray], t: int) -> dict[str, np.ndarray]:
+    def draw_round(self, rng: np.random.Generator, instance: dict[str, np.ndarray], t: int = 0) -> dict[str, np.ndarray]:
         return {}
 
     def round_arrays(self, instances: dict[str, np.ndarray], rounds: dict[str, np.ndarray]):

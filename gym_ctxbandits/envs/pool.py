@@ -43,7 +43,7 @@ class PoolEnv(CtxBanditEnv):
         params = self.draw_params(rng)
         return {"pool": pool, "pool_means": self.mean_reward(pool.astype(np.float64), params), **params}
 
-    def draw_round(self, rng, instance, t):
+    def draw_round(self, rng, instance, t=0):
         if self.pool_size == self.num_arms:
             return {}
         return {"idx": rng.choice(self.pool_size, self.num_arms, replace=False)}

@@ -83,7 +83,7 @@ class SphereLinearEnv(CtxBanditEnv):
     def draw_instance(self, rng):
         return {"theta": np.sqrt(self.prior_variance) * rng.standard_normal(self.dim)}
 
-    def draw_round(self, rng, instance, t):
+    def draw_round(self, rng, instance, t=0):
         return {"x": unit_rows(rng.standard_normal((self.num_arms, self.dim))).astype(np.float32)}
 
     def round_arrays(self, instances, rounds):
