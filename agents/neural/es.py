@@ -35,9 +35,9 @@ class NeuralES(NeuralAgent):
         sigma_R: perturbation std of the reward perturbations Z ([S0] §7.2: 0.1).
         prior_sd: std of the anchor perturbation (0: the paper's shared theta_0).
         warmup: round-robin warm-up rounds ([S0] §7.2: 50).
-        width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start, mean_loss,
-            duplicate_input, device, dtype, dim, seed: see NeuralAgent ([S0] §7.2: N = 20, L = 3,
-            lam = 1, 100 GD steps of size 0.01 each round, full batch).
+        width, depth, lam, lr, steps, update_every, batch_size, buffer_size: see NeuralAgent ([S0] §7.2:
+            N = 20, L = 3, lam = 1, 100 GD steps of size 0.01 each round, full batch).
+        warm_start, mean_loss, duplicate_input, device, dtype, dim, seed: see NeuralAgent.
     """
 
     params = {"m": Int(ge=1), "sigma_R": Real(ge=0), "prior_sd": Real(ge=0)}
@@ -93,8 +93,8 @@ class NeuralESDT(DoublingTrick):
     Args:
         T0, b: schedule ([S0]: T0 in {100, 300}, b = (3 + sqrt 5)/2).
         m_per_log, sigma_per_log: m and sigma_R per unit of ln tau_i (2 and 0.02).
-        prior_sd, width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start,
-            warmup, mean_loss, duplicate_input, device, dtype, dim: passed to every epoch's Neural-ES.
+        prior_sd, width, depth, lam, lr, steps, update_every, batch_size: passed to every epoch's Neural-ES.
+        buffer_size, warm_start, warmup, mean_loss, duplicate_input, device, dtype, dim: likewise.
         seed: seed of the wrapper's generator, which seeds each epoch's agent (a list: one per instance).
     """
 

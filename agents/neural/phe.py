@@ -26,9 +26,10 @@ class NeuralPHE(NeuralAgent):
     Args:
         nu: perturbation std ([S0] gives none; default 0.1, the sigma_R of Neural-ES, which
             this perturbation plays the role of; docs/papers.md, S0-A6).
-        width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start, warmup,
-            mean_loss, duplicate_input, device, dtype, dim, seed: see NeuralAgent (Neural-ES's
-            network and training; no warm-up by default).
+        width, depth, lam, lr, steps, update_every, batch_size, buffer_size: see NeuralAgent (Neural-ES's
+            network and training).
+        warm_start, warmup, mean_loss, duplicate_input, device, dtype, dim, seed: see NeuralAgent (no
+            warm-up by default).
     """
 
     params = {"nu": Real(ge=0)}

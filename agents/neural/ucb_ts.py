@@ -87,9 +87,10 @@ class NeuralUCB(_NeuralConfidence):
         nu: exploration scale gamma ([S0] gives none; the authors' code default 1;
             docs/papers.md, S0-A6).
         diag: diagonal approximation of Z (True) or the full matrix by Sherman-Morrison.
-        width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start, warmup,
-            mean_loss, duplicate_input, device, dtype, dim, seed: see NeuralAgent (Neural-ES's
-            network and training; no warm-up by default).
+        width, depth, lam, lr, steps, update_every, batch_size, buffer_size: see NeuralAgent (Neural-ES's
+            network and training).
+        warm_start, warmup, mean_loss, duplicate_input, device, dtype, dim, seed: see NeuralAgent (no
+            warm-up by default).
     """
 
     index_policy = True
@@ -109,8 +110,8 @@ class NeuralTS(_NeuralConfidence):
         nu: exploration variance scale ([S0] gives none; the authors' code uses 1, which leaves NeuralTS
             at 0.89x Random's regret on [S0]'s distance bandit at T = 2,000, 0.1 at 0.41x: a search
             over {1, 0.3, 0.1} on seeds 200-204, docs/papers.md S0-A6; default 0.1).
-        diag, width, depth, lam, lr, steps, update_every, batch_size, buffer_size, warm_start,
-            warmup, mean_loss, duplicate_input, device, dtype, dim, seed: as NeuralUCB.
+        diag, width, depth, lam, lr, steps, update_every, batch_size, buffer_size: as NeuralUCB.
+        warm_start, warmup, mean_loss, duplicate_input, device, dtype, dim, seed: as NeuralUCB.
     """
 
     def __init__(self, *, nu=0.1, diag=True, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1,
