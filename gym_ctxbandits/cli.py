@@ -97,17 +97,17 @@ def agent_spec(item: str, common: dict) -> AgentSpec:
 
 
 def check_common_kwargs(agents: list[AgentSpec], common: dict) -> None:
-    """--agent-kwargs goes to every agent: one that does not take one of them is a ConfigError saying
-    so, and how to give an agent its own values."""
+    """--agent-kwargs goes to every agent: one whose constructor does not name one of them (an agent
+    may swallow unknown keywords silently) is a ConfigError saying so, and how to give an agent its
+    own values."""
     from gym_ctxbandits.experiment import import_agents
 
-    for spec in agents:
-        names = import_agents().base.hyperparameter_names(spec.name)
-        if bad := sorted(set(common) - set(names)):
-            raise cfg.ConfigError(f"--agent-kwargs applies to every agent, and {spec.name!r} has no hyper-parameter "
-                                  f"{', '.join(map(repr, bad))} (its hyper-parameters: {', '.join(names) or 'none'}); "
-                                  "give one agent its own values in --agents instead, e.g. "
-                                  "--agents \"LinUCB(alpha=0.5),LinTS\"")
+    for name in dict.fromkeys(spec.name for spec in agents):
+        names = import_agents().base.hyperparameter_names(name)
+        if bad := [key for key in common if key not in names]:
+            raise cfg.ConfigError(f"--agent-kwargs applies to every agent, and {name!r} has no hyper-parameter "
+                                  f"{', '.join(map(repr, bad))} (its own: {', '.join(names)}); give one agent its own "
+                                  "values in --agents instead, e.g. --agents \"LinUCB(alpha=0.5),LinTS\"")
 
 
 def comparison_from_args(args) -> cfg.Comparison:
