@@ -102,7 +102,8 @@ def user_code(obj) -> tuple[str, str] | None:
     ours = {Path(sys.modules[p].__file__).resolve().parent for p in ("gym_ctxbandits", "agents") if p in sys.modules}
     if root in ours or _installed(root):
         return None
-    from gym_ctxbandits.ray_task import source_digest  # standard library only at its top
+    # ray_task imports only the standard library at its top: no cycle, nothing heavy
+    from gym_ctxbandits.ray_task import source_digest
 
     digest = source_digest({name: root}) if root.is_dir() else hashlib.sha256(root.read_bytes()).hexdigest()[:12]
     return str(root), digest
