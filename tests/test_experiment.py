@@ -421,3 +421,19 @@ def test_job_inputs_are_the_files_kwargs_name_by_content(tmp_path, monkeypatch):
     assert after.inputs != before.inputs and after.filename != before.filename
     assert after.legacy_filename == before.legacy_filename == Job(env, AgentSpec("LinUCB"), 0, 10).filename
     assert make_jobs([ENV], ["LinUCB"], 1, 10)[0].inputs == ()
+
+
+def test_an_env_registered_with_its_class_runs_in_the_plain_loop():
+    """gym.register(entry_point=TheClass), as docs/extending.md shows: is_replay and job_inputs take it."""
+    import gymnasium as gym
+
+    from gym_ctxbandits.envs import LinearEnv
+    from gym_ctxbandits.experiment import job_inputs
+
+    gym.register("ClassEntry-v0", entry_point=LinearEnv, kwargs={"num_arms": 3, "dim": 2})
+    try:
+        assert len(run_job(Job(EnvSpec("ClassEntry-v0"), AgentSpec("LinUCB"), 0, 10))) == 10
+        (what, _), = job_inputs(EnvSpec("ClassEntry-v0"), AgentSpec("LinUCB"))   # its registration's kwargs
+        assert what == "registration of ClassEntry-v0"
+    finally:
+        del gym.registry["ClassEntry-v0"]
