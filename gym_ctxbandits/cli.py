@@ -3,11 +3,13 @@
 
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 5 --horizon 2000 --out results/x
     ctxbandits run --env CtxBandit/Logistic-v0 --agents LinUCB,LinTS --seeds 1000:1010 --out results/fresh
+    ctxbandits run --env CtxBandit/Logistic-v0 --agents "LinUCB(alpha=0.5),LinUCB(alpha=2),Random" --out results/a
     ctxbandits run --config my_comparison.toml --backend processes
     ctxbandits run --env CtxBandit/Distance-v0 --agents Neural-ES,NeuralTS --device cuda --out results/gpu
     ctxbandits run --import mymodule --env CtxBandit/Logistic-v0 --agents SW-LinUCB,LinUCB --out results/mine
     ctxbandits run --backend ray --address ray://head:10001 --env CtxBandit/Logistic-v0 --agents LinUCB --out results/r
     ctxbandits plot results/x
+    ctxbandits plot results/a --log --exclude Random
     ctxbandits list --import mymodule
     ctxbandits log --env CtxBandit/Linear-v0 --agent epsilon-greedy --rounds 2000 --seed 0 --out log.parquet
     ctxbandits ope log.parquet --target LinUCB --train-rounds 500
@@ -17,6 +19,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 import time
@@ -41,6 +44,72 @@ def _kwargs(text: str | None, flag: str) -> dict:
     return value
 
 
+def split_list(text: str, flag: str) -> list[str]:
+    """The items of a comma-separated list, commas inside brackets or quotes left alone: "LinUCB(alpha=0.5,
+    v=1),LinTS" is two items. Unbalanced brackets or quotes are a ConfigError naming `flag`."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, c in enumerate(text):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth < 0:
+                break
+        elif c == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    if depth or quote:
+        raise cfg.ConfigError(f"{flag} {text!r}: unbalanced brackets or quotes; give e.g. \"LinUCB(alpha=0.5),LinTS\"")
+    return [item for item in [*items, text[start:].strip()] if item]
+
+
+def agent_spec(item: str, common: dict) -> AgentSpec:
+    """The agent of one item of --agents: a name, or a name with its own hyper-parameters as Python
+    keyword arguments of literal values, "LinUCB(alpha=0.5)" (read by ast.literal_eval, so nothing is
+    run). Its kwargs are `common` (--agent-kwargs) updated with its own, and its label is the item,
+    normalised ("LinUCB(alpha=0.5)"), so two of one agent with other values are two agents."""
+    name, paren, rest = item.partition("(")
+    name = name.strip()
+    if not paren:
+        return AgentSpec(name, dict(common))
+    form = "give NAME(key=value, ...) with literal values, e.g. \"LinUCB(alpha=0.5),LinTS\""
+    try:
+        call = ast.parse(f"f({rest.strip().removesuffix(')')})", mode="eval").body
+    except SyntaxError:
+        call = None
+    if not name or not rest.strip().endswith(")") or not isinstance(call, ast.Call) or call.args or \
+            any(k.arg is None for k in call.keywords):
+        raise cfg.ConfigError(f"--agents item {item!r}: cannot read it; {form}")
+    own = {}
+    for keyword in call.keywords:
+        try:
+            own[keyword.arg] = ast.literal_eval(keyword.value)
+        except ValueError:
+            raise cfg.ConfigError(f"--agents item {item!r}: {keyword.arg}={ast.unparse(keyword.value)} is not a literal "
+                                  "(a number, a quoted string, True, False, None, or a list, tuple or dict of them); "
+                                  f"{form}") from None
+    label = f"{name}({', '.join(f'{k}={v!r}' for k, v in own.items())})" if own else ""
+    return AgentSpec(name, {**common, **own}, label)
+
+
+def check_common_kwargs(agents: list[AgentSpec], common: dict) -> None:
+    """--agent-kwargs goes to every agent: one whose constructor does not name one of them (an agent
+    may swallow unknown keywords silently) is a ConfigError saying so, and how to give an agent its
+    own values."""
+    from gym_ctxbandits.experiment import import_agents
+
+    for name in dict.fromkeys(spec.name for spec in agents):
+        names = import_agents().base.hyperparameter_names(name)
+        if bad := [key for key in common if key not in names]:
+            raise cfg.ConfigError(f"--agent-kwargs applies to every agent, and {name!r} has no hyper-parameter "
+                                  f"{', '.join(map(repr, bad))} (its own: {', '.join(names)}); give one agent its own "
+                                  "values in --agents instead, e.g. --agents \"LinUCB(alpha=0.5),LinTS\"")
+
+
 def comparison_from_args(args) -> cfg.Comparison:
     """The comparison of a config file (if given) with command-line flags taking precedence."""
     if args.config:
@@ -51,9 +120,17 @@ def comparison_from_args(args) -> cfg.Comparison:
         raise cfg.ConfigError("give --config FILE, or both --env and --agents")
     if args.env:
         comp.envs = [EnvSpec(e, _kwargs(args.env_kwargs, "--env-kwargs")) for e in args.env.split(",")]
-    if args.agents:
-        comp.agents = [AgentSpec(a, _kwargs(args.agent_kwargs, "--agent-kwargs")) for a in args.agents.split(",")]
     comp.imports = list(dict.fromkeys([*comp.imports, *args.imports]))
+    if args.agents:
+        common = _kwargs(args.agent_kwargs, "--agent-kwargs")
+        comp.agents = [agent_spec(a, common) for a in split_list(args.agents, "--agents")]
+        if common:
+            import_modules(comp.imports)                # the user's agents, to look up their hyper-parameters
+            check_common_kwargs(comp.agents, common)
+    elif args.agent_kwargs:
+        raise cfg.ConfigError("--agent-kwargs applies to the agents of --agents; with a config file, give each agent "
+                              "its kwargs there")
+    comp.rerun = args.rerun
     for key in ("horizon", "seeds", "log_every", "batch", "out", "backend", "workers", "address", "device"):
         value = getattr(args, key)
         if value is not None:
@@ -74,37 +151,42 @@ def ray_options(args) -> dict:
     return {key: value for key, value in flags.items() if value is not None}
 
 
-def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False):
-    """Run a comparison into `comp.out` (resuming), draw its figures and write summary.md there.
+def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False, log_scale: bool = False,
+                   exclude=()):
+    """Run a comparison into `comp.out` (resuming; `comp.rerun`: running every job again), draw its
+    figures and write summary.md there.
 
-    Returns (table, figure paths, summary markdown). `ctxbandits run` and the paper scripts
-    (scripts/_paper.py) both run through here.
+    Returns (table, figure paths, summary markdown); `table.attrs["reused"]` counts the finished
+    jobs reused. `ctxbandits run` and the paper scripts (scripts/_paper.py) both run through here.
     """
     from gym_ctxbandits.compare import run
 
     table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
                 workers=comp.workers, address=comp.address, log_every=comp.log_every, batch=comp.batch,
-                progress=not quiet, imports=comp.imports, device=comp.device, ray=comp.ray)
-    return (table, *report(table, comp.out, band))
+                progress=not quiet, imports=comp.imports, device=comp.device, ray=comp.ray, rerun=comp.rerun)
+    return (table, *report(table, comp.out, band, log_scale, exclude))
 
 
-def report(table, out, band: str = "std"):
+def report(table, out, band: str = "std", log_scale: bool = False, exclude=()):
     """(figure paths, summary markdown) of a results table, both written to `out` (a folder or a
-    URI: drawn in a local temporary folder, then copied there)."""
+    URI: drawn in a local temporary folder, then copied there). The figures leave out the agents
+    of `exclude` (plots.leave_out; the summary keeps every agent) and, with `log_scale`, draw the
+    regret on a log scale."""
     import tempfile
 
-    from gym_ctxbandits.plots import plot_regret, plot_runtime
+    from gym_ctxbandits.plots import leave_out, plot_regret, plot_runtime
     from gym_ctxbandits.results import summary
     from gym_ctxbandits.store import UriPath, location
 
     out = location(out)
     if isinstance(out, UriPath):
         with tempfile.TemporaryDirectory() as tmp:
-            paths, text = report(table, Path(tmp), band)
+            paths, text = report(table, Path(tmp), band, log_scale, exclude)
             for path in paths + [Path(tmp, "summary.md")]:
                 (out / path.name).write_bytes(path.read_bytes())
         return [out / p.name for p in paths], text
-    paths = plot_regret(table, out, band) + plot_runtime(table, out)
+    shown = leave_out(table, exclude)
+    paths = plot_regret(shown, out, band, log_scale) + plot_runtime(shown, out)
     text = summary(table)
     (out / "summary.md").write_text(text + "\n")
     return paths, text
@@ -112,10 +194,13 @@ def report(table, out, band: str = "std"):
 
 def cmd_run(args) -> int:
     comp = comparison_from_args(args)
+    exclude = split_list(args.exclude or "", "--exclude")
     start = time.perf_counter()
-    table, paths, text = run_comparison(comp, args.band, args.quiet)
+    table, paths, text = run_comparison(comp, args.band, args.quiet, args.log_scale, exclude)
+    jobs, reused = table.groupby(["env", "env_kwargs", "agent", "seed"]).ngroups, table.attrs.get("reused", 0)
     print(text)
-    print(f"\n{len(table)} rows in {comp.out}/ ({time.perf_counter() - start:.1f} s); "
+    print(f"\n{len(table)} rows in {comp.out}/ ({time.perf_counter() - start:.1f} s; {jobs - reused} jobs run, "
+          f"{reused} finished ones reused{', --rerun runs them again' if reused else ''}); "
           f"figures: {', '.join(p.name for p in paths)}")
     return 0
 
@@ -124,7 +209,8 @@ def cmd_plot(args) -> int:
     from gym_ctxbandits.results import load_results
 
     import_modules(args.imports)
-    paths, text = report(load_results(args.results), args.results, args.band)
+    exclude = split_list(args.exclude or "", "--exclude")
+    paths, text = report(load_results(args.results), args.results, args.band, args.log_scale, exclude)
     print(text)
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
@@ -245,6 +331,14 @@ def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def add_plot_options(parser: argparse.ArgumentParser) -> None:
+    """The figures' options, shared by `ctxbandits run` and `ctxbandits plot`."""
+    parser.add_argument("--log", "--log-scale", dest="log_scale", action="store_true",
+                        help="draw the cumulative regret (a replay's reward) on a log scale")
+    parser.add_argument("--exclude", metavar="AGENTS", help="comma-separated agent labels to leave out of the "
+                        "figures, e.g. Random (the summary keeps them)")
+
+
 def add_import_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                         help="import MODULE first, so the agents and envs it registers can be named (repeatable; a "
@@ -258,13 +352,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", help="a .toml or .yaml comparison config (flags override its values)")
     run.add_argument("--env", help="comma-separated env ids, e.g. CtxBandit/Logistic-v0")
     run.add_argument("--env-kwargs", help='JSON kwargs for the envs, e.g. \'{"dim": 10}\'')
-    run.add_argument("--agents", help="comma-separated agent names, e.g. LinUCB,LinTS")
-    run.add_argument("--agent-kwargs", help="JSON kwargs for every agent")
+    run.add_argument("--agents", help="comma-separated agent names, each with its own hyper-parameters if any, e.g. "
+                     "LinUCB,LinTS or \"LinUCB(alpha=0.5),LinUCB(alpha=2),LinTS\" (labelled so in tables and plots)")
+    run.add_argument("--agent-kwargs", help="JSON kwargs for every agent of --agents (all of them; an agent's own "
+                     "values in --agents win)")
     add_run_options(run)
+    run.add_argument("--rerun", action="store_true", help="run every job again, even those whose finished files "
+                     "(same spec, data and code) are in --out")
+    add_plot_options(run)
     run.set_defaults(func=cmd_run)
     plot = sub.add_parser("plot", help="plot the results folder of a comparison")
     plot.add_argument("results")
     plot.add_argument("--band", choices=["std", "se"], default="std")
+    add_plot_options(plot)
     plot.set_defaults(func=cmd_plot)
     lst = sub.add_parser("list", help="list environment ids and agent names")
     lst.set_defaults(func=cmd_list)
@@ -310,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (cfg.ConfigError, FileNotFoundError, KeyError, ValueError) as err:
+    except (cfg.ConfigError, OSError, KeyError, ValueError) as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
     except ImportError as err:                      # a user's module, or another package's top-level `agents`

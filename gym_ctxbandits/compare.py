@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -15,7 +17,7 @@ from gym_ctxbandits import backends, ray_backend
 from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, agent_device, batchable, env_spec, import_agents,
                                      make_jobs, run_batch, run_job, seed_list)
 from gym_ctxbandits.registration import other_env_ids
-from gym_ctxbandits.results import claim, is_complete, load_results, release, write_manifest
+from gym_ctxbandits.results import claim, is_complete, legacy_results, load_results, release, write_manifest
 from gym_ctxbandits.store import UriPath, location
 from gym_ctxbandits.user_modules import import_modules
 
@@ -101,6 +103,9 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
         if path.exists() and not path.is_dir():
             raise ValueError(f"out {str(path)!r} is a file; give a folder for the result files")
         existing = next(p for p in (path, *path.parents) if p.exists())
+        if not existing.is_dir():
+            raise ValueError(f"out {str(path)!r}: {str(existing)!r} is a file, so no folder can be made under it; "
+                             "give a folder path")
         if not os.access(existing, os.W_OK):
             raise ValueError(f"out {str(path)!r} is not writable ({str(existing)!r} is read-only); give another folder")
     return device
@@ -119,13 +124,17 @@ def check_uri(out: UriPath) -> None:
 
 def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
         workers: int | None = None, address: str | None = None, log_every: int = 1, progress: bool = False,
-        batch: int = 10, imports: Sequence[str] = (), device: str = "cpu", ray=None):
+        batch: int = 10, imports: Sequence[str] = (), device: str = "cpu", ray=None, rerun: bool = False):
     """Run every agent on every env for `horizon` rounds and each seed; return the tidy table.
 
     envs: env ids or `EnvSpec(id, kwargs)`; agents: registered names or `AgentSpec(name, kwargs,
     label)`; seeds: a count N (0..N-1), a list, or the text "A:B" (A..B-1) or "3,7,11". With
     `out`, each job's table is written there as Parquet and a job whose complete file exists is
-    not run again (resume); without `out` the comparison runs in this process and nothing is
+    not run again (resume): its file is named by everything that decides its numbers, the data
+    files its kwargs name and the user's code included (experiment.job_inputs), so an edited
+    dataset or agent is run again, never taken from the old file. The table's `attrs["reused"]`
+    counts the finished jobs reused (said on stderr with `progress`); `rerun=True` runs them all
+    again. Without `out` the comparison runs in this process and nothing is
     written. `backend` is "inprocess", "processes" (`workers` local processes, default all
     cores) or "ray" (`address` of an existing cluster, default a new local one; `ray`: its
     RayOptions or a dict of them, see ray_backend.py). `out` may also be a URI (s3://, gs://,
@@ -170,20 +179,34 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     write_manifest(out, config, jobs)
     # what a worker imports first (from this process's folder): the user's modules and those of `module:Id` ids
     modules = [*imports, *(m for e in env_specs if (m := e.id.rpartition(":")[0]))]
-    while pending := [job for job in jobs if not is_complete(job, out)]:
+    pending = jobs if rerun else [job for job in jobs if not is_complete(job, out)]
+    reused = len(jobs) - len(pending)
+    if reused and progress:
+        print(f"{out}: reusing the {reused} of {len(jobs)} jobs finished there with the same inputs (--rerun, or "
+              "rerun=True, runs them again)", file=sys.stderr)
+    if not rerun and (legacy := legacy_results(pending, out)):
+        warnings.warn(f"{legacy} of {len(jobs)} jobs in {out} have results written by an older gym-ctxbandits, which "
+                      "did not record the data files and user code behind them: they are run again (under new names; "
+                      "the old files are kept), so their numbers are those of today's data and code", stacklevel=2)
+    while pending:
         mine = [job for job in pending if claim(out, job)]   # the others are being run by another process
         if not mine:
             time.sleep(0.5)
-            continue
-        try:
-            todo = _units(mine, batch)
-            if backend == "inprocess":
-                backends.run_inprocess(todo, out, progress)
-            elif backend == "processes":
-                backends.run_processes(todo, out, progress, workers, modules, os.getcwd())
-            else:
-                ray_backend.run_ray(todo, out, progress, address, modules, os.getcwd(), ray)
-        finally:
-            for job in mine:
-                release(out, job)
-    return load_results(out)
+        else:
+            try:
+                todo = _units(mine, batch)
+                if backend == "inprocess":
+                    backends.run_inprocess(todo, out, progress)
+                elif backend == "processes":
+                    backends.run_processes(todo, out, progress, workers, modules, os.getcwd())
+                else:
+                    ray_backend.run_ray(todo, out, progress, address, modules, os.getcwd(), ray)
+            finally:
+                for job in mine:
+                    release(out, job)
+        done = {job.filename for job in mine}
+        # another process's job is done when its file is whole (with `rerun`: when this process has run it too)
+        pending = [job for job in pending if job.filename not in done and (rerun or not is_complete(job, out))]
+    table = load_results(out)
+    table.attrs["reused"] = reused
+    return table

@@ -46,6 +46,7 @@ class Comparison:
     device: str = "cpu"                                  # given to the torch agents (compare.run)
     imports: list[str] = field(default_factory=list)     # the user's modules, imported first (user_modules.py)
     ray: dict = field(default_factory=dict)              # the Ray backend's options (ray_backend.RayOptions)
+    rerun: bool = False                                  # run finished jobs again (`ctxbandits run --rerun`)
 
 
 TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list, str), "log_every": int, "batch": int,

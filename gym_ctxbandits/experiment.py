@@ -11,6 +11,7 @@ through a SeedSequence so it never shares a stream with the env.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -19,13 +20,14 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
 
 import gym_ctxbandits  # noqa: F401  (registers the ids)
-from gym_ctxbandits.user_modules import UserModuleError, import_modules
+from gym_ctxbandits.user_modules import UserModuleError, import_modules, user_code
 
 COLUMNS = ["env", "env_kwargs", "agent", "agent_kwargs", "seed", "round", "reward", "regret",
            "cum_reward", "cum_regret", "act_seconds", "observe_seconds"]
@@ -114,7 +116,9 @@ class Job:
     """One agent on one env for one seed and `horizon` rounds; rows logged at `log_rounds`.
 
     `device` is the torch device the comparison passes to the agent (`agent_device`; None: none
-    passed). It travels with the job to the worker that runs it.
+    passed). `inputs` are what decides the numbers besides the spec, as (path, digest) pairs: the
+    data files named by the kwargs and the user's code (`job_inputs`, computed once by the process
+    that makes the jobs). Both travel with the job to the worker that runs it.
     """
 
     env: EnvSpec
@@ -123,6 +127,7 @@ class Job:
     horizon: int
     log_every: int = 1
     device: str | None = None
+    inputs: tuple[tuple[str, str], ...] = ()
 
     @functools.cached_property
     def filename(self) -> str:
@@ -132,16 +137,26 @@ class Job:
         The hash covers the device type when it is not the CPU: a GPU's numbers may differ from the
         CPU's by float tolerance, so a GPU run of a comparison writes files of its own and never
         resumes from (or overwrites) the CPU's; a CPU job keeps the name it had before devices
-        existed, so older results folders still resume.
+        existed, so older results folders still resume. Likewise the digests of `inputs`: a job
+        with a data file or the user's code gets a new name when their content changes (and is run
+        again), while a job with neither keeps the name it had before inputs were recorded.
         """
         parts = [self.env.id, self.env.kwargs, self.agent.name, self.agent.kwargs, self.agent.title, self.horizon,
                  self.log_every]
         if self.device not in (None, "cpu"):
             parts.append(self.device.partition(":")[0])       # cuda:0 and cuda:1 compute alike
+        if self.inputs:
+            parts.append([digest for _, digest in self.inputs])  # by content: a moved file keeps its results
         spec = json.dumps(parts, sort_keys=True, default=_short)
         digest = hashlib.sha256(spec.encode()).hexdigest()[:10]
         slug = lambda s: "".join(c if c.isalnum() or c in "-+." else "_" for c in s)  # noqa: E731
         return f"{slug(self.env.id.split('/')[-1])}__{slug(self.agent.title)}__seed{self.seed}__{digest}.parquet"
+
+    @property
+    def legacy_filename(self) -> str:
+        """The name this job's file had before gym-ctxbandits recorded its inputs: a file under it was
+        computed from data and code that can no longer be told (results.legacy_results)."""
+        return dataclasses.replace(self, inputs=()).filename
 
     def log_rounds(self) -> np.ndarray:
         """1-based rounds that get a row: every `log_every`-th round and always the last."""
@@ -160,10 +175,50 @@ def env_spec(env_id: str) -> gym.envs.registration.EnvSpec:
     return gym.spec(name)
 
 
+def env_creator(env_id: str):
+    """The class or function that builds `env_id`: its entry point, loaded when given as "module:Name"."""
+    entry = env_spec(env_id).entry_point
+    return gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+
+
 def is_replay(env_id: str) -> bool:
     """True for a replay env (e.g. the Open Bandit Dataset): rounds are accepted events, no regret."""
-    creator = gym.envs.registration.load_env_creator(env_spec(env_id).entry_point)
-    return bool(getattr(creator, "replay", False))
+    return bool(getattr(env_creator(env_id), "replay", False))
+
+
+def job_inputs(env: EnvSpec, agent: AgentSpec) -> tuple[tuple[str, str], ...]:
+    """What decides the numbers of `agent` on `env` besides their ids and kwargs, as (path, digest)
+    pairs, so that results computed from other inputs are never taken for theirs (Job.filename):
+
+    * each local file a string kwarg of the env or the agent names (Supervised-v0's `source=` CSV or
+      Parquet): the SHA-256 of its content, remembered by size and mtime (datasets.manifest.sha256_of);
+    * the user's code defining the env and the agent class (user_modules.user_code: an
+      `--import`ed module, a `module:Id` env's module, a script), and, for an env id registered by
+      someone else than this package, the registration's own kwargs.
+
+    A folder is not hashed (a dataset folder is checked by its loader against the manifest), nor is
+    gym-ctxbandits' own code (its version is the user's to pin) or an installed package's.
+    """
+    from gym_ctxbandits.datasets.manifest import sha256_of
+    from gym_ctxbandits.registration import ENVIRONMENTS
+
+    found = []
+    for kwargs in (env.kwargs, agent.kwargs):
+        for key in sorted(kwargs):
+            try:
+                path = Path(kwargs[key]).expanduser() if isinstance(kwargs[key], str) else None
+                if path is not None and path.is_file():
+                    found.append((str(path.resolve()), sha256_of(path)[:16]))
+            except (OSError, ValueError):      # a string no file system takes as a name (too long, a NUL)
+                pass
+    for code in (env_creator(env.id), import_agents().REGISTRY.get(agent.name)):  # a lazy entry: the zoo's own
+        if (where := user_code(code)) is not None:
+            found.append(where)
+    name = env.id.rpartition(":")[2]
+    if name not in {f"CtxBandit/{n}-v0" for n in ENVIRONMENTS}:
+        registered = json.dumps(env_spec(env.id).kwargs, sort_keys=True, default=_short)
+        found.append((f"registration of {name}", hashlib.sha256(registered.encode()).hexdigest()[:12]))
+    return tuple(dict.fromkeys(found))
 
 
 def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progress: Callable[[int], None] | None = None):
@@ -399,9 +454,8 @@ def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1, device: str
     if len(set(titles)) != len(titles):
         raise ValueError(f"agents need distinct labels in one comparison, got {titles}; set `label` on repeated names")
     devices = [agent_device(a, device) for a in agent_specs]
-    return [Job(e, a, int(s), int(horizon), int(log_every), dev) for e in env_specs
-            for a, dev in zip(agent_specs, devices) for s in seeds]
-
+    return [Job(e, a, int(s), int(horizon), int(log_every), dev, inputs) for e in env_specs
+            for a, dev in zip(agent_specs, devices) for inputs in [job_inputs(e, a)] for s in seeds]
 
 
 def __getattr__(name: str):

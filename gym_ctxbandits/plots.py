@@ -17,8 +17,26 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
     return paths
 
 
-def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
-    """Mean cumulative regret vs round, one panel per env, a shaded band per agent.
+def leave_out(table, agents):
+    """The rows of `table` but those of the agents labelled in `agents` (e.g. ["Random"], so that the
+    learners are not squashed at the bottom of the regret plot). A label the table lacks, or leaving
+    out every agent, is a ValueError naming the labels it has."""
+    agents = list(agents)
+    if not agents:
+        return table
+    present = list(dict.fromkeys(table["agent"]))
+    if unknown := [a for a in agents if a not in present]:
+        raise ValueError(f"--exclude {', '.join(unknown)}: no such agent in the results; its agents are "
+                         f"{', '.join(present)}")
+    if set(present) <= set(agents):
+        raise ValueError(f"--exclude {', '.join(agents)} leaves no agent to plot")
+    return table[~table["agent"].isin(agents)]
+
+
+def plot_regret(table, out: Path, band: str = "std", log_scale: bool = False) -> list[Path]:
+    """Mean cumulative regret vs round, one panel per env, a shaded band per agent; with `log_scale`
+    the y axis is logarithmic (regrets that differ by orders of magnitude all stay visible; a zero
+    or negative value, or the part of a band below zero, is left out).
 
     An agent named Random is drawn as the baseline (dashed grey, no band): the reference against
     which the summary's "regret / Random" column is taken. A replay env has no regret (its rows
@@ -57,6 +75,8 @@ def plot_regret(table, out: Path, band: str = "std") -> list[Path]:
         title = env if kwargs == "{}" else f"{env}\n{kwargs}"
         ax.set(title=title, xlabel="accepted event" if replay else "round",
                ylabel="cumulative reward (clicks)" if replay else "cumulative regret")
+        if log_scale:
+            ax.set_yscale("log", nonpositive="mask")
         ax.grid(alpha=0.3)
         ax.legend(title=f"mean {BANDS[band]}", fontsize="small")
     fig.tight_layout()

@@ -171,11 +171,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def legacy_results(jobs: list[Job], out: Path | UriPath) -> int:
+    """How many of `jobs` (not finished under their own names) have a file in `out` under the name an
+    older gym-ctxbandits gave them (Job.legacy_filename): it did not record their data files or user
+    code, so whether the old numbers come from today's inputs cannot be told. They are run again
+    (compare.run says so); a job without such inputs keeps its old name and simply resumes."""
+    return sum(1 for job in jobs if job.inputs and (out / job.legacy_filename).exists())
+
+
 def write_manifest(out: Path, config: dict, jobs: list[Job]) -> None:
     """Record the comparison's config and its job files in the config's order (env, agent, seed),
-    which is the order of the loaded table and of the plots' panels."""
+    which is the order of the loaded table and of the plots' panels, and, for the jobs that have
+    any, the inputs behind each file (its data files' and user code's digests, Job.inputs)."""
     out.mkdir(parents=True, exist_ok=True)
     manifest = {"config": config, "files": [j.filename for j in jobs]}
+    if inputs := {j.filename: dict(j.inputs) for j in jobs if j.inputs}:
+        manifest["inputs"] = inputs
     if isinstance(out, UriPath):
         (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
         return
@@ -184,15 +195,33 @@ def write_manifest(out: Path, config: dict, jobs: list[Job]) -> None:
     os.replace(tmp, out / MANIFEST)
 
 
+def manifest_files(out: Path | UriPath) -> list[str]:
+    """The result files listed by the manifest of folder `out`; a missing manifest is a
+    FileNotFoundError, a damaged one (not JSON, no list of files, an empty list) a ValueError of
+    one line naming it and the way back: the comparison's command rewrites it and resumes."""
+    manifest = out / MANIFEST
+    if not manifest.exists():
+        raise FileNotFoundError(f"{out} has no {MANIFEST}: is it a results folder written by `ctxbandits run`?")
+    recover = ("run the comparison's `ctxbandits run` command into this folder again: it rewrites the manifest and "
+               "reuses the finished jobs' files")
+    try:
+        files = json.loads(manifest.read_text()).get("files")
+    except (ValueError, AttributeError) as err:      # not JSON (UnicodeDecodeError too), or JSON but not an object
+        reason = f"is not valid JSON ({err})" if isinstance(err, ValueError) else "is not a JSON object"
+        raise ValueError(f"{manifest} {reason}; {recover}") from None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise ValueError(f"{manifest} has no list of result file names under 'files'; {recover}")
+    if not files:
+        raise ValueError(f"{manifest} lists no result files; {recover}")
+    return files
+
+
 def load_results(out: str | Path):
     """All result rows of the comparison in folder `out` (a path or a URI), as one tidy DataFrame."""
     import pandas as pd
 
     out = location(out)
-    manifest = out / MANIFEST
-    if not manifest.exists():
-        raise FileNotFoundError(f"{out} has no {MANIFEST}: is it a results folder written by `ctxbandits run`?")
-    files = json.loads(manifest.read_text())["files"]
+    files = manifest_files(out)
     missing = [f for f in files if not (out / f).exists()]
     if missing:
         raise FileNotFoundError(f"{len(missing)} of {len(files)} result files are missing in {out} (e.g. {missing[0]}); "

@@ -7,13 +7,19 @@ folder the command runs in (that folder is put first on `sys.path`, as `python -
 to a `.py` file. A spawned or Ray worker starts without the parent's imports and perhaps in another
 folder, so the workers get the same list and the parent's folder as `root` and import them again
 (free where they are already imported, as in a forked worker).
+
+A result depends on the user's code as much as on its spec, so `user_code` gives the digest of the
+code that defines an agent or env: part of a job's identity (experiment.job_inputs), so a rerun after
+an edit recomputes instead of reusing the old numbers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import sys
+import sysconfig
 import traceback
 from collections.abc import Iterable
 from pathlib import Path
@@ -75,3 +81,36 @@ def _import(module: str, where: str):
             frame = traceback.extract_tb(err.__traceback__)[-1]
             message += f" ({frame.filename}, line {frame.lineno})"
         raise UserModuleError(f"{where}: importing it raised {type(err).__name__}: {message}; fix the module") from None
+
+
+def user_code(obj) -> tuple[str, str] | None:
+    """(path, digest) of the user's code that defines `obj` (an agent class, an env class or
+    creator): the folder of the top-level package of its module, or its single .py file (a
+    `--import`ed file, a script), with the first 12 hex digits of a SHA-256 of its source as on
+    disk: ray_task.source_digest over the package's .py and .toml files, the file's bytes for a
+    single file. None for gym-ctxbandits' own code (gym_ctxbandits, agents), an installed package,
+    the standard library, or code with no file (typed into a notebook or a REPL)."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    if module is None:
+        return None
+    name = module.__name__.partition(".")[0]
+    file = getattr(sys.modules.get(name), "__file__", None) or getattr(module, "__file__", None)
+    if not file:
+        return None
+    path = Path(file).resolve()
+    root = path.parent if path.name == "__init__.py" else path
+    ours = {Path(sys.modules[p].__file__).resolve().parent for p in ("gym_ctxbandits", "agents") if p in sys.modules}
+    if root in ours or _installed(root):
+        return None
+    # ray_task imports only the standard library at its top: no cycle, nothing heavy
+    from gym_ctxbandits.ray_task import source_digest
+
+    digest = source_digest({name: root}) if root.is_dir() else hashlib.sha256(root.read_bytes()).hexdigest()[:12]
+    return str(root), digest
+
+
+def _installed(path: Path) -> bool:
+    """True for code of Python's standard library or of an installed distribution."""
+    libraries = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return any(part in ("site-packages", "dist-packages") for part in path.parts) or \
+        any(path.is_relative_to(lib) for lib in libraries)

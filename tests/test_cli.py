@@ -1,8 +1,11 @@
 """The `ctxbandits` command end to end: run, plot, list, bad input, and resuming after an interrupt."""
 
+import json
 import os
 import time
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -231,3 +234,195 @@ def test_bad_seeds_are_one_line_and_leave_the_results_folder_as_it_was(tmp_path,
         assert {p.name: p.read_bytes() for p in out.iterdir()} == before, seeds
     assert main(["run", *TINY, "--seeds", "0", "--out", str(tmp_path / "new")]) == 2
     assert not (tmp_path / "new").exists()
+
+
+def test_out_under_a_file_is_one_clear_error(tmp_path, capsys):
+    target = tmp_path / "results.txt"
+    target.write_text("not a folder")
+    assert main(["run", *TINY, "--seeds", "1", "--out", str(target / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{str(target)!r} is a file" in err and target.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize("text,problem", [('{"files": [}', "is not valid JSON"), ('{"config": {}}', "has no list of result"),
+                                          ('{"files": "a.parquet"}', "has no list of result"), ("[1, 2]", "is not a JSON object"),
+                                          ('{"files": []}', "lists no result files")])
+def test_plot_of_a_damaged_manifest_names_it_and_the_way_back(tmp_path, capsys, text, problem):
+    (tmp_path / "manifest.json").write_text(text)
+    assert main(["plot", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{tmp_path / 'manifest.json'} {problem}" in err, err
+    assert "`ctxbandits run` command into this folder again" in err and "reuses the finished jobs" in err
+
+
+def test_agents_take_their_own_hyperparameters(tmp_path, capsys):
+    """`--agents "LinUCB(alpha=0.5),LinUCB(alpha=2)"`: two jobs per seed with their own kwargs and labels;
+    --agent-kwargs goes to both, an agent's own value wins."""
+    from gym_ctxbandits.results import load_results
+
+    out = tmp_path / "r"
+    assert main(["run", *TINY, "--agents", "LinUCB(alpha=0.5),LinUCB( alpha = 2.0 ),LinUCB", "--agent-kwargs",
+                 '{"alpha": 7}', "--seeds", "1", "--horizon", "60", "--out", str(out)]) == 0
+    table = load_results(out)
+    kwargs = table.groupby("agent", sort=False)["agent_kwargs"].first().to_dict()
+    assert kwargs == {"LinUCB(alpha=0.5)": '{"alpha": 0.5}', "LinUCB(alpha=2.0)": '{"alpha": 2.0}', "LinUCB": '{"alpha": 7}'}
+    assert len(list(out.glob("*.parquet"))) == 3
+    final = table.groupby("agent")["cum_regret"].last()
+    assert final["LinUCB(alpha=0.5)"] != final["LinUCB(alpha=2.0)"]
+    assert "| LinUCB(alpha=0.5) |" in capsys.readouterr().out
+
+
+def test_agent_spec_reads_literals_only():
+    from gym_ctxbandits import config as cfg
+    from gym_ctxbandits.cli import agent_spec, split_list
+
+    assert split_list("A(x=1, y=(2, 3)),B, C(s='a,b)')", "--agents") == ["A(x=1, y=(2, 3))", "B", "C(s='a,b)')"]
+    spec = agent_spec("SW-LinUCB(window=50, name='w,1', on=True)", {"lam": 1})
+    assert (spec.name, spec.kwargs) == ("SW-LinUCB", {"lam": 1, "window": 50, "name": "w,1", "on": True})
+    assert spec.title == "SW-LinUCB(window=50, name='w,1', on=True)"
+    assert agent_spec("LinTS()", {}).title == "LinTS"
+    for bad in ("LinUCB(0.5)", "LinUCB(alpha=__import__('os').getpid())", "LinUCB(alpha=", "(alpha=1)",
+                "LinUCB(**d)", "LinUCB(alpha=1)x"):
+        with pytest.raises(cfg.ConfigError, match="--agents item"):
+            agent_spec(bad, {})
+    with pytest.raises(cfg.ConfigError, match="unbalanced"):
+        split_list("LinUCB(alpha=1,LinTS", "--agents")
+
+
+def test_agent_kwargs_that_one_agent_lacks_say_they_go_to_every_agent(tmp_path, capsys):
+    assert main(["run", *TINY, "--agents", "LinUCB,Random", "--agent-kwargs", '{"alpha": 0.5}', "--seeds", "1",
+                 "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--agent-kwargs applies to every agent, and 'Random' has no" in err
+    assert '--agents "LinUCB(alpha=0.5),LinTS"' in err and not (tmp_path / "r").exists()
+
+
+def test_every_run_says_what_it_reused_and_rerun_recomputes(tmp_path, capsys):
+    out = tmp_path / "r"
+    cmd = ["run", *TINY, "--agents", "LinUCB,Random", "--seeds", "2", "--out", str(out)]
+    assert main(cmd) == 0
+    assert "4 jobs run, 0 finished ones reused" in capsys.readouterr().out
+    stamps = {p: p.stat().st_mtime_ns for p in out.glob("*.parquet")}
+    assert main(cmd) == 0
+    assert "0 jobs run, 4 finished ones reused, --rerun runs them again" in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in out.glob("*.parquet")} == stamps
+    time.sleep(0.01)
+    assert main([*cmd, "--rerun"]) == 0
+    assert "4 jobs run, 0 finished ones reused" in capsys.readouterr().out
+    assert all(p.stat().st_mtime_ns != stamp for p, stamp in stamps.items())
+
+
+def supervised_run(csv, out, *flags):
+    """The final regret per seed of LinUCB on Supervised-v0 read from `csv`, run into `out`."""
+    from gym_ctxbandits.results import load_results
+
+    assert main(["run", "--env", "CtxBandit/Supervised-v0", "--env-kwargs", json.dumps({"source": str(csv),
+                 "label": "y"}), "--agents", "LinUCB", "--seeds", "2", "--horizon", "40", "--out", str(out), "--quiet",
+                 *flags]) == 0
+    return load_results(out).groupby("seed")["cum_regret"].last().tolist()
+
+
+def test_an_edited_data_file_is_run_again_and_its_old_content_reused(tmp_path, capsys):
+    """The result of a `source=` env is named by the file's content: edit the CSV and the rerun computes
+    (with the new data's numbers); put the old content back and the first results are reused."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    data = {"a": pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": (X[:, 0] > 0).astype(int)}),
+            "b": pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": (X[:, 1] > 0).astype(int)})}
+    csv, out = tmp_path / "data.csv", tmp_path / "r"
+    data["a"].to_csv(csv, index=False)
+    first = supervised_run(csv, out)
+    assert "2 jobs run, 0 finished" in capsys.readouterr().out
+    data["b"].to_csv(csv, index=False)
+    edited = supervised_run(csv, out)
+    assert "2 jobs run, 0 finished" in capsys.readouterr().out and edited != first
+    assert edited == supervised_run(csv, tmp_path / "fresh")      # the numbers of the new data
+    capsys.readouterr()
+    data["a"].to_csv(csv, index=False)
+    assert supervised_run(csv, out) == first
+    assert "0 jobs run, 2 finished ones reused" in capsys.readouterr().out
+    inputs = json.loads((out / "manifest.json").read_text())["inputs"]
+    assert all(list(i) == [str(csv.resolve())] for i in inputs.values()) and len(inputs) == 2
+
+
+@pytest.fixture
+def stale_module(tmp_path, monkeypatch):
+    """A user's module with an agent, in the test's folder (the current one); afterwards its agent and
+    the module are gone from this process."""
+    import sys
+
+    import agents
+
+    (tmp_path / "stale_agents.py").write_text(
+        "import agents\nfrom agents.linear import Random\n\n\n@agents.register('Stale-Random')\nclass StaleRandom(Random):\n"
+        "    '''Random, by another name.'''\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    registered = dict(agents.REGISTRY)
+    yield tmp_path / "stale_agents.py"
+    sys.modules.pop("stale_agents", None)
+    agents.REGISTRY.clear()
+    agents.REGISTRY.update(registered)
+
+
+def test_an_edited_user_module_is_run_again(stale_module, capsys):
+    """Only the jobs of the user's agent: LinUCB's files do not depend on the module."""
+    cmd = ["run", *TINY, "--import", "stale_agents.py", "--agents", "Stale-Random,LinUCB", "--seeds", "2",
+           "--out", "r"]
+    assert main(cmd) == 0
+    capsys.readouterr()
+    stale_module.write_text(stale_module.read_text() + "\n# edited\n")
+    assert main(cmd) == 0
+    assert "2 jobs run, 2 finished ones reused" in capsys.readouterr().out
+    assert len(list(Path("r").glob("Linear-v0__Stale-Random__*.parquet"))) == 4    # the old ones are kept
+
+
+def test_a_folder_of_an_older_version_resumes_and_reruns_only_what_it_cannot_vouch_for(tmp_path, capsys):
+    """A folder whose files have the names of before inputs were recorded (as an older gym-ctxbandits
+    wrote them): the jobs without data files or user code resume, those with a `source=` file are run
+    again, with a warning that says why."""
+    from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, job_inputs
+
+    plain = Job(EnvSpec(ENV, {"num_arms": 3, "dim": 2}), AgentSpec("LinUCB"), 0, 5)
+    assert plain.filename == "Linear-v0__LinUCB__seed0__d2bb6a2794.parquet"     # the name it always had
+    csv, out = tmp_path / "data.csv", tmp_path / "r"
+    pd.DataFrame({"x": np.arange(20.0), "y": np.arange(20) % 2}).to_csv(csv, index=False)
+    config = tmp_path / "c.toml"
+    config.write_text(f'horizon = 5\nseeds = 1\nagents = ["LinUCB"]\nout = "{out}"\nenvs = [{{id = "{ENV}", kwargs = '
+                      f'{{num_arms = 3, dim = 2}}}}, {{id = "CtxBandit/Supervised-v0", kwargs = {{source = "{csv}", '
+                      'label = "y"}}]\n')
+    assert main(["run", "--config", str(config), "--quiet"]) == 0
+    data_job = Job(EnvSpec("CtxBandit/Supervised-v0", {"source": str(csv), "label": "y"}), AgentSpec("LinUCB"), 0, 5)
+    data_job = Job(data_job.env, data_job.agent, 0, 5, inputs=job_inputs(data_job.env, data_job.agent))
+    (out / data_job.filename).rename(out / data_job.legacy_filename)           # as an older version named it
+    stamp = (out / plain.filename).stat().st_mtime_ns
+    capsys.readouterr()
+    with pytest.warns(UserWarning, match="1 of 2 jobs .* written by an older gym-ctxbandits, which did not record"):
+        assert main(["run", "--config", str(config), "--quiet"]) == 0
+    assert "1 jobs run, 1 finished ones reused" in capsys.readouterr().out
+    assert (out / plain.filename).stat().st_mtime_ns == stamp and (out / data_job.filename).exists()
+
+
+def test_plot_leaves_agents_out_and_draws_a_log_scale(tmp_path, capsys, monkeypatch):
+    """`run` and `plot` take --log and --exclude: the figures leave the agent out, the summary keeps it."""
+    from gym_ctxbandits import plots
+
+    drawn, real = {}, plots._save
+
+    def save(fig, where, stem):
+        ax = fig.axes[0]
+        labels = ax.get_legend().get_texts() if stem == "regret" else ax.get_xticklabels()
+        drawn[stem] = (ax.get_yscale(), [t.get_text() for t in labels])
+        return real(fig, where, stem)
+
+    monkeypatch.setattr(plots, "_save", save)
+    out = tmp_path / "r"
+    assert main(["run", *TINY, "--agents", "LinUCB,Random", "--seeds", "2", "--horizon", "30", "--out", str(out),
+                 "--log", "--exclude", "Random"]) == 0
+    assert drawn == {"regret": ("log", ["LinUCB (n=2)"]), "runtime": ("linear", ["LinUCB"])}
+    assert "| Random |" in capsys.readouterr().out
+    assert main(["plot", str(out)]) == 0
+    assert drawn["regret"] == ("linear", ["Random, baseline (n=2)", "LinUCB (n=2)"])
+    assert main(["plot", str(out), "--exclude", "Randm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--exclude Randm: no such agent in the results; its agents are LinUCB, Random" in err

@@ -402,3 +402,38 @@ def test_array_kwargs_get_file_names_by_content():
     assert job(X1, y).env.title != job(X2, y).env.title
     assert re.fullmatch(r"CtxBandit/Supervised-v0\(X=<DataFrame 2000x3 sha256:\w{12}>, y=<Series 2000 sha256:\w{12}>\)",
                         job(pd.DataFrame(X1), pd.Series(y)).env.title)
+
+
+def test_job_inputs_are_the_files_kwargs_name_by_content(tmp_path, monkeypatch):
+    """A string kwarg naming a file puts the file's content hash in the job's identity; other strings
+    (a preset, one too long to be a path) do not, and a job without inputs keeps its old name."""
+    from gym_ctxbandits.experiment import job_inputs, make_jobs
+
+    monkeypatch.setenv("CTXBANDITS_CACHE", str(tmp_path / "cache"))
+    csv = tmp_path / "d.csv"
+    csv.write_text("x,y\n1,0\n2,1\n")
+    env = EnvSpec("CtxBandit/Supervised-v0", {"source": str(csv), "preset": "S0", "label": "y" * 5000})
+    (path, digest), = job_inputs(env, AgentSpec("LinUCB"))
+    assert path == str(csv.resolve()) and len(digest) == 16
+    before = make_jobs([env], ["LinUCB"], 1, 10)[0]
+    csv.write_text("x,y\n1,1\n2,0\n")
+    after = make_jobs([env], ["LinUCB"], 1, 10)[0]
+    assert after.inputs != before.inputs and after.filename != before.filename
+    assert after.legacy_filename == before.legacy_filename == Job(env, AgentSpec("LinUCB"), 0, 10).filename
+    assert make_jobs([ENV], ["LinUCB"], 1, 10)[0].inputs == ()
+
+
+def test_an_env_registered_with_its_class_runs_in_the_plain_loop():
+    """gym.register(entry_point=TheClass), as docs/extending.md shows: is_replay and job_inputs take it."""
+    import gymnasium as gym
+
+    from gym_ctxbandits.envs import LinearEnv
+    from gym_ctxbandits.experiment import job_inputs
+
+    gym.register("ClassEntry-v0", entry_point=LinearEnv, kwargs={"num_arms": 3, "dim": 2})
+    try:
+        assert len(run_job(Job(EnvSpec("ClassEntry-v0"), AgentSpec("LinUCB"), 0, 10))) == 10
+        (what, _), = job_inputs(EnvSpec("ClassEntry-v0"), AgentSpec("LinUCB"))   # its registration's kwargs
+        assert what == "registration of ClassEntry-v0"
+    finally:
+        del gym.registry["ClassEntry-v0"]
