@@ -322,10 +322,12 @@ def client_server_died(port=23000):
 def test_a_client_server_that_died_as_it_started_is_connected_again(fake):
     units = [[job] for job in make_jobs([ENV], ["Random"], 1, 5)]
     fake.init_error = [client_server_died(23000), client_server_died(23001)]
-    with pytest.warns(UserWarning, match=r"could not start this driver's server \(RuntimeError: Starting Ray client "
-                                         r"server failed. See ray_client_server_23000.err .*\); connecting again "
-                                         r"\(2 of 3\)"):
+    with pytest.warns(UserWarning) as warned:
         ray_backend.run_ray(units, Path("r"), False, address="ray://127.0.0.1:10001")
+    assert [str(w.message) for w in warned] == [
+        "--address ray://127.0.0.1:10001: the head's Ray Client server could not start this driver's server "
+        f"(RuntimeError: Starting Ray client server failed. See ray_client_server_{port}.err for detailed logs.); "
+        f"connecting again ({attempt} of 3)" for port, attempt in ((23000, 2), (23001, 3))]
     assert [c[0] for c in fake.calls].count("init") == 3 and is_complete(units[0][0], Path("r"))
 
 
