@@ -1,6 +1,7 @@
 """Every paper-experiment script runs end to end in its --quick mode (small T, 2 seeds); bad input to
 the scripts (an unreachable --address, a missing dataset or prior file) is one error line."""
 
+import runpy
 import socket
 import subprocess
 import sys
@@ -214,6 +215,19 @@ def test_ctrl_c_says_how_to_resume(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_paper, "run_comparison", interrupted)
     assert paper_main(["--out", "out"], tmp_path, monkeypatch) == 130
     assert "demo: interrupted; the finished jobs' files are kept: run the same command again" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("address, code, message", [("127.0.0.1:{port}", 1, "nothing answers at 127.0.0.1:"),
+                                                     ("http://127.0.0.1:8265", 2, "that is a dashboard's")])
+def test_bench_backends_bad_address_is_one_line_before_it_runs(address, code, message, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))   # never reached
+    address = address.format(port=refused_port())
+    monkeypatch.setattr(sys, "argv", ["bench_backends.py", "--address", address])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(ROOT / "bench_backends.py"), run_name="__main__")
+    err = capsys.readouterr().err
+    assert stop.value.code == code and err.count("\n") == 1
+    assert err.startswith(f"bench_backends.py: error: --address {address}: {message}")
 
 
 def script_main(name: str, argv: list[str], monkeypatch):
