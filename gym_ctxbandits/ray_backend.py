@@ -41,6 +41,11 @@ from gym_ctxbandits.store import UriPath
 
 CODE = ("ship", "installed")
 CONNECT_TIMEOUT = 5.0      # seconds to wait for the head to answer before saying the address is wrong
+CLIENT_ATTEMPTS = 3        # Ray Client connections tried while the head fails to start this driver's server
+# What Ray 2.60's Ray Client server answers when the process it forked for a driver died before it
+# served (ray-project/ray#63202: gRPC's threads crash the child between fork and exec; intermittent,
+# more often on a busy head) or did not answer in 30 s (RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S).
+CLIENT_SERVER_DIED = ("Starting Ray client server failed", "Proxy failed to Connect to backend")
 
 
 class ClusterError(RuntimeError):
@@ -120,9 +125,10 @@ def check_reachable(address: str | None) -> None:
     try:
         socket.create_connection(where, timeout=CONNECT_TIMEOUT).close()
     except OSError as err:
+        server = "the head's Ray Client server (`ray start --head` starts it on port 10001)" \
+            if address.startswith("ray://") else "the head (`ray start --head` prints its address)"
         raise ClusterError(f"--address {address}: nothing answers at {where[0]}:{where[1]} "
-                           f"({err.strerror or err}); start the cluster (`ray start --head` prints its address), "
-                           "or check the address and the firewall") from None
+                           f"({err.strerror or err}); start {server}, or check the address and the firewall") from None
 
 
 def import_ray(address: str | None):
@@ -181,18 +187,45 @@ def worker_modules(modules: Sequence[str]) -> list[str]:
     return [Path(m).stem if m.endswith(".py") else m for m in modules]
 
 
-def connect(ray, address: str | None, env: dict) -> None:
-    """ray.init at `address` with the runtime_env `env`; its failures as one ClusterError line."""
+def connect(ray, address: str | None, env: dict, **init) -> None:
+    """ray.init at `address` with the runtime_env `env` (and `init`, more of ray.init's keywords);
+    its failures as one ClusterError line.
+
+    Through the Ray Client (ray://), the head's Ray Client server starts a server process for each
+    driver, and in Ray 2.60 that process sometimes dies as it is forked (ray-project/ray#63202;
+    a segfault in gRPC, logged by the kernel, with empty ray_client_server_PORT.err): the
+    connection is then tried again, up to CLIENT_ATTEMPTS times, each try a fresh process."""
     kwargs = {"include_dashboard": False} if address is None and "RAY_ADDRESS" not in os.environ else {}
-    try:
-        ray.init(address=address, runtime_env=env or None, log_to_driver=False, **kwargs)
-    except Exception as err:
-        where = f"--address {address}" if address else "a local Ray (or RAY_ADDRESS)"
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        if any(type(e).__name__ == "AuthenticationError" or "Authentication token" in str(e) for e in _chain(err)):
-            first = ("the cluster uses token authentication: set RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, "
-                     "or the head's ~/.ray/auth_token) here, as docs/cluster.md shows")
-        raise ClusterError(f"{where}: cannot connect ({first})") from None
+    where = f"--address {address}" if address else "a local Ray (or RAY_ADDRESS)"
+    for attempt in range(1, CLIENT_ATTEMPTS + 1):
+        try:
+            ray.init(address=address, runtime_env=env or None, log_to_driver=False, **kwargs, **init)
+            return
+        except Exception as err:
+            reason = _reason(err)
+            died = any(text in reason for text in CLIENT_SERVER_DIED)
+            if died and attempt < CLIENT_ATTEMPTS:
+                warnings.warn(f"{where}: the head's Ray Client server could not start this driver's server ({reason}); "
+                              f"connecting again ({attempt + 1} of {CLIENT_ATTEMPTS})", stacklevel=2)
+                continue
+            if died:
+                reason = (f"the head's Ray Client server could not start this driver's server {attempt} times: {reason}; "
+                          "its process dies as it starts, a Ray bug of busy heads (ray-project/ray#63202): run the "
+                          "command again, or connect by the head's HOST:6379 address or run it as a job (ray job "
+                          "submit), as docs/cluster.md shows")
+            elif any(type(e).__name__ == "AuthenticationError" or "Authentication token" in str(e) for e in _chain(err)):
+                reason = ("the cluster uses token authentication: set RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, "
+                          "or the head's ~/.ray/auth_token) here, as docs/cluster.md shows")
+            raise ClusterError(f"{where}: cannot connect ({reason})") from None
+
+
+def _reason(err: BaseException) -> str:
+    """The line of a Ray error that says what failed: its first, or, for a header ending in ':' over
+    a server's traceback ("Initialization failure from server:\nTraceback ..."), the traceback's last."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    if not lines:
+        return type(err).__name__
+    return lines[-1] if lines[0].endswith(":") and len(lines) > 1 else lines[0]
 
 
 def _chain(err: BaseException):

@@ -12,8 +12,10 @@ with one subplot per env, a run-time figure, and a table of final cumulative reg
     python scripts/s0_fig1.py --dry-run       # check the command and list what it would run; run nothing
 
 A missing dataset or optional package ends a script with one `error:` message (the loader's: the
-files needed and where to put them), not a traceback. `--quick` refuses `--figures docs/figures`: a
-smoke run's figures must not replace the published ones.
+files needed and where to put them), not a traceback; so do a bad or unreachable `--address`, a Ray
+cluster that cannot run the panel and a worker lost for good (`ctxbandits run`'s lines), and Ctrl-C
+says how to resume. `--quick` refuses `--figures docs/figures`: a smoke run's figures must not
+replace the published ones.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gym_ctxbandits.backends import WorkerDied
 from gym_ctxbandits.cli import add_run_options, ray_options, run_comparison
 from gym_ctxbandits.compare import check_comparison, check_device
 from gym_ctxbandits.store import location
 from gym_ctxbandits.config import Comparison
 from gym_ctxbandits.datasets import DatasetCorrupt
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
+from gym_ctxbandits.ray_backend import ClusterError, RayOptions, parse_address
 
 QUICK_HORIZON, QUICK_SEEDS = 100, 2
 PUBLISHED_FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"  # the figures docs/*.md show
@@ -85,9 +89,11 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
     unknown = set(chosen) - {p.name for p in panels}
     if unknown:
         parser.error(f"unknown panels {sorted(unknown)}; choose from {[p.name for p in panels]}")
-    try:  # --seeds as `ctxbandits run` takes it (N, A:B or 3,7,11) and --device: a bad value is one line
+    try:  # --seeds as `ctxbandits run` takes it (N, A:B or 3,7,11), --device, --address and the Ray options
         seeds = None if args.seeds is None else seed_list(args.seeds, "--seeds")
         device = check_device(args.device or "cpu", "--device", cluster=args.backend == "ray")
+        parse_address(args.address)
+        RayOptions.of(ray_options(args))
     except ValueError as err:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
     comparisons = []
@@ -122,6 +128,11 @@ def main(script: str, panels: list[Panel], doc: str, argv: list[str] | None = No
             _, paths, text = run_comparison(comp, args.band, args.quiet)
         except (FileNotFoundError, ImportError, DatasetCorrupt) as err:  # a missing dataset or package: no traceback
             parser.exit(2, f"{script}: error: {type(err).__name__}: {err}\n")
+        except (ClusterError, WorkerDied) as err:     # as `ctxbandits run` says them (gym_ctxbandits.cli.main)
+            parser.exit(1, f"{script}: error: {err}\n")
+        except KeyboardInterrupt:
+            parser.exit(130, f"{script}: interrupted; the finished jobs' files are kept: run the same command again to "
+                        "resume (finished jobs are not rerun)\n")
         print(f"\n## {script} {panel.name}: T={comp.horizon}, {len(seed_list(comp.seeds))} seeds, "
               f"{time.perf_counter() - start:.0f} s (finished jobs are not rerun)\n{text}")
         for note in panel.notes:

@@ -42,8 +42,9 @@ def timed(agent: str, n: int, horizon: int, out: str, **backend) -> float:
 def main(args: Args) -> None:
     import ray
 
-    from gym_ctxbandits.ray_backend import runtime_env
+    from gym_ctxbandits.ray_backend import check_reachable, connect, runtime_env
 
+    check_reachable(args.address)   # before the other backends' minutes: a ClusterError of one line, as the CLI's
     sizes = [("tiny", "Random", args.tiny, 10), ("LinUCB", "LinUCB", args.units, args.horizon)]
     walls = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -53,8 +54,7 @@ def main(args: Args) -> None:
             walls[size, "processes"] = timed(agent, n, horizon, f"{tmp}/{size}-processes", backend="processes",
                                              workers=args.slots)
         start = time.perf_counter()
-        ray.init(address=args.address, num_cpus=None if args.address else args.slots, include_dashboard=False,
-                 log_to_driver=False, runtime_env=runtime_env())
+        connect(ray, args.address, runtime_env(), **({} if args.address else {"num_cpus": args.slots}))
         ray_start = time.perf_counter() - start
         for size, agent, n, horizon in sizes:
             for name in ("ray, first run", "ray, again"):        # the first starts the workers, the second reuses them
@@ -74,4 +74,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for field, default in vars(Args()).items():
         parser.add_argument(f"--{field}", type=type(default) if default is not None else str, default=default)
-    main(Args(**vars(parser.parse_args())))
+    from gym_ctxbandits.ray_backend import ClusterError, parse_address
+
+    args = Args(**vars(parser.parse_args()))
+    try:
+        parse_address(args.address)
+        main(args)
+    except ValueError as err:       # parse_address's: a malformed --address
+        parser.exit(2, f"{parser.prog}: error: {err}\n")
+    except ClusterError as err:
+        parser.exit(1, f"{parser.prog}: error: {err}\n")

@@ -18,6 +18,9 @@ included, through the whole model) times its one path with this script:
 
     git archive 63b9243 agents gym_ctxbandits | tar -x -C /tmp/before
     PYTHONPATH=/tmp/before python scripts/bench_gpt.py
+
+Without the corpus (or torch and the text extra) it stops with one `error:` message, the loader's:
+the files needed and where to put them.
 """
 
 from __future__ import annotations
@@ -25,13 +28,14 @@ from __future__ import annotations
 import argparse
 import copy
 import time
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import torch
 
 import agents
 import gym_ctxbandits  # noqa: F401  (registers the envs)
+from gym_ctxbandits.datasets import DatasetCorrupt
 
 ENV = dict(corpus="davidson", max_posts=500)
 
@@ -49,17 +53,23 @@ def play(agent, env, rounds: int, rng: np.random.Generator) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--warmup", type=int, default=128, help="rounds before the timed ones (128: full minibatches)")
     parser.add_argument("--rounds", type=int, default=20, help="timed rounds per path")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--quick", action="store_true", help="4 + 3 rounds, minibatches of 8: a smoke run")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
     kwargs = dict(batch_size=8) if args.quick else {}
     if args.quick:
         args.warmup, args.rounds = 4, 3
-    env = gym.make("CtxBandit/HateSpeechTokens-v0", **ENV).unwrapped
+    try:
+        import torch
+
+        env = gym.make("CtxBandit/HateSpeechTokens-v0", **ENV).unwrapped
+    except (FileNotFoundError, ImportError, DatasetCorrupt) as err:   # the corpus, or torch / the text extra
+        parser.exit(2, f"{parser.prog}: error: {type(err).__name__}: {err}\n")
+    torch.set_num_threads(args.threads)
     print(f"HateSpeechTokens-v0 {ENV}, agents' defaults {kwargs or ''}; {args.warmup} rounds first, then the median "
           f"CPU seconds a round (act + observe) over {args.rounds} rounds, torch threads={args.threads}")
     print("| agent | whole backbone a round | cached prefix | speed-up |")

@@ -24,6 +24,9 @@ distribution in the round's slot and keeps the rounds where it is the logged one
 
     python scripts/ope_obd.py                        # the 10,000-event sample in $CTXBANDITS_DATA/obd
     python scripts/ope_obd.py --bts-prior obp-0.4.1-py3-none-any.whl
+
+A missing data set or prior file, or a prior file without the campaign's Beta parameters, is one
+`error:` message (the loader's for the data set: the files needed and where to put them).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 from scipy.stats import norm
 
 from gym_ctxbandits import datasets, feedback, ope
+from gym_ctxbandits.datasets import DatasetCorrupt
 
 PRIOR_IN_WHEEL = "obp/policy/conf/prior_bts.yaml"
 N_SLOTS = 3
@@ -49,16 +53,34 @@ def bts_log_dist(events, n_items: int) -> np.ndarray:
     return counts / counts.sum(axis=0)
 
 
-def prior_dist(path: str, campaign: str, n_sim: int, seed: int) -> np.ndarray:
-    """(n_items, 3): how often a Beta(alpha, beta) sample ranks each item in each of the top 3 slots."""
+def load_prior(path: str, campaign: str) -> tuple[np.ndarray, np.ndarray]:
+    """The campaign's Beta (alpha, beta) per item from OBP's prior_bts.yaml or the obp wheel holding
+    it; a ValueError naming the problem and the file to give instead."""
     import yaml
 
-    if Path(path).suffix == ".whl":
-        with zipfile.ZipFile(path) as wheel:
-            prior = yaml.safe_load(wheel.read(PRIOR_IN_WHEEL))
-    else:
-        prior = yaml.safe_load(Path(path).read_text())
-    alpha, beta = (np.asarray(prior[campaign][k], dtype=float) for k in ("alpha", "beta"))
+    get = "give OBP's prior_bts.yaml, or the obp wheel that holds it (pip download obp==0.4.1 --no-deps)"
+    if not Path(path).is_file():
+        raise ValueError(f"--bts-prior {path}: no such file; {get}")
+    try:
+        if Path(path).suffix == ".whl":
+            with zipfile.ZipFile(path) as wheel:
+                prior = yaml.safe_load(wheel.read(PRIOR_IN_WHEEL))
+        else:
+            prior = yaml.safe_load(Path(path).read_text())
+    except KeyError:
+        raise ValueError(f"--bts-prior {path}: the wheel holds no {PRIOR_IN_WHEEL}; {get}") from None
+    except (zipfile.BadZipFile, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise ValueError(f"--bts-prior {path}: not a wheel or a yaml file ({type(err).__name__}); {get}") from None
+    try:
+        return tuple(np.asarray(prior[campaign][k], dtype=float) for k in ("alpha", "beta"))
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"--bts-prior {path}: no numeric alpha and beta lists under campaign {campaign!r}; {get}") \
+            from None
+
+
+def prior_dist(path: str, campaign: str, n_sim: int, seed: int) -> np.ndarray:
+    """(n_items, 3): how often a Beta(alpha, beta) sample ranks each item in each of the top 3 slots."""
+    alpha, beta = load_prior(path, campaign)
     rng = np.random.default_rng(seed)
     counts = np.zeros((len(alpha), N_SLOTS))
     for start in range(0, n_sim, 10_000):
@@ -85,7 +107,7 @@ def evaluate(random_log: dict, per_slot: np.ndarray, seed: int) -> list[ope.Esti
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=Path(__file__).name, description=__doc__.split("\n\n")[0])
     parser.add_argument("--campaign", default="all", choices=["all", "men", "women"])
     parser.add_argument("--data-home", help="folder holding obd/ (default: $CTXBANDITS_DATA)")
     parser.add_argument("--path", help="a folder holding obd/random and obd/bts (e.g. a cut of the logs)")
@@ -95,8 +117,15 @@ def main(argv=None) -> int:
     ns = parser.parse_args(argv)
     start = time.perf_counter()
     where = dict(data_home=ns.data_home, path=ns.path, check_size=ns.path is None)
-    random_log = feedback.from_obd("random", ns.campaign, **where)
-    bts = datasets.load_open_bandit(behavior="bts", campaign=ns.campaign, **where).events
+    try:
+        if ns.bts_prior:
+            load_prior(ns.bts_prior, ns.campaign)  # checked before the logs load, which takes longer
+        random_log = feedback.from_obd("random", ns.campaign, **where)
+        bts = datasets.load_open_bandit(behavior="bts", campaign=ns.campaign, **where).events
+    except (FileNotFoundError, DatasetCorrupt) as err:
+        parser.exit(2, f"{parser.prog}: error: {type(err).__name__}: {err}\n")
+    except ValueError as err:
+        parser.exit(2, f"{parser.prog}: error: {err}\n")
     truth, low, high = mean_ci(bts["click"].to_numpy(float))
     targets = {"BTS log": bts_log_dist(bts, random_log["n_actions"])}
     if ns.bts_prior:

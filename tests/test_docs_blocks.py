@@ -125,7 +125,10 @@ SKIP = {
     # machine, other jobs' too: never run here); tests/test_ray_cluster.py runs these paths on a cluster it starts
     "ctxbandits run --env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS --seeds 4 --horizon 2000 --backend ray "
     "--out results/laptop-ray": "starts a local Ray; 12 s on 2 loaded cores",
-    "ray start --head --port=6379 --num-cpus=1 --object-store-memory=100000000": "starts a Ray head; about 5 s",
+    "ray get-auth-token --generate > /dev/null": "creates ~/.ray/auth_token, which turns token authentication on "
+                                                 "for every later `ray start --head` of this user; about 2 s",
+    "ray start --head --port=6379 --num-cpus=1 --object-store-memory=100000000 --include-dashboard=true":
+        "starts a Ray head; 12 s idle, 19-34 s on 2 loaded cores",
     "ray start --address=127.0.0.1:6379 --num-cpus=1 --object-store-memory=100000000":
         "needs the head above; about 5 s",
     "ctxbandits run --env CtxBandit/Logistic-v0 --agents Random,LinUCB,LinTS --seeds 4 --horizon 2000 --backend ray "

@@ -61,8 +61,11 @@ class FakeRay(types.ModuleType):
 
     def init(self, **kwargs):
         self.calls.append(("init", kwargs))
-        if self.init_error:
-            raise self.init_error
+        error = self.init_error             # an exception every time, or a list of them in turn (then none)
+        if isinstance(error, list):
+            error = error.pop(0) if error else None
+        if error:
+            raise error
         self.initialized = True
 
     def shutdown(self):
@@ -305,6 +308,49 @@ def test_connection_failures_are_one_line(fake):
         fake.init_error.__cause__ = wrapped
     with pytest.raises(ClusterError, match="uses token authentication: set RAY_AUTH_MODE=token and its token"):
         ray_backend.run_ray(units, Path("r"), False, address="auto")
+
+
+def client_server_died(port=23000):
+    """What Ray 2.60's Ray Client raises when the head's server process for the driver died as it started
+    (ray-project/ray#63202): a header line over the server's traceback."""
+    return ConnectionAbortedError(
+        "Initialization failure from server:\nTraceback (most recent call last):\n  File \"proxier.py\", line 771, "
+        "in Datapath\n    raise RuntimeError(\nRuntimeError: Starting Ray client server failed. See "
+        f"ray_client_server_{port}.err for detailed logs.\n")
+
+
+def test_a_client_server_that_died_as_it_started_is_connected_again(fake, monkeypatch):
+    monkeypatch.setattr(ray_backend, "check_reachable", lambda address: None)     # the head's port answers
+    units = [[job] for job in make_jobs([ENV], ["Random"], 1, 5)]
+    fake.init_error = [client_server_died(23000), client_server_died(23001)]
+    with pytest.warns(UserWarning) as warned:
+        ray_backend.run_ray(units, Path("r"), False, address="ray://127.0.0.1:10001")
+    assert [str(w.message) for w in warned] == [
+        "--address ray://127.0.0.1:10001: the head's Ray Client server could not start this driver's server "
+        f"(RuntimeError: Starting Ray client server failed. See ray_client_server_{port}.err for detailed logs.); "
+        f"connecting again ({attempt} of 3)" for port, attempt in ((23000, 2), (23001, 3))]
+    assert [c[0] for c in fake.calls].count("init") == 3 and is_complete(units[0][0], Path("r"))
+
+
+def test_a_client_server_that_keeps_dying_is_one_line_naming_the_ray_issue(fake, monkeypatch, capsys):
+    monkeypatch.setattr(ray_backend, "check_reachable", lambda address: None)
+    fake.init_error = client_server_died()
+    with pytest.warns(UserWarning, match="connecting again"):
+        assert main(["run", "--env", ENV, "--agents", "Random", "--seeds", "1", "--horizon", "5", "--out", "r",
+                     "--quiet", "--backend", "ray", "--address", "ray://127.0.0.1:10001"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "ctxbandits: error: --address ray://127.0.0.1:10001: cannot connect (the head's Ray Client server could not "
+        "start this driver's server 3 times: RuntimeError: Starting Ray client server failed.")
+    assert "ray-project/ray#63202" in err and "ray job submit" in err
+    assert [c[0] for c in fake.calls].count("init") == 3
+
+
+def test_other_connection_failures_are_not_tried_again(fake):
+    fake.init_error = ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:10001")
+    with pytest.raises(ClusterError, match=r"cannot connect \(Failed to connect to Ray cluster at 127.0.0.1:10001\)$"):
+        ray_backend.connect(fake, "ray://127.0.0.1:10001", {})
+    assert len(fake.calls) == 1
 
 
 def test_missing_extras_are_one_line(monkeypatch, capsys, tmp_path):

@@ -1,7 +1,11 @@
-"""Every paper-experiment script runs end to end in its --quick mode (small T, 2 seeds)."""
+"""Every paper-experiment script runs end to end in its --quick mode (small T, 2 seeds); bad input to
+the scripts (an unreachable --address, a missing dataset or prior file) is one error line."""
 
+import runpy
+import socket
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -169,6 +173,97 @@ def test_a_missing_dataset_is_one_error_not_a_traceback(tmp_path, monkeypatch, c
                       envs=("CtxBandit/Phoneme-v0",))
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("demo: error: DatasetNotFound: phoneme:") and "Traceback" not in err
+
+
+def refused_port() -> int:
+    """A port of this machine where nothing listens: bound and closed again (connecting is refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}"])
+def test_an_unreachable_address_is_one_line_as_the_cli_says_it(address, tmp_path, monkeypatch, capsys):
+    """The paper scripts run a panel as `ctxbandits run` does, and end as it does: ClusterError's line, exit 1."""
+    fake = types.ModuleType("ray")                  # Ray is not reached: nothing answers at the address
+    fake.is_initialized = lambda: False
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "grpc", types.ModuleType("grpc"))
+    address = address.format(port=refused_port())
+    assert paper_main(["--backend", "ray", "--address", address, "--quiet", "--out", "out"], tmp_path, monkeypatch) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"demo: error: --address {address}: nothing answers at 127.0.0.1:")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--address", "http://127.0.0.1:8265"], "that is a dashboard's (Ray Jobs') address, for `ray job submit"),
+    (["--address", "head"], "--address head: not an address"),
+    (["--cpus-per-unit", "0"], "ray cpus_per_unit must be a number > 0 (--cpus-per-unit)")])
+def test_bad_ray_options_are_one_line_before_any_panel(argv, message, tmp_path, monkeypatch, capsys):
+    assert paper_main(["--backend", "ray", *argv, "--out", "out"], tmp_path, monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and not (tmp_path / "out").exists()
+
+
+def test_ctrl_c_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(ROOT))
+    import _paper
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_paper, "run_comparison", interrupted)
+    assert paper_main(["--out", "out"], tmp_path, monkeypatch) == 130
+    assert "demo: interrupted; the finished jobs' files are kept: run the same command again" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("address, code, message", [("127.0.0.1:{port}", 1, "nothing answers at 127.0.0.1:"),
+                                                     ("http://127.0.0.1:8265", 2, "that is a dashboard's")])
+def test_bench_backends_bad_address_is_one_line_before_it_runs(address, code, message, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))   # never reached
+    address = address.format(port=refused_port())
+    monkeypatch.setattr(sys, "argv", ["bench_backends.py", "--address", address])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(ROOT / "bench_backends.py"), run_name="__main__")
+    err = capsys.readouterr().err
+    assert stop.value.code == code and err.count("\n") == 1
+    assert err.startswith(f"bench_backends.py: error: --address {address}: {message}")
+
+
+def script_main(name: str, argv: list[str], monkeypatch):
+    """scripts/`name`.main(argv) in this process; its exit code."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    module = __import__(name)
+    try:
+        return module.main(argv)
+    except SystemExit as stop:
+        return stop.code
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file; give OBP's prior_bts.yaml, or the obp wheel that holds it (pip download obp==0.4.1"),
+    ("all: [1, 2", "not a wheel or a yaml file (ParserError); give OBP's prior_bts.yaml"),
+    ("men:\n  alpha: [1]\n  beta: [2]\n", "no numeric alpha and beta lists under campaign 'all'; give OBP's")])
+def test_ope_obd_bad_prior_file_is_one_line_before_the_logs_load(content, message, tmp_path, monkeypatch, capsys):
+    prior = tmp_path / "prior.yaml"
+    if content is not None:
+        prior.write_text(content)
+    monkeypatch.setenv("CTXBANDITS_DATA", str(tmp_path / "empty"))    # no logs either: the prior is checked first
+    assert script_main("ope_obd", ["--bts-prior", str(prior)], monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ope_obd.py: error: --bts-prior {prior}: {message}") and err.count("\n") == 1
+
+
+def test_ope_obd_and_bench_gpt_without_their_data_are_one_error(tmp_path, monkeypatch, capsys):
+    """The loader's DatasetNotFound (the files needed and where to put them), not a traceback."""
+    monkeypatch.setenv("CTXBANDITS_DATA", str(tmp_path / "empty"))
+    assert script_main("ope_obd", [], monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ope_obd.py: error: DatasetNotFound: open-bandit:") and "Traceback" not in err
+    pytest.importorskip("torch")
+    assert script_main("bench_gpt", ["--quick"], monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bench_gpt.py: error: DatasetNotFound: davidson:") and "labeled_data.csv" in err
 
 
 def test_linear_ceiling_is_zero_when_well_specified_and_high_on_h3(monkeypatch):
