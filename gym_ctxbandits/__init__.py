@@ -39,7 +39,7 @@ def _check_agents_package() -> None:
 _check_agents_package()
 
 from gym_ctxbandits.compare import run  # noqa: E402
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec  # noqa: E402
+from gym_ctxbandits.jobs import AgentSpec, EnvSpec  # noqa: E402
 from gym_ctxbandits.feedback import log  # noqa: E402
 from gym_ctxbandits.results import load_results  # noqa: E402
 

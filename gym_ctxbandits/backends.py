@@ -16,7 +16,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from gym_ctxbandits.experiment import Job, run_batch, run_job
+from gym_ctxbandits.experiment import run_batch, run_job
+from gym_ctxbandits.jobs import Job
 from gym_ctxbandits.results import write_atomic
 from gym_ctxbandits.store import location
 from gym_ctxbandits.user_modules import import_modules

@@ -14,8 +14,8 @@ from pathlib import Path
 import gymnasium as gym
 
 from gym_ctxbandits import backends, ray_backend
-from gym_ctxbandits.experiment import (AgentSpec, EnvSpec, Job, agent_device, batchable, env_spec, import_agents,
-                                     make_jobs, run_batch, run_job, seed_list)
+from gym_ctxbandits.experiment import batchable, run_batch, run_job
+from gym_ctxbandits.jobs import AgentSpec, EnvSpec, Job, agent_device, env_spec, import_agents, make_jobs, seed_list
 from gym_ctxbandits.registration import other_env_ids
 from gym_ctxbandits.results import claim, is_complete, legacy_results, load_results, release, write_manifest
 from gym_ctxbandits.store import UriPath, location

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, seed_list
+from gym_ctxbandits.jobs import AgentSpec, EnvSpec, seed_list
 
 
 class ConfigError(ValueError):

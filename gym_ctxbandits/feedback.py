@@ -31,7 +31,6 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-import gym_ctxbandits  # noqa: F401  (registers the ids)
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 META_KEY = b"gym_ctxbandits.feedback"

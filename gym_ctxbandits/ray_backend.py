@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import os
+import pickle
 import socket
 import sys
 import warnings
@@ -33,9 +34,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from gym_ctxbandits import ray_task
+from gym_ctxbandits import codehash, ray_task
 from gym_ctxbandits.backends import WorkerDied, _bar
-from gym_ctxbandits.experiment import Job
+from gym_ctxbandits.jobs import Job
 from gym_ctxbandits.results import write_atomic
 from gym_ctxbandits.store import UriPath
 
@@ -165,11 +166,9 @@ def runtime_env(modules: Sequence[str] = (), root: str | None = None, code: str 
     passes it to `ray.init(address, runtime_env=runtime_env(["my_module"]))` before `run`."""
     import agents
 
-    import gym_ctxbandits
-
     root = root or os.getcwd()
-
-    entries = [Path(m.__file__).parent for m in (gym_ctxbandits, agents)] if code == "ship" else []
+    ours = (Path(__file__).parent, Path(agents.__file__).parent)      # gym_ctxbandits/ is this folder
+    entries = list(ours) if code == "ship" else []
     for name in modules:
         if name.endswith(".py"):
             entries.append(Path(root, name).resolve())
@@ -267,7 +266,8 @@ def _submit(ray, units, out, progress, modules, identity: dict, options: RayOpti
     run made the connection (a job's tasks end with its driver), else (`cancel`: a session that
     stays connected) by `ray.cancel`, without force: a force-cancel racing a task's reply aborted
     the driver in Ray 2.60 ("Check failed: it != submissible_tasks_.end()", ray-project/ray#54798)."""
-    ray.cloudpickle.register_pickle_by_value(ray_task)    # the identity check must not need our module there
+    for module in (codehash, ray_task):                    # the identity check must not need our package there
+        ray.cloudpickle.register_pickle_by_value(module)
     task = ray.remote(max_retries=options.max_retries, retry_exceptions=False)(ray_task.run)
     resources = ray.cluster_resources()
     gpu_units = any(str(j.device).startswith("cuda") for u in units for j in u)
@@ -288,7 +288,7 @@ def _submit(ray, units, out, progress, modules, identity: dict, options: RayOpti
                 while queue and len(in_flight) < limit:
                     unit = queue.popleft()
                     gpu = any(str(j.device).startswith("cuda") for j in unit)
-                    in_flight[(on_gpu if gpu else on_cpu).remote(unit, *args)] = unit
+                    in_flight[(on_gpu if gpu else on_cpu).remote(pickle.dumps(unit), *args)] = unit
                 done, _ = ray.wait(list(in_flight), num_returns=1)
                 unit = in_flight.pop(done[0])
                 kind, *result = _collect(ray, done[0], unit, options)

@@ -4,15 +4,19 @@ then run the unit and hand its tables back (or write them to a URI `--out`).
 The Ray backend (ray_backend.py) sends this module to the workers by value (cloudpickle's
 register_pickle_by_value), not as a name for them to import: the check then runs even on a node
 whose installed gym-ctxbandits is older and has no such module. So this module imports only the
-standard library at its top, and the package after the check.
+standard library and gym_ctxbandits.codehash (sent by value with it) at its top, and the rest of the
+package after the check; the unit's jobs come pickled as bytes and are unpickled after the check too,
+so a node whose gym-ctxbandits lacks their classes gets the check's one line, not an unpickling error.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
+import pickle
 import socket
 from pathlib import Path
+
+from gym_ctxbandits.codehash import source_digest
 
 PACKAGES = ("gym_ctxbandits", "agents")     # the project's code: what is shipped and what is compared
 DEPENDENCIES = ("numpy", "scipy", "gymnasium", "pandas", "torch")   # compared too; a difference is a warning
@@ -29,17 +33,6 @@ def code_identity() -> dict:
     return {"version": getattr(gym_ctxbandits, "__version__", "unknown"), "code": source_digest(roots),
             "folder": str(roots["gym_ctxbandits"]),
             "dependencies": {d: getattr(sys.modules[d], "__version__", "?") for d in DEPENDENCIES if d in sys.modules}}
-
-
-def source_digest(roots: dict[str, Path]) -> str:
-    """The first 12 hex digits of a SHA-256 over the .py and .toml files under each package folder
-    of `roots` (name -> folder), each file by its path relative to the folder and its bytes."""
-    digest = hashlib.sha256()
-    for name, root in roots.items():
-        for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".toml") and "__pycache__" not in p.parts):
-            digest.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
 
 
 def _node() -> str:
@@ -69,8 +62,8 @@ def check_identity(expected: dict, shipped: bool) -> tuple[str | None, list[str]
     return None, warnings
 
 
-def run(unit: list, modules: list[str], expected: dict, shipped: bool, threads: int, out: str | None):
-    """Run `unit` (a list of Jobs) here, after the identity check and the user's `modules` (names:
+def run(unit: bytes, modules: list[str], expected: dict, shipped: bool, threads: int, out: str | None):
+    """Run `unit` (a pickled list of Jobs) here, after the identity check and the user's `modules` (names:
     shipped to this worker's path by the runtime_env). Returns ("mismatch", reason), or ("tables",
     [(file name, table)], warnings) for the driver to write, or ("written", [file names], warnings)
     when `out` is a URI this worker wrote them to."""
@@ -88,6 +81,7 @@ def run(unit: list, modules: list[str], expected: dict, shipped: bool, threads: 
     from gym_ctxbandits.user_modules import import_modules
 
     import_modules(modules)
+    unit = pickle.loads(unit)
     if ray.get_gpu_ids():         # Ray shows this task only its own GPUs: cuda:N of the driver's machine is cuda here
         unit = [dataclasses.replace(j, device="cuda") if str(j.device).startswith("cuda") else j for j in unit]
     with threadpool_limits(threads):

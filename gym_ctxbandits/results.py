@@ -19,7 +19,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from gym_ctxbandits.experiment import COLUMNS, Job
+from gym_ctxbandits.jobs import COLUMNS, Job
 from gym_ctxbandits.store import UriPath, location
 
 MANIFEST = "manifest.json"

@@ -24,6 +24,8 @@ import traceback
 from collections.abc import Iterable
 from pathlib import Path
 
+from gym_ctxbandits.codehash import source_digest
+
 
 class UserModuleError(ImportError):
     """A user module that cannot be imported: not found, or raising while it runs."""
@@ -87,7 +89,7 @@ def user_code(obj) -> tuple[str, str] | None:
     """(path, digest) of the user's code that defines `obj` (an agent class, an env class or
     creator): the folder of the top-level package of its module, or its single .py file (a
     `--import`ed file, a script), with the first 12 hex digits of a SHA-256 of its source as on
-    disk: ray_task.source_digest over the package's .py and .toml files, the file's bytes for a
+    disk: codehash.source_digest over the package's .py and .toml files, the file's bytes for a
     single file. None for gym-ctxbandits' own code (gym_ctxbandits, agents), an installed package,
     the standard library, or code with no file (typed into a notebook or a REPL)."""
     module = sys.modules.get(getattr(obj, "__module__", None) or "")
@@ -102,9 +104,6 @@ def user_code(obj) -> tuple[str, str] | None:
     ours = {Path(sys.modules[p].__file__).resolve().parent for p in ("gym_ctxbandits", "agents") if p in sys.modules}
     if root in ours or _installed(root):
         return None
-    # ray_task imports only the standard library at its top: no cycle, nothing heavy
-    from gym_ctxbandits.ray_task import source_digest
-
     digest = source_digest({name: root}) if root.is_dir() else hashlib.sha256(root.read_bytes()).hexdigest()[:12]
     return str(root), digest
 

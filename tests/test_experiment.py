@@ -280,9 +280,18 @@ def test_s1_fig1_unit_stays_far_below_2_gb():
 
 def test_run_is_importable_where_users_look_for_it():
     from gym_ctxbandits import compare, experiment
-    from gym_ctxbandits.experiment import run
 
-    assert run is gym_ctxbandits.run is compare.run is experiment.run
+    assert gym_ctxbandits.run is compare.run
+    with pytest.warns(DeprecationWarning, match=r"experiment\.run is deprecated since 0\.2\.0 .* use gym_ctxbandits\.run"):
+        assert experiment.run is compare.run
+
+
+def test_the_job_names_stay_importable_from_experiment():
+    from gym_ctxbandits import experiment, jobs
+
+    for name in ("AgentSpec", "EnvSpec", "Job", "COLUMNS", "seed_list", "make_jobs", "job_inputs", "env_spec",
+                 "is_replay", "agent_seed", "import_agents"):
+        assert getattr(experiment, name) is getattr(jobs, name)
 
 
 def _children(parent: int) -> list[int]:

@@ -6,6 +6,7 @@ this process when they are waited on. A real two-node cluster: tests/test_ray_cl
 
 from __future__ import annotations
 
+import pickle
 import re
 import socket
 import sys
@@ -120,7 +121,7 @@ class Remote:
         ray.submitted += 1
         ray.in_flight.add(ref)
         ray.most_in_flight = max(ray.most_in_flight, len(ray.in_flight))
-        ray.calls.append(("task", self.fn.__name__, len(args[0]), self.opts, args))
+        ray.calls.append(("task", self.fn.__name__, len(pickle.loads(args[0])), self.opts, args))
         return ref
 
 
@@ -144,7 +145,7 @@ def test_tasks_return_tables_and_the_driver_writes_them(fake, monkeypatch, tmp_p
     assert init[0] == "init" and init[1]["address"] is None and init[1]["include_dashboard"] is False
     shipped = {Path(p).name for p in init[1]["runtime_env"]["py_modules"]}
     assert shipped == {"gym_ctxbandits", "agents"} and fake.calls[-1] == ("shutdown",)
-    assert ("by value", "gym_ctxbandits.ray_task") in fake.calls
+    assert ("by value", "gym_ctxbandits.ray_task") in fake.calls and ("by value", "gym_ctxbandits.codehash") in fake.calls
     tasks = [c for c in fake.calls if c[0] == "task"]
     assert sorted(n for _, _, n, _, _ in tasks) == [1, 1, 1, 2, 2, 2]     # 3 agents x (a batch of 2 seeds, 1 seed)
     assert all(opts == {"max_retries": 3, "retry_exceptions": False, "num_cpus": 1, "num_gpus": 0}
