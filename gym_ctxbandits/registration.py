@@ -65,7 +65,8 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
         for name, dataset in CLASSIFICATION.items()
     },
     # Any supervised dataset as the same bandit: arrays, or a source string (a file, openml:, hf:, sklearn:).
-    "Supervised": ("Supervised", 10_000, {}, "any classification dataset (X=, y= or source=), as [S0] F.2"),
+    "Supervised": ("Supervised", 10_000, {},
+                   "any classification dataset (X=, y= or source=; without: iris), as [S0] F.2"),
     # [S1] Kveton et al. section 5.2: the deep bandit with a target class.
     "MNISTTarget": ("ClassTarget", 10_000, {"dataset": "mnist", "split": "test"}, "[S1] 5.2 deep bandit on MNIST"),
     "FashionMNISTTarget": ("ClassTarget", 10_000, {"dataset": "fashion-mnist", "split": "test"},
@@ -112,7 +113,8 @@ TABLE_ROWS: dict[str, tuple[str, str]] = {
                        "points of the unit sphere a round, d=5"),
     **{name: _CLASSIFICATION_ROW for name in CLASSIFICATION},
     "Supervised": ("as the row above", "the same bandit on any dataset: `X=`, `y=` arrays, or `source=` a .csv or "
-                   ".parquet file, `openml:NAME`, `hf:NAME`, `sklearn:LOADER`; non-numeric columns one-hot"),
+                   ".parquet file, `openml:NAME`, `hf:NAME`, `sklearn:LOADER` (none: iris, shipped); non-numeric "
+                   "columns one-hot, columns min-max scaled (`preset=` a paper's)"),
     "MNISTTarget": ("[S1] 5.2", "10 random images a round, Ber(0.75) for the target class, Ber(0.25) otherwise"),
     "FashionMNISTTarget": ("[S1] 5.2",
                            "10 random images a round, Ber(0.75) for the target class, Ber(0.25) otherwise"),

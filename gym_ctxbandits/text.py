@@ -19,6 +19,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import time
 import warnings
 from pathlib import Path
 
@@ -120,51 +121,175 @@ def _model_identity(path: str) -> str:
     return json.dumps([p.name, config, files])
 
 
+def _cache_key(texts: list[str], path: str, tok, max_length: int) -> str:
+    """What the embeddings of `texts` depend on: the model's identity, the tokenizer, max_length, the texts."""
+    return hashlib.sha256(json.dumps([
+        _model_identity(path), tok.digest if tok else "hf", max_length,
+        hashlib.sha256("\0".join(texts).encode()).hexdigest(),
+    ]).encode()).hexdigest()[:24]
+
+
+class Embeddings:
+    """The (n, D) float32 embeddings of `texts` under `model`, computed lazily, a chunk at a time.
+
+    Indexing (`emb[rows]`, rows any int array, or a slice) embeds only the chunks of `chunk_size`
+    texts that the rows fall in and are not embedded yet, so a bandit env is ready at once and
+    pays for the posts its episodes draw. Each chunk is cached on disk as `<key>/<start>-<stop>.npy`
+    under `cache_dir` (`"default"`: `cache_home()`; None: memory only); the key is the model's
+    identity, the tokenizer, max_length and the texts, as for a whole-corpus `<key>.npy` written
+    by earlier versions, which is read when present. Chunks hold whole batches of `batch_size`
+    texts at the same offsets as one pass over the corpus, so the embeddings are bit-identical to
+    it (padding is per batch). `transform` (rows -> rows, row-wise) is applied to each chunk once
+    it is embedded; `np.asarray(emb)` embeds everything. Processes sharing the cache embed each
+    chunk once: a lock file per chunk.
+    """
+
+    def __init__(self, texts: list[str], model: str = "gpt2", *, tokenizer_file: str | None = None,
+                 max_length: int = 128, batch_size: int = 32, chunk_size: int = 256, device: str = "cpu",
+                 cache_dir: str | os.PathLike | None = "default", progress: bool = False, transform=None):
+        self.texts, self.model, self.max_length, self.device = list(texts), model, max_length, device
+        self.batch_size, self.progress, self.transform = batch_size, progress, transform
+        self.chunk_size = max(1, chunk_size // batch_size) * batch_size  # whole batches: bit-identical embeddings
+        self.path = resolve_model(model)
+        self.tokenizer_file = tokenizer_file
+        self._tok = TiktokenTokenizer(tokenizer_file) if tokenizer_file else None
+        key = _cache_key(self.texts, self.path, self._tok, max_length)
+        self.folder = None
+        if cache_dir is not None:
+            root = cache_home() if cache_dir == "default" else Path(cache_dir)
+            try:
+                (root / key).mkdir(parents=True, exist_ok=True)
+                self.folder = root / key
+            except OSError as err:
+                warnings.warn(f"could not cache the embeddings in {root} ({err}); set $CTXBANDITS_CACHE to a "
+                              "writable folder to embed the corpus only once", stacklevel=2)
+        self._net = None
+        n = len(self.texts)
+        self._done = np.zeros(-(-n // self.chunk_size), bool)
+        whole = None if self.folder is None else self.folder.with_suffix(".npy")
+        if whole is not None and whole.exists() and len(out := np.load(whole)) == n:
+            self._data, self._done[:] = self._transformed(out), True
+            return
+        sample = self._cached(0)
+        width = sample.shape[1] if sample is not None else _hidden_size(self.path)
+        if transform is not None:
+            width = transform(np.zeros((1, width), np.float32)).shape[1]
+        self._data = np.zeros((n, width), np.float32)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._data.shape
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def _transformed(self, z: np.ndarray) -> np.ndarray:
+        return z if self.transform is None else np.asarray(self.transform(z), np.float32)
+
+    def _file(self, chunk: int) -> Path:
+        start = chunk * self.chunk_size
+        return self.folder / f"{start}-{min(start + self.chunk_size, len(self.texts))}.npy"
+
+    def _cached(self, chunk: int) -> np.ndarray | None:
+        if self.folder is None or chunk >= len(self._done) or not self._file(chunk).exists():
+            return None
+        return np.load(self._file(chunk))
+
+    def missing(self) -> int:
+        """How many texts are neither embedded here nor cached on disk."""
+        return sum(min(self.chunk_size, len(self.texts) - c * self.chunk_size)
+                   for c in np.flatnonzero(~self._done) if self._cached(c) is None)
+
+    def _embed_texts(self, texts: list[str]) -> np.ndarray:
+        if self._net is None:
+            self._net, self._tok = _model(self.path, self.device), self._tok or _HFTokenizer(self.path)
+        return _run(self._net, self._tok, texts, self.max_length, self.batch_size, self.device, False, self.model)
+
+    def _embed_chunk(self, chunk: int) -> np.ndarray:
+        start = chunk * self.chunk_size
+        return self._embed_texts(self.texts[start:start + self.chunk_size])
+
+    def seconds_per_text(self) -> float:
+        """Wall seconds per text to embed here: the corpus' first batch timed (the model loaded first), once;
+        remembered in the cache folder, so later envs on the corpus do not load the model to say it."""
+        memo = None if self.folder is None else self.folder / "seconds_per_text.txt"
+        if memo is not None and memo.exists():
+            return float(memo.read_text())
+        texts = self.texts[:self.batch_size]
+        self._embed_texts(texts[:1])  # loads the model; warms up
+        start = time.perf_counter()
+        self._embed_texts(texts)
+        seconds = (time.perf_counter() - start) / len(texts)
+        if memo is not None:
+            memo.write_text(f"{seconds:.6g}\n")
+        return seconds
+
+    def _fill(self, chunk: int) -> None:
+        """Chunk `chunk` into memory: from the disk cache, else embedded (and cached)."""
+        rows = slice(chunk * self.chunk_size, (chunk + 1) * self.chunk_size)
+        if self.folder is None:
+            self._data[rows] = self._transformed(self._embed_chunk(chunk))
+        else:
+            file = self._file(chunk)
+            with open(file.with_suffix(".lock"), "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # one process embeds it, the others wait and read its file
+                z = self._cached(chunk)
+                if z is None:
+                    z = self._embed_chunk(chunk)
+                    tmp = file.with_suffix(f".tmp{os.getpid()}.npy")
+                    np.save(tmp, z)
+                    os.replace(tmp, file)  # atomic: a reader never sees half a file
+            self._data[rows] = self._transformed(z)
+        self._done[chunk] = True
+
+    def __getitem__(self, index) -> np.ndarray:
+        rows = np.arange(len(self))[index] if isinstance(index, slice) else np.asarray(index)
+        chunks = np.unique(rows // self.chunk_size)
+        todo = chunks[~self._done[chunks]]
+        from tqdm.auto import tqdm
+
+        for chunk in tqdm(todo, desc=f"embedding with {self.model}", unit="chunk", disable=not self.progress
+                          or len(todo) < 2):
+            self._fill(int(chunk))
+        return self._data[rows]
+
+    def __array__(self, dtype=None, copy=None):
+        return self[:] if dtype is None else self[:].astype(dtype)
+
+    def __getstate__(self):
+        return {**self.__dict__, "_net": None}  # the model is loaded again where needed
+
+
 def embed(texts: list[str], model: str = "gpt2", *, tokenizer_file: str | None = None, max_length: int = 128,
           batch_size: int = 32, device: str = "cpu", cache_dir: str | os.PathLike | None = "default",
           progress: bool = True) -> np.ndarray:
     """Mean-pooled last hidden states (n, D) float32 of `texts` under `model`, cached in `cache_dir`.
 
+    Every text at once: `Embeddings(...)[:]` (see `Embeddings`, which embeds only the rows asked for).
     `cache_dir="default"` is `cache_home()`; None turns the cache off.
     """
-    path = resolve_model(model)
-    tok = TiktokenTokenizer(tokenizer_file) if tokenizer_file else None
-    key = hashlib.sha256(json.dumps([
-        _model_identity(path), tok.digest if tok else "hf", max_length,
-        hashlib.sha256("\0".join(texts).encode()).hexdigest(),
-    ]).encode()).hexdigest()[:24]
-    if cache_dir is None:
-        return _embed(texts, model, path, tok, max_length, batch_size, device, progress)
-    cache = (cache_home() if cache_dir == "default" else Path(cache_dir)) / f"{key}.npy"
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        lock = open(cache.with_suffix(".lock"), "w")
-    except OSError as err:
-        warnings.warn(f"could not cache the embeddings in {cache.parent} ({err}); set $CTXBANDITS_CACHE to a "
-                      "writable folder to embed the corpus only once", stacklevel=2)
-        return _embed(texts, model, path, tok, max_length, batch_size, device, progress)
-    with lock:
-        # One process embeds, the others (e.g. the workers of a comparison) wait and read its file.
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if cache.exists():
-            out = np.load(cache)
-            if out.shape[0] == len(texts):
-                return out
-        out = _embed(texts, model, path, tok, max_length, batch_size, device, progress)
-        tmp = cache.with_suffix(f".tmp{os.getpid()}.npy")
-        np.save(tmp, out)
-        os.replace(tmp, cache)  # atomic: a reader never sees half a file
-    return out
+    return Embeddings(texts, model, tokenizer_file=tokenizer_file, max_length=max_length, batch_size=batch_size,
+                      device=device, cache_dir=cache_dir, progress=progress)[:]
 
 
-def _embed(texts, model, path, tok, max_length, batch_size, device, progress) -> np.ndarray:
-    """The embedding itself (see `embed`)."""
-    import torch
-    from tqdm.auto import tqdm
+def _hidden_size(path: str) -> int:
+    """The width D of a model's last hidden state, from its config (no weights loaded)."""
+    from transformers import AutoConfig
+
+    return int(AutoConfig.from_pretrained(path).hidden_size)
+
+
+def _model(path: str, device: str):
     from transformers import AutoModel
 
-    tok = tok or _HFTokenizer(path)
-    net = AutoModel.from_pretrained(path).to(device).eval()
+    return AutoModel.from_pretrained(path).to(device).eval()
+
+
+def _run(net, tok, texts, max_length, batch_size, device, progress, model) -> np.ndarray:
+    """Mean-pooled last hidden states of `texts`, batch by batch: the embedding itself."""
+    import torch
+    from tqdm.auto import tqdm
+
     chunks = []
     with torch.inference_mode():
         for start in tqdm(range(0, len(texts), batch_size), desc=f"embedding with {model}", disable=not progress,

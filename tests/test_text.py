@@ -47,7 +47,7 @@ def test_embedding_is_a_masked_mean_and_is_cached(tiny_gpt2, tmp_path, monkeypat
     with torch.no_grad():
         expected = net(input_ids=ids).last_hidden_state[0].mean(0).numpy()
     np.testing.assert_allclose(together[1], expected, atol=1e-5)
-    assert len(list(tmp_path.glob("*.npy"))) == 1
+    assert len(list(tmp_path.glob("*/*.npy"))) == 1  # one chunk of the corpus
     monkeypatch.setattr(transformers.AutoModel, "from_pretrained", lambda *a, **k: pytest.fail("cache missed"))
     np.testing.assert_array_equal(text.embed(posts, tiny_gpt2, tokenizer_file=GPT2_BPE, cache_dir=tmp_path,
                                              progress=False), together)
@@ -88,3 +88,74 @@ def test_moderation_env_with_a_gpt2_backbone(tiny_gpt2, tmp_path, monkeypatch):
     obs, _ = tokens.reset(seed=0)
     assert obs.shape == (2, 8) and obs.dtype == np.int64 and (obs[0] == obs[1]).all()
     assert tokens.observation_space.high.max() == 50256
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "home"  # data/make_fixtures.py
+
+
+@pytest.fixture(scope="module")
+def fixture_posts():
+    """The first 96 posts of the Davidson fixture corpus (three batches of 32) and, embedded in one pass over
+    them by the shipped encoder as the env did before embedding lazily, their embeddings."""
+    from gym_ctxbandits import datasets
+
+    posts = datasets.load_hate_speech(corpus="davidson", path=FIXTURES, check_size=False)["text"].astype(str)
+    posts = posts.tolist()[:96]
+    path = text.resolve_model("all-MiniLM-L6-v2")
+    return posts, text._run(text._model(path, "cpu"), text._HFTokenizer(path), posts, 128, 32, "cpu", False, "")
+
+
+@needs_minilm
+def test_lazy_embeddings_are_one_pass_bit_for_bit_and_embed_only_what_is_asked(fixture_posts, tmp_path, monkeypatch):
+    posts, one_pass = fixture_posts
+    emb = text.Embeddings(posts, "all-MiniLM-L6-v2", chunk_size=32, cache_dir=tmp_path)
+    assert emb.shape == (96, 384) and emb.missing() == 96
+    rows = np.array([[70, 5], [3, 71]])
+    np.testing.assert_array_equal(emb[rows], one_pass[rows])  # bit for bit
+    assert sorted(f.name for f in emb.folder.glob("*.npy")) == ["0-32.npy", "64-96.npy"]  # the middle chunk: not asked
+    again = text.Embeddings(posts, "all-MiniLM-L6-v2", chunk_size=32, cache_dir=tmp_path)
+    assert again.missing() == 32
+    with monkeypatch.context() as m:  # cached chunks are read from disk, without the model
+        m.setattr(text, "_model", lambda *a: pytest.fail("the model was loaded for cached chunks"))
+        cached = np.r_[64:96, 0:32]
+        np.testing.assert_array_equal(again[cached], one_pass[cached])
+    np.testing.assert_array_equal(np.asarray(again), one_pass)
+    whole = tmp_path / "whole"  # a whole-corpus file of an earlier version is read as it is
+    whole.mkdir()
+    np.save(whole / f"{emb.folder.name}.npy", one_pass + 1)
+    monkeypatch.setattr(text, "_model", lambda *a: pytest.fail("the model was loaded for a cached corpus"))
+    np.testing.assert_array_equal(text.Embeddings(posts, "all-MiniLM-L6-v2", cache_dir=whole)[[4]], one_pass[[4]] + 1)
+
+
+@needs_minilm
+def test_moderation_env_is_made_at_once_warns_of_the_cost_and_keeps_its_trajectories(fixture_posts, tmp_path,
+                                                                                      monkeypatch):
+    """Making the env embeds nothing and says the one-time cost; its episodes are those of the embeddings of
+    one pass (the env before lazy embedding), seed for seed."""
+    import gymnasium as gym
+
+    import gym_ctxbandits  # noqa: F401
+    from gym_ctxbandits.envs.moderation import unit_and_one
+
+    posts, one_pass = fixture_posts
+    monkeypatch.setattr(text.Embeddings, "seconds_per_text", lambda self: 0.6)  # the timing itself: not tested
+    kwargs = dict(data_path=str(FIXTURES), check_size=False, max_posts=96, chunk_size=32, cache_dir=str(tmp_path))
+    with pytest.warns(UserWarning, match=r"96 of the 96 posts of corpus 'davidson' are not embedded .* about 1.0 min"):
+        env = gym.make("CtxBandit/HateSpeech-v0", **kwargs)
+    assert not list(tmp_path.glob("*/*.npy"))
+    reference = gym.make("CtxBandit/HateSpeech-v0", **kwargs)
+    reference.unwrapped.X = unit_and_one(one_pass)  # the eager env's contexts
+    for seed in (0, 3):
+        for ours, theirs in zip(_episode(env, seed), _episode(reference, seed), strict=True):
+            np.testing.assert_array_equal(ours, theirs)
+    assert len(list(tmp_path.glob("*/*.npy"))) <= 3
+
+
+def _episode(env, seed, steps=25):
+    """The reset's context, then every observation and reward of `steps` alternating actions."""
+    obs, info = env.reset(seed=seed)
+    out = [info["context"], obs]
+    for t in range(steps):
+        obs, reward, _, _, _ = env.step(t % 2)
+        out += [obs, np.float64(reward)]
+    return out

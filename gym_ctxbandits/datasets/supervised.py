@@ -6,6 +6,7 @@
     supervised.load("openml:mushroom")                               # or "openml:24", an OpenML id
     supervised.load("hf:scikit-learn/iris", label="Species")        # or "hf:<folder or file>", local
     supervised.load("sklearn:load_digits")                           # a scikit-learn loader
+    supervised.iris()                                                # Fisher's iris, shipped with the package
 
 The result has the shape of the real-data loaders' (`gym_ctxbandits.datasets.Dataset`): X float64 with
 numeric (and boolean) columns as they are and every other column (strings, categories) as ordinal
@@ -48,6 +49,7 @@ from gym_ctxbandits.datasets._files import data_home as home_of
 
 FORMS = "a .csv or .parquet file path, openml:NAME or openml:ID, hf:NAME or hf:PATH, or sklearn:LOADER"
 HF_BUILDERS = {".csv": "csv", ".parquet": "parquet", ".json": "json", ".jsonl": "json"}
+IRIS = Path(__file__).with_name("iris.csv")
 
 
 def _one_line(err: Exception) -> str:
@@ -111,6 +113,24 @@ def from_arrays(X, y, name: str = "arrays"):
                          "classes (its arms): give data with two labels or more")
     return Dataset(name, np.column_stack(columns), codes.astype(np.int64), classes, tuple(map(str, X.columns)),
                    np.array(categorical, bool), name)
+
+
+def iris():
+    """Fisher's iris (150 flowers, 4 measurements in cm, 3 species), the file shipped beside this module.
+
+    `Supervised-v0`'s default dataset: it ships with the package (no download, numpy only), so
+    `gym.make("CtxBandit/Supervised-v0")` works on a bare install. The rows are scikit-learn's copy
+    (`sklearn/datasets/data/iris.csv`, which corrects two values of UCI's file, as in Bezdek et al. 1999)
+    with the species named, equal to `load("sklearn:load_iris")`.
+    """
+    from gym_ctxbandits.datasets import Dataset
+
+    table = np.loadtxt(IRIS, delimiter=",", skiprows=1, dtype=str)
+    classes, y = np.unique(table[:, -1], return_inverse=True)
+    with open(IRIS) as f:
+        names = tuple(f.readline().strip().split(",")[:-1])
+    return Dataset("iris", table[:, :-1].astype(np.float64), y.astype(np.int64), tuple(map(str, classes)), names,
+                   np.zeros(len(names), bool), str(IRIS))
 
 
 def load(source: str, *, label: str | None = None, split: str | None = None, sha256: str | None = None,

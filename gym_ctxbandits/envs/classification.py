@@ -10,11 +10,13 @@ Two protocols:
   examples are the arms; an example of the target class c pays Ber(0.75), any other Ber(0.25).
 
 The papers prepare the data differently; `preset` picks one paper's preparation and every
-choice is also its own kwarg (an explicit kwarg wins over the preset):
+choice is also its own kwarg (an explicit kwarg wins over the preset). `Supervised-v0` without a
+preset (None, its default) scales each column min-max to [-1, 1] and then rows to unit length
+("minmax-l2", `TABULAR`), encodes other columns one-hot and adds no noise:
 
 | preset | scaling | categorical columns | missing | noise | MNIST image | source |
 |---|---|---|---|---|---|---|
-| "S0" (default) | L2 rows | ordinal codes | -1 | none | 28x28 | [S0]/[S3] authors' code, docs/papers.md S0-A3 |
+| "S0" (default of the named ids) | L2 rows | ordinal codes | -1 | none | 28x28 | [S0]/[S3] authors' code, docs/papers.md S0-A3 |
 | "S3" | L2 rows | ordinal codes | -1 | N(0, 0.1^2) | 28x28 | [S3] App. F.2, S3-A2, S3-A13 (std 0.1) |
 | "S2" | min-max per feature to [-1, 1] | random value in [-1, 1] per category | 0 | none | 14x14 (196-d) | [S2] App. A, S2-A2 |
 
@@ -37,7 +39,11 @@ PRESETS = {
     "S3": {"scaling": "l2", "categorical": "ordinal", "missing_value": -1.0, "noise_std": 0.1, "image_size": 28},
     "S2": {"scaling": "minmax", "categorical": "random", "missing_value": 0.0, "noise_std": 0.0, "image_size": 14},
 }
-SCALINGS = ("l2", "minmax", "minmax-row", "pixels", "none")
+# Supervised-v0's preparation of your data when no preset is named: each column min-max scaled to
+# [-1, 1], so that no column drowns the others as under L2 rows alone, then rows to unit length, the
+# linear agents' feature bound (docs/datasets.md measures the choices).
+TABULAR = {"scaling": "minmax-l2", "categorical": "onehot", "missing_value": 0.0, "noise_std": 0.0}
+SCALINGS = ("l2", "minmax", "minmax-l2", "minmax-row", "pixels", "none")
 CATEGORICAL = ("ordinal", "onehot", "random")
 IMAGE_DATASETS = ("mnist", "fashion-mnist")
 
@@ -79,6 +85,8 @@ def _scale(X: np.ndarray, how: str) -> np.ndarray:
     if how == "l2":
         norms = np.linalg.norm(X, axis=1, keepdims=True)
         return X / np.where(norms > 0, norms, 1.0)
+    if how == "minmax-l2":
+        return _scale(_scale(X, "minmax"), "l2")
     if how in ("minmax", "minmax-row"):
         axis = 0 if how == "minmax" else 1
         lo, hi = X.min(axis=axis, keepdims=True), X.max(axis=axis, keepdims=True)
@@ -116,6 +124,13 @@ def prepared(dataset: str, data_path, data_home, split, download: bool, scaling:
     return (*prepare(X, mask, ds.y, scaling, categorical, missing_value, category_seed), tuple(ds.classes))
 
 
+def _preset(preset: str | None) -> dict:
+    """The choices of a paper's preset, or TABULAR for None."""
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"preset must be one of {tuple(PRESETS)} or None, got {preset!r}")
+    return TABULAR if preset is None else PRESETS[preset]
+
+
 def _choice(value, name: str, options: tuple[str, ...]) -> str:
     if value not in options:
         raise ValueError(f"{name} must be one of {options}, got {value!r}")
@@ -126,10 +141,8 @@ class _DatasetEnv(CtxBanditEnv):
     """Shared set-up of the dataset bandits: the preset's choices, and the data prepared once, in the constructor."""
 
     def _options(self, preset, scaling, categorical, missing_value) -> None:
-        """The preparation asked for: each choice from its kwarg, else from the preset."""
-        if preset not in PRESETS:
-            raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
-        p = PRESETS[preset]
+        """The preparation asked for: each choice from its kwarg, else from the preset (None: TABULAR)."""
+        p = _preset(preset)
         self.scaling = _choice(p["scaling"] if scaling is None else scaling, "scaling", SCALINGS)
         self.categorical = _choice(p["categorical"] if categorical is None else categorical, "categorical", CATEGORICAL)
         self.missing_value = check_float("missing_value", p["missing_value"] if missing_value is None else missing_value,
@@ -140,14 +153,15 @@ class _DatasetEnv(CtxBanditEnv):
         """Load and prepare a named dataset of `gym_ctxbandits.datasets` (cached per process)."""
         self._options(preset, scaling, categorical, missing_value)
         self.dataset = str(dataset)
-        self.image_size = check_int("image_size", PRESETS[preset]["image_size"] if image_size is None else image_size)
+        self.image_size = check_int("image_size", _preset(preset).get("image_size", 28) if image_size is None
+                                    else image_size)
         self.X, self.y, self.classes = prepared(
             self.dataset, None if data_path is None else str(data_path), None if data_home is None else str(data_home),
             split, bool(download), self.scaling, self.categorical, self.missing_value, self.image_size,
             check_int("category_seed", category_seed, minimum=0), bool(check_size))
 
     def _feature_bound(self) -> float:
-        bounded = self.scaling in ("l2", "minmax", "minmax-row", "pixels")
+        bounded = self.scaling in ("l2", "minmax", "minmax-l2", "minmax-row", "pixels")
         return 1.0 if bounded else float(np.abs(self.X).max())
 
 
@@ -190,7 +204,10 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         x^(k) = [0, .., x, .., 0] in R^{K d} (x in block k); its expected reward is 1 if k = c,
         else 0: the bandit of [S0] App. F.2, [S2] section 7 and [S3] section 5.2, on data of
         your own. The prepared context x is `info["context"]`; regret is against the true class.
-        The data is arrays (`X`, `y`: numpy, scipy sparse or pandas) or a `source` string, which
+        With no data given, the dataset is Fisher's iris (150 flowers, 4 measurements, 3 species),
+        shipped with the package (`gym_ctxbandits.datasets.supervised.iris`), so the id makes and
+        runs as it is, as every registered id does. Else the data is arrays (`X`, `y`: numpy,
+        scipy sparse or pandas) or a `source` string, which
         also travels through `ctxbandits run --env-kwargs` and config files: a local .csv or
         .parquet file with its `label` column, "openml:NAME" / "openml:ID", "hf:NAME" / "hf:PATH"
         or "sklearn:LOADER" (`gym_ctxbandits.datasets.supervised` says how each is read, cached
@@ -198,10 +215,13 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         categories) is one-hot encoded by default (`categorical="onehot"`; "ordinal" and "random"
         are the encodings of the presets "S0" and "S2", None takes the preset's), a missing
         category being the all-zero block. NaN in a numeric column, a missing label, a single
-        class and X, y of different lengths are refused with an error naming the fix. The
-        presets prepare the features as for the built-in datasets (module docstring): "S0"
-        (default) L2 rows, "S2" per-feature min-max to [-1, 1], "S3" L2 rows plus N(0, 0.1^2)
-        reward noise. The dataset is the instance: the same for every seed.
+        class and X, y of different lengths are refused with an error naming the fix. By default
+        (`preset=None`) each feature column is min-max scaled to [-1, 1], then each row to unit
+        length (`scaling="minmax-l2"`), so that a column of large numbers does not drown the
+        others, as it does when rows alone are scaled (docs/datasets.md measures both). The papers' presets prepare the features
+        as for the built-in datasets (module docstring): "S0" L2 rows, "S2" per-feature min-max to
+        [-1, 1], "S3" L2 rows plus N(0, 0.1^2) reward noise; give one to reproduce a paper's
+        preparation. The dataset is the instance: the same for every seed.
 
     Action Space: Discrete(K), K = number of classes.
     Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none"; d counts
@@ -213,24 +233,31 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         split=None (hf: only; default "train"), sha256=None (a file's expected SHA-256),
         data_home=None ($CTXBANDITS_DATA, else the user cache: where OpenML, scikit-learn and
         Hugging Face downloads are cached), download=True (False, or $CTXBANDITS_OFFLINE=1:
-        cached copies only); preset="S0", scaling, missing_value, noise_std (None: from the
-        preset), categorical="onehot", category_seed=0 (the "random" encoding's values).
+        cached copies only); preset=None (minmax-l2, no noise) or "S0", "S2", "S3";
+        scaling, missing_value, noise_std (None: from the preset), categorical="onehot",
+        category_seed=0 (the "random" encoding's values).
 
     Version History:
-        * v0: initial version.
+        * v0: initial version. Since 0.2: iris without data; columns min-max scaled before the
+          rows by default (it was the "S0" preset's L2 rows: preset="S0" gives those).
     """
 
     def __init__(self, X=None, y=None, source: str | None = None, label: str | None = None, split: str | None = None,
-                 sha256: str | None = None, data_home=None, download: bool = True, preset: str = "S0",
+                 sha256: str | None = None, data_home=None, download: bool = True, preset: str | None = None,
                  scaling: str | None = None, categorical: str | None = "onehot", missing_value: float | None = None,
                  noise_std: float | None = None, category_seed: int = 0, instance_seed: int | None = None):
         from gym_ctxbandits.datasets import supervised
 
         self._options(preset, scaling, categorical, missing_value)
-        if source is None:
+        if source is None and X is None and y is None:
+            if (label, split, sha256) != (None, None, None):
+                raise ValueError("label=, split= and sha256= describe a source=; give it, or leave them out for the "
+                                 "default dataset (iris)")
+            data = supervised.iris()
+        elif source is None:
             if X is None or y is None:
-                raise ValueError("give the data as X= and y= (arrays), or as source= (a file path, openml:NAME, "
-                                 "hf:NAME or sklearn:LOADER)")
+                raise ValueError("give the data as X= and y= (arrays; both), or as source= (a file path, openml:NAME, "
+                                 "hf:NAME or sklearn:LOADER), or neither for the default dataset (iris)")
             if (label, split, sha256) != (None, None, None):
                 raise ValueError("label=, split= and sha256= describe a source=; leave them out with X= and y=")
             data = supervised.from_arrays(X, y)
@@ -239,7 +266,7 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         else:
             data = supervised.load(source, label=label, split=split, sha256=sha256, data_home=data_home,
                                    download=download)
-        self.source = "arrays" if source is None else source
+        self.source = source or ("arrays" if X is not None else "iris")
         self.X, self.y = prepare(data.X, data.categorical, data.y, self.scaling, self.categorical, self.missing_value,
                                  check_int("category_seed", category_seed, minimum=0))
         self.classes = data.classes
@@ -250,7 +277,7 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         last step of the constructor once X, y and classes are set."""
         k = len(self.classes)
         self.payoff = np.eye(k)
-        noise_std = PRESETS[preset]["noise_std"] if noise_std is None else noise_std
+        noise_std = _preset(preset)["noise_std"] if noise_std is None else noise_std
         super().__init__(k, k * self.X.shape[1], noise="gaussian", noise_std=noise_std,
                          feature_bound=self._feature_bound(), instance_seed=instance_seed)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from gymnasium import spaces
 
@@ -11,6 +13,24 @@ from gym_ctxbandits.envs.core import check_float, check_int
 PUBLISH, BLOCK = 0, 1
 # payoff[c, a]: c = 0 free post, 1 hateful post; a = publish, block ([S3] App. G.5)
 PAYOFF = np.array([[1.0, 0.5], [-0.5, 0.5]])
+
+
+def unit_and_one(z: np.ndarray) -> np.ndarray:
+    """The env's context of raw embeddings z (rows): e = [z / ||z||, 1], float32."""
+    z = z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-12)
+    return np.hstack([z, np.ones((len(z), 1), np.float32)]).astype(np.float32)
+
+
+def _say_cost(emb, corpus: str) -> None:
+    """Warn of the one-time cost of the posts not embedded yet (none cached), timed on one batch here."""
+    missing = emb.missing()
+    if missing:
+        minutes = missing * emb.seconds_per_text() / 60
+        warnings.warn(f"{missing:,} of the {len(emb):,} posts of corpus {corpus!r} are not embedded by {emb.model} "
+                      f"yet: about {minutes:.1f} min on this machine (one batch timed), a one-time cost paid as "
+                      f"episodes draw the posts, {emb.chunk_size} at a time, and cached in "
+                      f"{emb.folder or 'memory only (cache_dir=None)'}; np.asarray(env.unwrapped.X) embeds all now",
+                      stacklevel=4)
 
 
 class HateSpeechEnv(ExampleStreamEnv):
@@ -24,9 +44,13 @@ class HateSpeechEnv(ExampleStreamEnv):
         a pretrained backbone (GPT-2 by default, [S3]'s main model; any Hugging Face causal or
         encoder model by hub name or local path), mean-pooled over its tokens, scaled to unit
         norm and extended by a constant 1, e = [z / ||z||, 1]; arm a is the disjoint block
-        encoding e^(a) (so a linear model can learn the constant payoff of blocking). The
-        embeddings are cached in `cache_dir` ($CTXBANDITS_CACHE or ~/.cache/gym-ctxbandits by
-        default; see `gym_ctxbandits.text.embed`). The raw
+        encoding e^(a) (so a linear model can learn the constant payoff of blocking). Posts are
+        embedded lazily, `chunk_size` = 256 at a time, when an episode first draws one of them
+        (`gym_ctxbandits.text.Embeddings`: bit for bit the embeddings of one pass over the
+        corpus), and cached in `cache_dir` ($CTXBANDITS_CACHE or ~/.cache/gym-ctxbandits by
+        default), so making the env is quick; while posts are not embedded yet, making it warns
+        of the one-time cost, timed on one batch (about 14 min for Davidson's 24,783 tweets with
+        MiniLM on 2 busy cores); `np.asarray(env.unwrapped.X)` embeds all at once. The raw
         embedding e is `info["context"]`. After each step `info["blocked"]` and
         `info["published_hate"]` say whether the post was blocked and whether a hateful post
         was published: their running means are the share of blocked posts and of published
@@ -49,7 +73,8 @@ class HateSpeechEnv(ExampleStreamEnv):
         tokenizer_file=None (a tiktoken BPE file for GPT-2's tokenizer), max_length=128, max_posts=None (the first n posts only),
         threshold=0.5, data_path=None, data_home=None, download=True, check_size=True (False: accept
         a copy of the corpus made deliberately, not the published file), device="cpu",
-        cache_dir="default", observation="embedding" (or "tokens").
+        cache_dir="default", observation="embedding" (or "tokens"), chunk_size=256 (posts embedded
+        together; a multiple of the batch of 32).
 
     Version History:
         * v0: initial version.
@@ -58,7 +83,7 @@ class HateSpeechEnv(ExampleStreamEnv):
     def __init__(self, corpus: str = "davidson", model: str = "all-MiniLM-L6-v2", tokenizer_file=None, max_length: int = 128,
                  max_posts: int | None = None, threshold: float = 0.5, data_path=None, data_home=None,
                  download: bool = True, device: str = "cpu", cache_dir="default", observation: str = "embedding",
-                 instance_seed: int | None = None, check_size: bool = True):
+                 instance_seed: int | None = None, check_size: bool = True, chunk_size: int = 256):
         from gym_ctxbandits import datasets, text
 
         posts = datasets.load_hate_speech(corpus=corpus, path=data_path, data_home=data_home, download=download,
@@ -74,12 +99,11 @@ class HateSpeechEnv(ExampleStreamEnv):
         if observation == "tokens":
             tok = text.tokenizer(model, tokenizer_file)
             self.X = text.tokenize(texts, tok, max_length)
+            self.X.flags.writeable = False
         else:
-            z = text.embed(texts, model, tokenizer_file=tokenizer_file, max_length=max_length, device=device,
-                           cache_dir=cache_dir)
-            z = z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-12)
-            self.X = np.hstack([z, np.ones((len(z), 1), np.float32)]).astype(np.float32)
-        self.X.flags.writeable = False
+            self.X = text.Embeddings(texts, model, tokenizer_file=tokenizer_file, max_length=max_length,
+                                     chunk_size=chunk_size, device=device, cache_dir=cache_dir, transform=unit_and_one)
+            _say_cost(self.X, corpus)
         self.y = (posts["hate_score"].to_numpy(np.float64) > self.threshold).astype(np.int64)
         self.payoff = PAYOFF
         if observation == "tokens":

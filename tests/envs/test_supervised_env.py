@@ -12,6 +12,7 @@ import pytest
 
 import gym_ctxbandits  # noqa: F401
 from gym_ctxbandits.cli import main
+from gym_ctxbandits.datasets import supervised
 from gym_ctxbandits.datasets import DatasetNotFound
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, run_job
 
@@ -62,8 +63,12 @@ def test_presets_and_encodings():
     s2 = gym.make(ID, X=X, y=y, preset="S2", categorical=None).unwrapped.X  # the preset's random values
     assert s2.shape == (200, 2) and s2.min() == pytest.approx(-1) and s2.max() == pytest.approx(1)
     assert np.unique(s2[:, 1]).size == 3
-    s0 = gym.make(ID, X=X, y=y).unwrapped.X  # one-hot, L2 rows
+    s0 = gym.make(ID, X=X, y=y, preset="S0").unwrapped.X  # one-hot, L2 rows
     assert s0.shape == (200, 4) and np.allclose(np.linalg.norm(s0, axis=1), 1)
+    plain = gym.make(ID, X=X, y=y).unwrapped.X  # no preset: one-hot, columns min-max to [-1, 1], then L2 rows
+    columns = np.column_stack([2 * (X.x - X.x.min()) / (X.x.max() - X.x.min()) - 1,
+                               *[2.0 * (X.c == c) - 1 for c in "abc"]])
+    np.testing.assert_allclose(plain, columns / np.linalg.norm(columns, axis=1, keepdims=True), rtol=1e-6)
     env = gym.make(ID, X=X, y=y, preset="S3")
     env.reset(seed=0)
     steps = [env.step(0) for _ in range(2000)]
@@ -72,7 +77,8 @@ def test_presets_and_encodings():
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    ({}, ValueError, "give the data as X= and y= .*, or as source="),
+    ({"X": np.eye(2)}, ValueError, "give the data as X= and y= .*both.*, or as source="),
+    ({"label": "c"}, ValueError, "describe a source=.*default dataset"),
     ({"X": np.eye(2), "y": [0, 1], "source": "sklearn:load_digits"}, ValueError, "not both"),
     ({"X": np.eye(2), "y": [0, 1], "label": "c"}, ValueError, "describe a source="),
     ({"source": "nowhere.csv", "label": "c"}, DatasetNotFound, "no such file"),
@@ -110,3 +116,32 @@ def test_command_line_takes_a_source_string(tmp_path, capsys):
                  "--horizon", "5", "--out", str(tmp_path / "bad"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "no such file" in err and len(err.strip().splitlines()) == 1
+
+
+def test_without_data_it_is_iris_shipped_with_the_package():
+    """`gym.make(ID)` alone works (registry loops need it): Fisher's iris from the package's own file."""
+    env = gym.make(ID)
+    u = env.unwrapped
+    assert u.classes == ("setosa", "versicolor", "virginica") and env.observation_space.shape == (3, 12)
+    assert len(u.y) == 150 and np.bincount(u.y).tolist() == [50, 50, 50] and u.source == "iris"
+    sklearn = pytest.importorskip("sklearn.datasets")
+    iris = sklearn.load_iris()
+    ours = supervised.iris()
+    np.testing.assert_array_equal(ours.X, iris.data)  # scikit-learn's copy, value for value
+    np.testing.assert_array_equal(ours.y, iris.target)
+    assert ours.classes == tuple(iris.target_names)
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+
+
+def test_per_column_scaling_keeps_a_large_column_from_drowning_the_others():
+    """A column of large uninformative numbers beside a small informative one: with rows scaled to unit
+    length (preset "S0") the informative column all but vanishes and LinUCB stays near Random; the default
+    per-column scaling keeps it, and LinUCB learns (regret under half of S0's in 400 rounds, 2 seeds)."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 1000)
+    X = np.column_stack([rng.uniform(1e4, 2e4, 1000), y + rng.normal(0, 0.2, 1000)])
+    for seed in (0, 1):
+        regret = {preset: run_job(Job(EnvSpec(ID, {"X": X, "y": y, "preset": preset}), AgentSpec("LinUCB", {"alpha": 0.1}),
+                                      seed, 400))["cum_regret"].iloc[-1] for preset in (None, "S0")}
+        assert regret[None] < 0.5 * regret["S0"], regret
