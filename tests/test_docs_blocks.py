@@ -146,6 +146,16 @@ SKIP = {
         "33 s on 2 loaded cores",
     "CTXBANDITS_DATA=~/datasets python scripts/bench_gpt.py": "needs the Davidson corpus; about 10 min on 2 shared "
                                                                 "cores (most of it the uncached path)",
+    # docs/benchmark.md: the suite's real-data cells need the datasets
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench": "needs the datasets; "
+        "RUN_TIME",
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench run --import examples/sw_linucb.py --agents SW-LinUCB --out "
+    "results/bench": "needs the datasets; SW_TIME",
+    "ctxbandits bench report --import examples/sw_linucb.py --out results/bench": "needs the folder of the two "
+        "commands above; REPORT_TIME",
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB --quick --out results/smoke": "needs the datasets; "
+        "QUICK_TIME",
+    "ctxbandits bench report --out results/smoke": "needs the folder of the command above; SMOKE_REPORT_TIME",
 }
 
 # What makes the commands that do run small: (pattern, replacement, why). Applied in order to every
