@@ -32,8 +32,8 @@ class SuiteError(ValueError):
 
 @dataclass(frozen=True)
 class Cell:
-    """One problem of a suite: `env` with `kwargs` for `horizon` rounds; `cost_s` is the measured
-    wall time of LinUCB on it (every report seed), `why` what it tests."""
+    """One problem of a suite: `env` with `kwargs` for `horizon` rounds; `cost_s` is the CPU seconds
+    LinUCB took on it (every report seed, one core), `why` what it tests."""
 
     id: str
     env: str
