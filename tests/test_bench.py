@@ -238,3 +238,10 @@ def test_the_docs_table_is_the_suite():
     table = text.partition("<!-- suite:begin -->\n")[2].partition("\n<!-- suite:end -->")[0]
     assert table == suite.markdown_table(suite.load()), \
         "docs/benchmark.md's suite table is not the suite's: paste `ctxbandits bench suites`'s table there"
+
+
+def test_an_unknown_agent_is_one_line_before_anything_runs(folder, capsys):
+    suite_file = write_suite(folder / "one.toml", CELLS[:1])
+    assert main(["bench", "run", "--suite", str(suite_file), "--quick", "--out", "card", "--agents", "LinUBC"]) == 2
+    err = capsys.readouterr().err
+    assert "LinUBC" in err and "LinUCB" in err and len(err.splitlines()) == 1 and not Path("card").exists()

@@ -62,14 +62,18 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
               device: str = "cpu", batch: int = 10, progress=print) -> dict:
     """Run `agents` (registered names) and Random on every cell of `suite` (its quick track when
     `quick`) into `out`; return bench.json's content. Finished (agent, cell) folders are kept."""
-    from gym_ctxbandits.compare import run
+    from gym_ctxbandits.compare import check_comparison, run
+    from gym_ctxbandits.user_modules import import_modules
 
     out = Path(out)
     names = list(dict.fromkeys([BASELINE, *agents]))
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = _pinned(out, suite, quick)
-    _write(out, manifest)
     cells, seeds = suite.track(quick)
+    import_modules(imports)          # every name, env and option checked before anything runs (a typo costs nothing)
+    check_comparison([EnvSpec(c.env, c.kwargs) for c in cells], [AgentSpec(n) for n in names], list(seeds), workers,
+                     out, device, backend)
+    manifest = _pinned(out, suite, quick)
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out, manifest)
     for name in names:
         times = manifest["wall_seconds"].setdefault(name, {})
         cpu = manifest.setdefault("cpu_seconds", {}).setdefault(name, {})
