@@ -403,6 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
     op.set_defaults(func=cmd_ope)
     for command in (run, plot, lst, lg, op):
         add_import_option(command)
+    from gym_ctxbandits.bench.cli import add_bench_parser
+    add_bench_parser(sub, add_import_option)
     return parser
 
 

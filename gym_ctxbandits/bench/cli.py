@@ -1,0 +1,75 @@
+"""`ctxbandits bench`: run agents on a suite's report seeds, and write their scorecard.
+
+    ctxbandits bench run --agents LinUCB,LinTS --out results/bench
+    ctxbandits bench run --import my_agent.py --agents MyAgent --out results/bench
+    ctxbandits bench report --out results/bench
+    ctxbandits bench suites
+"""
+
+from __future__ import annotations
+
+import time
+
+
+def cmd_run(args) -> int:
+    from gym_ctxbandits.bench.run import run_suite
+    from gym_ctxbandits.bench.suite import load
+
+    suite = load(args.suite)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    start = time.perf_counter()
+    run_suite(suite, agents, args.out, quick=args.quick, imports=args.imports, backend=args.backend,
+              workers=args.workers, address=args.address, device=args.device, batch=args.batch,
+              progress=None if args.quiet else print)
+    print(f"{', '.join(agents)} on {suite.key} ({'quick' if args.quick else 'report'} track) in {args.out}/ "
+          f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench report --out {args.out}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from gym_ctxbandits.bench.report import write
+    from gym_ctxbandits.user_modules import import_modules
+
+    import_modules(args.imports)
+    paths = write(args.out, alpha=args.alpha)
+    print("wrote " + ", ".join(map(str, paths)))
+    return 0
+
+
+def cmd_suites(args) -> int:
+    from gym_ctxbandits.bench.suite import load, markdown_table, shipped
+
+    for key in shipped():
+        suite = load(key)
+        print(f"{key}: {len(suite.cells)} cells; report seeds {suite.report_seeds[0]}..{suite.report_seeds[-1]}, "
+              f"tune seeds {suite.tune_seeds[0]}..{suite.tune_seeds[-1]}; quick track T={suite.quick_horizon} on "
+              f"{suite.quick_seeds} seeds\n\n{markdown_table(suite)}\n")
+    return 0
+
+
+def add_bench_parser(sub, add_import_option) -> None:
+    """Add `bench` and its subcommands to the `ctxbandits` subparsers `sub`."""
+    from gym_ctxbandits.bench.suite import DEFAULT
+
+    bench = sub.add_parser("bench", help="the bake-off: run agents on a versioned suite, score them against the others")
+    commands = bench.add_subparsers(dest="bench_command", required=True)
+    run = commands.add_parser("run", help="run agents (and Random) on every cell of the suite's report seeds; resumes")
+    run.add_argument("--agents", required=True, help="comma-separated agent names, e.g. LinUCB,LinTS")
+    run.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
+    run.add_argument("--quick", action="store_true", help="the quick track: a few rounds on two seeds (a smoke run)")
+    run.add_argument("--out", required=True, help="the scorecard folder (agents are added to it one run at a time)")
+    run.add_argument("--backend", choices=["inprocess", "processes", "ray"], default="inprocess")
+    run.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
+    run.add_argument("--address", help="Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray)")
+    run.add_argument("--device", default="cpu", help="torch device of the neural agents: cpu, cuda, cuda:N, mps, auto")
+    run.add_argument("--batch", type=int, default=10, help="seeds per batched run (1: the plain loop)")
+    run.add_argument("--quiet", action="store_true", help="no line per cell")
+    run.set_defaults(func=cmd_run)
+    report = commands.add_parser("report", help="write scorecard.md and scorecard.json for every agent in the folder")
+    report.add_argument("--out", required=True, help="a folder of `ctxbandits bench run`")
+    report.add_argument("--alpha", type=float, default=0.05, help="level of the Wilcoxon test of wins and losses")
+    report.set_defaults(func=cmd_report)
+    suites = commands.add_parser("suites", help="list the shipped suites and their cells")
+    suites.set_defaults(func=cmd_suites)
+    for command in (run, report):
+        add_import_option(command)

@@ -1,0 +1,138 @@
+"""The scorecard of a `ctxbandits bench run` folder: every agent in it against every other, per
+cell, per tag and overall, as JSON (for machines) and Markdown (for a paper's appendix).
+
+Per cell: final regret over Random's (paired bootstrap CI), the bsuite-style score, the rank among
+the agents present, and each pair's win, tie or loss by the Wilcoxon signed-rank test. Per tag and
+overall: the IQM of the per-seed scores with a stratified bootstrap CI, and the Bake-off's
+wins-minus-losses matrix. On the replay cell, reward (clicks) replaces regret: higher is better.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import rankdata
+
+from gym_ctxbandits.bench import stats
+from gym_ctxbandits.bench.run import BASELINE, read_manifest, slug
+from gym_ctxbandits.bench.suite import TAGS, load
+from gym_ctxbandits.experiment import is_replay
+
+ALPHA = 0.05
+
+
+def finals(out: Path, agent: str, cell_id: str, seeds: list[int]) -> dict[str, np.ndarray]:
+    """An agent's final cumulative regret and reward per seed (in `seeds` order) on a cell."""
+    from gym_ctxbandits.results import load_results
+
+    folder = Path(out) / slug(agent) / cell_id
+    try:
+        table = load_results(folder)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{agent} has no finished results for cell {cell_id!r} in {out}: run `ctxbandits bench "
+                                f"run --agents {agent} --out {out}` (with the same --suite and --quick) to finish "
+                                "it") from None
+    last = table.loc[table.groupby("seed")["round"].idxmax()].set_index("seed").loc[list(seeds)]
+    return {"regret": last["cum_regret"].to_numpy(), "reward": last["cum_reward"].to_numpy()}
+
+
+def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES) -> dict:
+    """The scorecard of folder `out` as a JSON-ready dict (what `write` renders)."""
+    manifest = read_manifest(out)
+    suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
+    cells, seeds = suite.track(manifest["track"] == "quick")
+    names = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
+    card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "alpha": alpha,
+            "test": "Wilcoxon signed-rank, two-sided, paired by seed; no multiplicity correction",
+            "interval": f"{stats.LEVEL:.0%} percentile bootstrap, {resamples} resamples", "cells": {}}
+    per_seed = {}                                   # (cell, agent) -> per-seed scores
+    outcomes = {}                                   # (cell, agent, other) -> +1 / 0 / -1
+    for cell in cells:
+        replay = is_replay(cell.env)
+        column, lower = ("reward", False) if replay else ("regret", True)
+        values = {a: finals(out, a, cell.id, seeds)[column] for a in names}
+        means = np.array([values[a].mean() for a in names])
+        random = values[BASELINE].mean()
+        ranks = rankdata(means if lower else -means)
+        rows = {}
+        for i, a in enumerate(names):
+            ratio, low, high = stats.ratio_ci(values[a], values[BASELINE], resamples=resamples)
+            per_seed[cell.id, a] = stats.scores(values[a], values[BASELINE], lower)
+            for b in names:
+                if b != a:
+                    outcomes[cell.id, a, b] = stats.outcome(values[a], values[b], lower, alpha)
+            rows[a] = {column: float(means[i]), "ratio": ratio, "ratio_ci": [low, high],
+                       "score": float(stats.scores(means[i], random, lower)), "rank": float(ranks[i]),
+                       "outcomes": {b: outcomes[cell.id, a, b] for b in names if b != a}}
+        card["cells"][cell.id] = {"env": cell.env, "kwargs": cell.kwargs, "horizon": cell.horizon,
+                                  "tags": list(cell.tags), "measure": column, "agents": rows}
+    groups = {"overall": list(cells), **{t: [c for c in cells if t in c.tags] for t in TAGS}}
+    card["aggregates"] = {}
+    for group, members in groups.items():
+        if not members:
+            continue
+        scored = [c for c in members if not np.isnan(per_seed[c.id, BASELINE]).any()]   # Random has a value to divide by
+        iqm = {a: stats.iqm_ci([per_seed[c.id, a] for c in scored], resamples=resamples) if scored
+               else (np.nan, np.nan, np.nan) for a in names}
+        wml = {a: {b: sum(outcomes[c.id, a, b] for c in members) for b in names if b != a} for a in names}
+        wtl = {a: [sum(outcomes[c.id, a, b] == k for c in members for b in names if b != a) for k in (1, 0, -1)]
+               for a in names}
+        card["aggregates"][group] = {"cells": [c.id for c in members], "scored": [c.id for c in scored], "iqm": iqm,
+                                     "wins_minus_losses": wml, "wins_ties_losses": wtl}
+    return card
+
+
+def _interval(x: float, low: float, high: float) -> str:
+    if not np.isfinite(x):
+        return "n/a"
+    return f"{x:.2f} [{low:.2f}, {high:.2f}]" if np.isfinite(low) else f"{x:.2f}"
+
+
+def markdown(card: dict) -> str:
+    """The scorecard as Markdown: overall and per-tag IQM, the wins-minus-losses matrix, the cells."""
+    names, overall = card["agents"], card["aggregates"]["overall"]
+    intro = (f"{len(card['cells'])} cells, seeds {card['seeds'][0]}..{card['seeds'][-1]} ({len(card['seeds'])}). "
+             "Score: 1 - regret / Random's, clipped to [0, 1] (replay: clicks / Random's - 1, clipped). "
+             f"Intervals: {card['interval']}. Wins, ties, losses: {card['test']} (a win at p < {card['alpha']}).")
+    lines = [f"# Scorecard: suite {card['suite']}, {card['track']} track", "", intro, "",
+             "## Overall", "", "| agent | IQM score [95% CI] | wins / ties / losses (cells x agents) |", "|---|---|---|"]
+    lines += [f"| {a} | {_interval(*overall['iqm'][a])} | {' / '.join(map(str, overall['wins_ties_losses'][a]))} |"
+              for a in names]
+    tags = [t for t in card["aggregates"] if t != "overall"]
+    lines += ["", "## IQM score by tag", "", f"| agent | {' | '.join(tags)} |", "|---" * (len(tags) + 1) + "|"]
+    lines += [f"| {a} | " + " | ".join(_interval(*card["aggregates"][t]["iqm"][a]) for t in tags) + " |" for a in names]
+    lines += ["", "## Wins minus losses (row against column, over all cells)", "",
+              f"| | {' | '.join(names)} |", "|---" * (len(names) + 1) + "|"]
+    lines += [f"| {a} | " + " | ".join("" if a == b else str(overall["wins_minus_losses"][a][b]) for b in names) + " |"
+              for a in names]
+    header = "| cell | tags | agent | final regret (reward) | / Random [95% CI] | score | rank | W / T / L |"
+    lines += ["", "## Cells", "", header, "|---" * 8 + "|"]
+    for cell_id, cell in card["cells"].items():
+        for a in names:
+            row = cell["agents"][a]
+            wtl = [sum(v == k for v in row["outcomes"].values()) for k in (1, 0, -1)]
+            value = f"{row[cell['measure']]:.1f}" + (" (reward)" if cell["measure"] == "reward" else "")
+            lines.append(f"| {cell_id} | {', '.join(cell['tags'])} | {a} | {value} | "
+                         f"{_interval(row['ratio'], *row['ratio_ci'])} | {_interval(row['score'], np.nan, np.nan)} | {row['rank']:g} | "
+                         f"{' / '.join(map(str, wtl))} |")
+    return "\n".join(lines) + "\n"
+
+
+def _finite(x):
+    """`x` with NaN as None (JSON's null), so strict JSON readers take the file."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return None if isinstance(x, float) and not np.isfinite(x) else x
+
+
+def write(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES) -> tuple[Path, Path]:
+    """Write scorecard.json and scorecard.md into `out`; return their paths."""
+    card = scorecard(out, alpha, resamples)
+    out = Path(out)
+    (out / "scorecard.json").write_text(json.dumps(_finite(card), indent=1, allow_nan=False) + "\n")
+    (out / "scorecard.md").write_text(markdown(card))
+    return out / "scorecard.json", out / "scorecard.md"

@@ -1,0 +1,91 @@
+"""Run agents on a suite's report seeds with the comparison runner, one results folder per
+(agent, cell): `OUT/<agent>/<cell id>/`, each an ordinary `gym_ctxbandits.run` folder.
+
+One folder per agent and cell lets agents be added to a scorecard folder one at a time (a run's
+manifest lists its own jobs only), and a finished (agent, cell) is never run again: the runner
+resumes. `OUT/bench.json` pins the folder to one suite version and track, and keeps each
+(agent, cell)'s wall time and this process's CPU time (the whole cost on the in-process backend;
+on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from gym_ctxbandits.bench.suite import SUITES, Suite
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+
+MANIFEST = "bench.json"
+BASELINE = "Random"
+
+
+def slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-+." else "_" for c in text)
+
+
+def read_manifest(out: Path) -> dict:
+    """The folder's bench.json, or a FileNotFoundError saying how to make one."""
+    path = Path(out) / MANIFEST
+    if not path.exists():
+        raise FileNotFoundError(f"{out} has no {MANIFEST}: is it a folder written by `ctxbandits bench run`?")
+    return json.loads(path.read_text())
+
+
+def _pinned(out: Path, suite: Suite, quick: bool) -> dict:
+    """The folder's manifest, new or checked to be of this suite version and track."""
+    track = "quick" if quick else "report"
+    mine = {"suite": suite.name, "version": suite.version, "track": track}
+    if (out / MANIFEST).exists():
+        manifest = read_manifest(out)
+        theirs = {k: manifest.get(k) for k in mine}
+        if theirs != mine:
+            raise ValueError(f"{out} holds results of {theirs}, not {mine}: give another --out (scores of two suite "
+                             "versions or tracks are never mixed)")
+        return manifest
+    file = {} if suite.path is None or suite.path.parent == SUITES else {"file": str(suite.path.resolve())}
+    return {**mine, **file, "seeds": list(suite.track(quick)[1]), "cells": [c.id for c in suite.cells],
+            "wall_seconds": {}}
+
+
+def _write(out: Path, manifest: dict) -> None:
+    tmp = out / f".{MANIFEST}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    os.replace(tmp, out / MANIFEST)
+
+
+def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imports: Sequence[str] = (),
+              backend: str = "inprocess", workers: int | None = None, address: str | None = None,
+              device: str = "cpu", batch: int = 10, progress=print) -> dict:
+    """Run `agents` (registered names) and Random on every cell of `suite` (its quick track when
+    `quick`) into `out`; return bench.json's content. Finished (agent, cell) folders are kept."""
+    from gym_ctxbandits.compare import check_comparison, run
+    from gym_ctxbandits.user_modules import import_modules
+
+    out = Path(out)
+    names = list(dict.fromkeys([BASELINE, *agents]))
+    cells, seeds = suite.track(quick)
+    import_modules(imports)          # every name, env and option checked before anything runs (a typo costs nothing)
+    check_comparison([EnvSpec(c.env, c.kwargs) for c in cells], [AgentSpec(n) for n in names], list(seeds), workers,
+                     out, device, backend)
+    manifest = _pinned(out, suite, quick)
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out, manifest)
+    for name in names:
+        times = manifest["wall_seconds"].setdefault(name, {})
+        cpu = manifest.setdefault("cpu_seconds", {}).setdefault(name, {})
+        for i, cell in enumerate(cells):
+            folder = out / slug(name) / cell.id
+            start, start_cpu = time.perf_counter(), time.process_time()
+            run(EnvSpec(cell.env, cell.kwargs), AgentSpec(name), seeds=list(seeds), horizon=cell.horizon, out=folder,
+                backend=backend, workers=workers, address=address, log_every=cell.log_every, batch=batch,
+                imports=imports, device=device)
+            times.setdefault(cell.id, round(time.perf_counter() - start, 2))   # a resumed cell keeps its first run's
+            cpu.setdefault(cell.id, round(time.process_time() - start_cpu, 2))
+            _write(out, manifest)
+            if progress:
+                progress(f"{name} {i + 1}/{len(cells)} {cell.id}: {times[cell.id]:.1f} s ({cpu[cell.id]:.1f} CPU-s)")
+    return manifest

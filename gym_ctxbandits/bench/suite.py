@@ -1,0 +1,157 @@
+"""A benchmark suite: a named, versioned list of cells read from a TOML file of the package.
+
+A cell is one problem of the bake-off: an env id with its kwargs, a horizon and the tags of the
+report's spokes. A suite also fixes the seeds: `report_seeds` are the ones every agent's scorecard
+runs on, `tune_seeds` the only ones a tuner may look at (Eimer et al. 2023: tuning and test seeds
+disjoint), and loading refuses a suite whose two sets overlap. Its `quick` track plays every cell
+for a few rounds on the first report seeds: a smoke run, not a result. A released suite never
+changes: a changed cell is a new version, in a new file (`suites/NAME-vVERSION.toml`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gym_ctxbandits.experiment import seed_list
+
+SUITES = Path(__file__).parent / "suites"
+DEFAULT = "bakeoff-v1"
+TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale")
+TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
+       "quick": dict, "cells": list}
+CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str}
+QUICK = {"horizon": int, "seeds": int}
+CHECKPOINTS = 100    # rows kept per run: every horizon // 100 rounds (and the last)
+
+
+class SuiteError(ValueError):
+    """A suite file that cannot be used as written."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One problem of a suite: `env` with `kwargs` for `horizon` rounds; `cost_s` is the CPU seconds
+    LinUCB took on it (every report seed, one core), `why` what it tests."""
+
+    id: str
+    env: str
+    kwargs: dict
+    horizon: int
+    tags: tuple[str, ...]
+    cost_s: float | None = None
+    why: str = ""
+
+    @property
+    def log_every(self) -> int:
+        return max(1, self.horizon // CHECKPOINTS)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    version: int
+    cells: tuple[Cell, ...]
+    tune_seeds: tuple[int, ...]
+    report_seeds: tuple[int, ...]
+    quick_horizon: int
+    quick_seeds: int
+    description: str = ""
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}-v{self.version}"
+
+    def track(self, quick: bool) -> tuple[tuple[Cell, ...], tuple[int, ...]]:
+        """The cells (horizons cut to the quick one when `quick`) and seeds of a track."""
+        if not quick:
+            return self.cells, self.report_seeds
+        cells = tuple(Cell(c.id, c.env, c.kwargs, min(c.horizon, self.quick_horizon), c.tags, None, c.why)
+                      for c in self.cells)
+        return cells, self.report_seeds[:self.quick_seeds]
+
+
+def _check(where: str, value, types) -> None:
+    types = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, bool) or not isinstance(value, types):
+        names = " or ".join(t.__name__ for t in types)
+        raise SuiteError(f"suite key {where!r} must be {names}, got {value!r}")
+
+
+def _keys(where: str, table: dict, schema: dict, required) -> None:
+    for key, value in table.items():
+        if key not in schema:
+            raise SuiteError(f"suite key '{where}{key}' is unknown; allowed keys: {', '.join(schema)}")
+        _check(where + key, value, schema[key])
+    for key in required:
+        if key not in table:
+            raise SuiteError(f"suite key '{where}{key}' is missing")
+
+
+def parse(data: dict, path: Path | None = None) -> Suite:
+    """A Suite from the dict of a suite file, or a SuiteError naming the bad key."""
+    _keys("", data, TOP, ("name", "version", "tune_seeds", "report_seeds", "quick", "cells"))
+    seeds = {}
+    for key in ("tune_seeds", "report_seeds"):
+        try:
+            seeds[key] = tuple(seed_list(data[key], f"suite key {key!r}"))
+        except ValueError as err:
+            raise SuiteError(str(err)) from None
+    if shared := sorted(set(seeds["tune_seeds"]) & set(seeds["report_seeds"])):
+        raise SuiteError(f"suite {data['name']!r}: tune_seeds and report_seeds share seeds {shared[:5]}; a tuner must "
+                         "never see a report seed: make the two ranges disjoint (a new suite version)")
+    _keys("quick.", data["quick"], QUICK, QUICK)
+    if data["quick"]["seeds"] < 1 or data["quick"]["horizon"] < 1:
+        raise SuiteError("suite keys 'quick.seeds' and 'quick.horizon' must be >= 1")
+    cells = []
+    for i, cell in enumerate(data["cells"]):
+        _check(f"cells[{i}]", cell, dict)
+        _keys(f"cells[{i}].", cell, CELL, ("id", "env", "horizon", "tags"))
+        if unknown := sorted(set(cell["tags"]) - set(TAGS)):
+            raise SuiteError(f"cell {cell['id']!r}: unknown tags {unknown}; the tags are {', '.join(TAGS)}")
+        if cell["horizon"] < 1 or not cell["tags"]:
+            raise SuiteError(f"cell {cell['id']!r}: needs a horizon >= 1 and at least one tag")
+        cells.append(Cell(cell["id"], cell["env"], cell.get("kwargs", {}), cell["horizon"], tuple(cell["tags"]),
+                          cell.get("cost_s"), cell.get("why", "")))
+    ids = [c.id for c in cells]
+    if not cells or len(set(ids)) < len(ids):
+        raise SuiteError(f"suite {data['name']!r}: cell ids must be unique and at least one, got {ids}")
+    return Suite(data["name"], data["version"], tuple(cells), seeds["tune_seeds"], seeds["report_seeds"],
+                 data["quick"]["horizon"], data["quick"]["seeds"], data.get("description", ""), path)
+
+
+def shipped() -> list[str]:
+    """The suites of the package, by `NAME-vVERSION`."""
+    return sorted(p.stem for p in SUITES.glob("*.toml"))
+
+
+def load(suite: str | Path = DEFAULT) -> Suite:
+    """A shipped suite by `NAME-vVERSION`, or a suite file by path; its name and version must be
+    those of its file name, so a shipped version is found under the name it was released as."""
+    path = Path(suite)
+    if path.suffix != ".toml":
+        path = SUITES / f"{suite}.toml"
+        if not path.exists():
+            raise SuiteError(f"no suite {suite!r}; the shipped suites are {', '.join(shipped())} (or give a .toml path)")
+    if not path.exists():
+        raise SuiteError(f"suite file {str(path)!r} does not exist")
+    try:
+        result = parse(tomllib.loads(path.read_text()), path)
+    except tomllib.TOMLDecodeError as err:
+        raise SuiteError(f"cannot read suite file {path}: {err}") from None
+    if path.parent == SUITES and result.key != path.stem:
+        raise SuiteError(f"suite file {path.name} holds {result.key!r}: a shipped file is named NAME-vVERSION.toml")
+    return result
+
+
+def markdown_table(suite: Suite) -> str:
+    """The suite's cells as the Markdown table of docs/benchmark.md (a test keeps the two equal)."""
+    rows = ["| cell | env | kwargs | T | tags | what it tests | LinUCB CPU-s |", "|---|---|---|---|---|---|---|"]
+    for c in suite.cells:
+        kwargs = ", ".join(f"{k}={v}" for k, v in c.kwargs.items())
+        rows.append(f"| `{c.id}` | `{c.env}` | {kwargs} | {c.horizon:,} | {', '.join(c.tags)} | {c.why} | "
+                    f"{c.cost_s if c.cost_s is not None else 'n/a'} |")
+    total = sum(c.cost_s or 0 for c in suite.cells)
+    return "\n".join(rows + [f"| all | | | | | | {total:.0f} |"])
