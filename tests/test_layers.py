@@ -1,6 +1,7 @@
 """The import graph reads top-down (issue 31 item 9): the run path is layered
 cli -> config -> compare -> backends, ray_backend -> ray_task -> experiment -> jobs, results, store,
-user_modules, codehash, with no module importing one above it. Read statically from the sources (every import, lazy ones inside functions too), so a cycle
+user_modules, codehash, with no module importing one above it, and the agent zoo never imports the env
+package. Read statically from the sources (every import, lazy ones inside functions too), so a cycle
 shows here even when it happens to work at run time."""
 
 import ast
@@ -62,6 +63,12 @@ def test_the_run_path_has_no_cycle_and_reads_top_down():
     for lower, upper in [("experiment", "compare"), ("experiment", "backends"), ("results", "experiment"),
                          ("jobs", "experiment"), ("store", "results"), ("user_modules", "ray_task")]:
         assert not reaches(nodes, edges, f"gym_ctxbandits.{lower}", f"gym_ctxbandits.{upper}"), (lower, upper)
+
+
+def test_the_agent_zoo_does_not_import_the_env_package():
+    _, edges = import_graph()
+    wrong = sorted((a, b) for a, b in edges if a.startswith("agents") and b.startswith("gym_ctxbandits"))
+    assert not wrong, f"agents imports gym_ctxbandits: {wrong}"
 
 
 def test_the_ray_identity_check_unpickles_on_a_node_without_this_package(tmp_path):

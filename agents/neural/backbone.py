@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import torch
 
+from agents.neural.models import resolve_model
+
 nn = torch.nn
 
 
 def load_backbone(model: str):
-    """The Hugging Face model `model` (hub name, local folder, or an alias of gym_ctxbandits.text), in eval mode."""
+    """The Hugging Face model `model` (hub name, local folder, or an alias of agents.neural.models), in eval mode."""
     from transformers import AutoModel
 
     try:
-        from gym_ctxbandits.text import resolve_model
         path = resolve_model(model)
     except ImportError:
         path = model
