@@ -342,7 +342,7 @@ def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip:
     if n_actions is not None and np.ndim(action_dist) >= 2 and np.shape(action_dist)[1] != n_actions:
         raise ValueError(f"action_dist has {np.shape(action_dist)[1]} columns but the log has {n_actions} arms: "
                          "give the target's probabilities of the log's arms, one column each (feedback.target_probs)")
-    out = []
+    out, fitted = [], {}              # held fixed, each scheme's q is fitted once and shared
     for name in estimators:
         kwargs = dict(alpha=alpha, n_bootstrap=n_bootstrap, seed=seed)
         if name != "DM":
@@ -354,6 +354,13 @@ def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip:
         if name in MODEL_BASED and name != "DM":
             kwargs.update(fit=fit, folds=folds)
         kwargs.update((options or {}).get(name, {}))
+        if name in MODEL_BASED and not kwargs["refit"]:
+            scheme = ("in-sample", FOLDS) if name == "DM" else (kwargs["fit"], kwargs["folds"])
+            if scheme not in fitted:
+                fitted[scheme] = reward_model(kwargs["context"], feedback["action"], feedback["reward"],
+                                              kwargs["model"], fit=scheme[0], folds=scheme[1])
+            kwargs.update(context=None, estimated_rewards=fitted[scheme], model=None)
+            kwargs.pop("fit", None), kwargs.pop("folds", None)
         out.append(ESTIMATORS[name](feedback["reward"], feedback["action"], action_dist=action_dist, **kwargs))
     return out
 
