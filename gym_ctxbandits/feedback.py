@@ -116,7 +116,8 @@ class _Progress:
                 draws = self.draws or getattr(agent, "probs_draws", "the default")
                 print(f"log: {self.name} has no closed-form _probs, so its propensities are estimated by playing "
                       f"{draws} copies of it every round: {seconds:.2g} s on round 2, about {seconds * self.n:.0f} s "
-                      f"for {self.n} rounds (fewer draws, --draws, is faster and noisier; an exact _probs makes it instant: "
+                      f"for {self.n} rounds (fewer draws, --draws, is faster and noisier; an exact _probs makes it "
+                      "instant: "
                       "docs/extending.md, \"Propensities\")", file=sys.stderr, flush=True)
                 self.every = max(1, self.n // 10)
         elif self.every and (t + 1) % self.every == 0:

@@ -36,7 +36,7 @@ because a_i ~ pscore(. | x_i, H_{i-1}), and each round's term has conditional me
 sum_k pi(k | x_i) mu(x_i, k), the round's true value, whatever q is (a martingale argument: it
 holds on adaptive logs, whose behaviour learns from earlier rewards, as on uniform ones). A model
 fitted on round i itself (`fit="in-sample"`, the old default) absorbs part of r_i, pulls DR
-towards DM, and with many features biases it (docs/offpolicy.md, "In-sample reward models");
+towards DM, and with many features biases it (docs/offpolicy.md, "Reward models fitted in-sample");
 cross-fitting (`fit="cross"`: block b's q fitted on the other blocks) is unbiased when rounds are
 independent (a non-adaptive behaviour such as Random or a fixed policy) but not on an adaptive
 log, where later rounds depend on r_i. The target pi must not depend on the log either (a frozen
@@ -241,7 +241,8 @@ def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, fi
         raise ValueError(f"fit must be one of {', '.join(FITS)} (how the reward model is kept from the rounds it "
                          f"corrects), got {fit!r}")
     if not (isinstance(folds, (int, np.integer)) and folds >= 2):
-        raise ValueError(f"folds must be an integer >= 2 (blocks of time of the sequential or cross fit), got {folds!r}")
+        raise ValueError(f"folds must be an integer >= 2 (blocks of time of the sequential or cross fit), "
+                         f"got {folds!r}")
     n = len(a)
     v = w if isinstance(residual, str) else residual
     q_all = _rewards_model(context, estimated_rewards, model, a, r, pi.shape, fit, folds)

@@ -1,19 +1,25 @@
-"""Coverage of the off-policy estimators (issue 21 item 4): bias, spread and CI coverage over seeds.
+"""Coverage of the off-policy estimators (issues 21 and 31): bias, spread and CI coverage over seeds.
 
-On CtxBandit/Linear-v0 and CtxBandit/Logistic-v0 (K = 10 arms drawn each round from a pool of 100,
-d = 5, one fixed instance), behaviour agents log `--rounds` rounds per seed: epsilon-greedy at
-`--epsilons` and Softmax at one temperature per env (`--taus`). Two frozen targets, LinUCB and
-LinTS, trained `--train-rounds` rounds on a separate episode of the same instance, are evaluated
-on every log by IPS, SNIPS, DM, DR and SNDR (gym_ctxbandits.ope defaults: no clipping, ridge reward
-model, 1,000-resample percentile bootstrap), and DM, DR and SNDR once more with the reward model
-refitted on every resample (`refit=True`). The truth of a seed is the target's exact value on that
-log's rounds (`feedback.true_value`). Three tables: the overlap of each behaviour with each target
-(mean over seeds of the smallest behaviour propensity of an arm the target may take, of the
-largest importance weight, of Kish's effective sample size (sum w)^2 / sum w^2 and of the number
-of rounds weighted above 20); per setting and estimator the bias and standard error of the estimate
-over seeds, the RMSE, the mean CI width and the share of seeds whose 95% CI covers the truth; and
-IPS, SNIPS and DR with the logged pscore replaced by a uniform 1/K or halved ("1/K", "x0.5"), to
-show what a wrong propensity does.
+Four envs: CtxBandit/Linear-v0 and CtxBandit/Logistic-v0 (K = 10 arms drawn each round from a pool
+of 100, d = 5, one fixed instance), CtxBandit/Quadratic-v0 (the same, with a quadratic reward: the
+ridge reward model is misspecified) and CtxBandit/MNIST-v0 (real data: the classification bandit of
+the 10,000 MNIST test images pooled to 7x7, block-encoded, K = 10, d = 490). Behaviour agents log
+`--rounds` rounds per seed: epsilon-greedy at `--epsilons`, and Softmax at one temperature per env
+on Linear and Logistic (`--taus`) or with a floor elsewhere (tau 0.1, epsilon 0.5: every
+propensity at least 0.05, so weights at most 20, chosen by that rule, not tuned). Frozen targets,
+LinUCB and (not on MNIST, where 1,000 posterior samples a round at d = 490 are too slow) LinTS,
+trained `--train-rounds` rounds on a separate episode of the same instance, are evaluated on every
+log by every estimator of `ope.ESTIMATORS` (gym_ctxbandits.ope defaults: no clipping, ridge reward
+model fitted sequentially for the DR family, 1,000-resample percentile bootstrap), and by DR with
+the reward model fitted in-sample (the old default, row "DR in-sample"). The truth of a seed is
+the target's exact value on that log's rounds (`feedback.true_value`). Three tables: the overlap
+of each behaviour with each target (mean over seeds of the smallest behaviour propensity of an
+arm the target may take, of the largest importance weight, of Kish's effective sample size
+(sum w)^2 / sum w^2 and of the number of rounds weighted above 20); per setting and estimator the
+bias with its t statistic (bias over its standard error sd / sqrt(seeds)), the sd of the estimate
+over seeds (SE), the RMSE, the mean CI width and the share of seeds whose 95% CI covers the
+truth; and on Linear and Logistic IPS, SNIPS and DR with the logged pscore replaced by a uniform
+1/K or halved ("1/K", "x0.5"), to show what a wrong propensity does.
 
 Softmax's tau is chosen on other seeds than the reported ones: `--tau-grid` prints the overlap
 of each tau of a grid on the seeds given (docs/offpolicy.md: seeds 1000-1019) and marks, per env,
@@ -25,7 +31,7 @@ drawn by a `--draws`-instance copy of the trained LinTS (every instance trained 
 trajectory, so the same posterior, each with its own random stream): one vectorised act a round
 instead of `--draws` deep copies (agent.action_probs), the same distribution.
 
-    python scripts/ope_coverage.py                  # 50 seeds (docs/offpolicy.md has the tables and run time)
+    python scripts/ope_coverage.py                  # 40 seeds (docs/offpolicy.md has the tables and run time)
     python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20
     python scripts/ope_coverage.py --quick          # 2 seeds, 200 rounds: a smoke run (tests)
 """
@@ -60,7 +66,7 @@ TRAIN_SEED = 10_000           # the targets' training episode, apart from the lo
 
 @dataclass(frozen=True)
 class Args:
-    seeds: int = 50
+    seeds: int = 40
     rounds: int = 1000
     train_rounds: int = 500
     draws: int = 1000
@@ -137,7 +143,8 @@ def run(args: Args) -> tuple[pd.DataFrame, pd.DataFrame]:
         env_id, kwargs = ENVS[env_name]
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             logs = {label: gym_ctxbandits.log(env_id, agents.make(name, seed=seed, **kw), args.rounds, seed,
-                                              env_kwargs=kwargs) for label, (name, kw) in behaviours(env_name, args).items()}
+                                              env_kwargs=kwargs)
+                    for label, (name, kw) in behaviours(env_name, args).items()}
             context = next(iter(logs.values()))["context"]       # the env draws the same rounds for every behaviour
             dists = target_dists(trained, context, args.draws)
             for behaviour, log in logs.items():

@@ -192,7 +192,7 @@ def test_refit_needs_the_context():
 
 # Switch-DR and DRos on the hand-computed case: w = [2, 2, 2, 0.25], residuals [0.5, -0.6, 0.1, 0.2], DM 0.63.
 @pytest.mark.parametrize("fn, kwargs, expected", [
-    (ope.switch_dr, dict(tau=1.5), 0.63 + 0.25 * 0.2 / 4),                     # the three rounds of weight 2 switched off
+    (ope.switch_dr, dict(tau=1.5), 0.63 + 0.25 * 0.2 / 4),           # the three rounds of weight 2 switched off
     (ope.switch_dr, dict(tau=2.0), EXPECTED["dr"]),                            # w <= tau keeps them: DR
     (ope.switch_dr, dict(tau=0.0), EXPECTED["dm"]),
     (ope.dros, dict(lam=4.0), 0.63 + (0.5 - 0.6 + 0.1 + 4 * 0.25 / (0.0625 + 4) * 0.2) / 4),   # 4 * 2 / (4 + 4) = 1
@@ -280,7 +280,8 @@ def test_in_sample_fit_pulls_dr_towards_dm_on_a_high_dim_log():
     with threadpool_limits(1):
         for seed in range(6):
             log, truth, pi = _digits_log(seed, 250, 2)
-            dr = {fit: ope.dr(**log, action_dist=pi, fit=fit, n_bootstrap=1).value for fit in ("in-sample", "sequential")}
+            dr = {fit: ope.dr(**log, action_dist=pi, fit=fit, n_bootstrap=1).value
+                  for fit in ("in-sample", "sequential")}
             assert dr["in-sample"] < dr["sequential"] - 0.01, (seed, dr, truth)
 
 

@@ -28,14 +28,15 @@ def test_coverage_quick_run_prints_every_row(capsys):
     assert ope_coverage.main(["--quick", "--envs", ",".join(envs)]) == 0
     out = capsys.readouterr().out
     overlap, true, wrong = (part.splitlines()[2:] for part in out.split("\n\n")[:3])
-    settings = 3 * (2 * 3 + mnist)                    # behaviours x targets (LinUCB, LinTS on 3 synthetic envs; MNIST LinUCB)
+    settings = 3 * (2 * 3 + mnist)          # behaviours x targets (LinUCB, LinTS on 3 synthetic envs; MNIST LinUCB)
     assert len(overlap) == settings
     assert len(true) == settings * 8                  # ... x estimators (7 and DR in-sample)
     assert len(wrong) == 2 * 3 * 2 * 2                # Linear, Logistic x behaviours x targets x the two wrong pscores
     assert all(row.count("%") == 1 for row in true) and all(row.count("%") == 3 for row in wrong)
     assert "| Linear | softmax 0.1 |" in out and "| Logistic | softmax 0.5 |" in out
     assert "| Quadratic | softmax 0.1 floor 0.05 | LinTS | Switch-DR |" in out
-    assert not mnist or "| MNIST | eps-greedy 0.1 | LinUCB | DRos |" in out and "| MNIST | eps-greedy 0.1 | LinUCB | DR in-sample |" in out
+    assert not mnist or ("| MNIST | eps-greedy 0.1 | LinUCB | DRos |" in out
+                         and "| MNIST | eps-greedy 0.1 | LinUCB | DR in-sample |" in out)
     assert "nan" not in out
 
 
