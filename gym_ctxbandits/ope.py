@@ -82,7 +82,9 @@ def ips(reward, action, pscore, action_dist, *, behaviour_dist=None, clip: float
         n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
     """Inverse propensity scoring (Horvitz-Thompson): unbiased when the behaviour gives positive
     probability to every arm the target may take. `behaviour_dist` (n, K), the behaviour's whole
-    distribution on each round (the log's `action_prob`), lets that be checked (module `_support`)."""
+    distribution on each round (the log's `action_prob`), lets that be checked: a target with mass
+    on an arm of behaviour probability 0 is refused, naming the rounds; one whose arms were merely
+    never drawn is not (IPS = 0 is then a valid estimate). The other estimators take it too."""
     r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
     w = _weights(pi, a, pscore, clip)
     return _bootstrap("IPS", 0.0, w * r, 1.0, alpha, n_bootstrap, seed)
@@ -340,6 +342,8 @@ def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip:
     if np.ndim(action_dist) == 3 and feedback.get("position") is not None:
         action_dist = at_position(action_dist, feedback["position"])
     n_actions = feedback.get("n_actions")
+    if n_actions is None and feedback.get("context") is not None:
+        n_actions = np.shape(feedback["context"])[1]
     if n_actions is not None and np.ndim(action_dist) >= 2 and np.shape(action_dist)[1] != n_actions:
         raise ValueError(f"action_dist has {np.shape(action_dist)[1]} columns but the log has {n_actions} arms: "
                          "give the target's probabilities of the log's arms, one column each (feedback.target_probs)")
