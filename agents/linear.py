@@ -183,22 +183,30 @@ class Softmax(Greedy):
     e^-5 ~ 0.007 times: it exploits clear gaps and keeps the close arms in play. Rewards on
     another scale want tau on that scale.
 
+    `epsilon` bounds the importance weights whatever the reward scale: the softmax is mixed with
+    the uniform distribution, P(a) = (1 - epsilon) softmax(a) + epsilon / K, so every arm's
+    probability is at least epsilon / K (stated exactly in `action_probs`) and no weight
+    pi(a) / P(a) of an off-policy estimate exceeds K / epsilon. Default 0: the plain softmax.
+
     Args:
         tau: temperature tau > 0.
+        epsilon: share of uniform play, in [0, 1]: each arm's probability is at least epsilon / K.
         lam: ridge regulariser lambda.
     """
 
-    params = {"tau": Real(gt=0)}
+    params = {"tau": Real(gt=0), "epsilon": Real(ge=0, le=1)}
     index_policy = False
 
-    def __init__(self, *, tau: float = 0.1, lam: float = 1.0, seed=None, dim: int | None = None):
-        self.tau = tau
+    def __init__(self, *, tau: float = 0.1, epsilon: float = 0.0, lam: float = 1.0, seed=None,
+                 dim: int | None = None):
+        self.tau, self.epsilon = tau, epsilon
         super().__init__(lam=lam, seed=seed, dim=dim)
 
     def _probs(self, X):
         scores = self._checked_scores(X)
         # shifting by the maximum first keeps (scores - max) / tau <= 0 finite or -inf for any tau > 0
-        return softmax((scores - scores.max(axis=1, keepdims=True)) / self.tau, axis=1)
+        probs = softmax((scores - scores.max(axis=1, keepdims=True)) / self.tau, axis=1)
+        return (1 - self.epsilon) * probs + self.epsilon / probs.shape[1] if self.epsilon else probs
 
     def _choose(self, X):
         cdf = np.cumsum(self._probs(X), axis=1)

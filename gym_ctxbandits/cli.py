@@ -263,10 +263,12 @@ def cmd_ope(args) -> int:
     import_modules(args.imports)
     fb = feedback.read(args.log)
     meta = fb["meta"]
+    known = {name.upper(): name for name in [*ope.ESTIMATORS, "Replay"]}
     names = [e.strip().upper() for e in args.estimators.split(",")]
-    unknown = sorted(set(names) - set(ope.ESTIMATORS) - {"REPLAY"})
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        raise ValueError(f"unknown estimator {', '.join(unknown)}; choose from {', '.join(ope.ESTIMATORS)}, Replay")
+        raise ValueError(f"unknown estimator {', '.join(unknown)}; choose from {', '.join(known.values())}")
+    names = [known[n] for n in names]
     env = args.env or meta.get("env")
     if env is None:
         raise ValueError(f"{args.log} names no env to train the target on (it was not written by `ctxbandits log`): "
@@ -278,11 +280,11 @@ def cmd_ope(args) -> int:
     feedback.train(target, env, args.train_rounds, train_seed, env_kwargs)
     learner = copy.deepcopy(target)                 # Replay's copy keeps learning on the log
     pi = feedback.target_probs(target, fb, args.draws)
-    fixed = [n for n in names if n != "REPLAY"]
-    estimates = ope.evaluate(fb, pi, fixed, clip=args.clip, refit=args.refit, alpha=args.alpha,
+    fixed = [n for n in names if n != "Replay"]
+    estimates = ope.evaluate(fb, pi, fixed, clip=args.clip, refit=args.refit, fit=args.fit, alpha=args.alpha,
                              n_bootstrap=args.n_bootstrap, seed=args.seed) if fixed else []
-    if "REPLAY" in names:
-        estimates.insert(names.index("REPLAY"), ope.replay(fb["reward"], fb["action"], fb["pscore"], learner,
+    if "Replay" in names:
+        estimates.insert(names.index("Replay"), ope.replay(fb["reward"], fb["action"], fb["pscore"], learner,
                                                            context=fb["context"], rejection=args.replay_rejection,
                                                            alpha=args.alpha, seed=args.seed))
     level = f"{100 * (1 - args.alpha):g}%"
@@ -389,13 +391,16 @@ def build_parser() -> argparse.ArgumentParser:
                     "it is frozen (default 0: as constructed)")
     op.add_argument("--train-seed", type=int, help="episode seed of that training (default: the log's seed)")
     op.add_argument("--estimators", default=",".join(["IPS", "SNIPS", "DM", "DR", "SNDR"]),
-                    help="comma-separated, of IPS, SNIPS, DM, DR, SNDR and Replay (a copy of the trained target keeps "
-                    "learning on the rounds of a uniformly random log where it picks the logged arm)")
+                    help="comma-separated, of IPS, SNIPS, DM, DR, SNDR, Switch-DR, DRos and Replay (a copy of the trained "
+                    "target keeps learning on the rounds of a uniformly random log where it picks the logged arm)")
     op.add_argument("--replay-rejection", action="store_true", help="Replay on a non-uniform log: first keep each "
                     "round with probability min(pscore) / pscore")
     op.add_argument("--clip", type=float, help="cap on the importance weights")
-    op.add_argument("--refit", action="store_true", help="fit the reward model of DM, DR and SNDR afresh on every "
-                    "bootstrap resample, so their intervals hold its estimation error (one fit per resample)")
+    op.add_argument("--refit", action="store_true", help="fit the reward model of DM and the DR family afresh on every "
+                    "bootstrap resample, so their intervals hold its estimation error (one fit set per resample)")
+    op.add_argument("--fit", choices=["sequential", "cross", "in-sample"], default="sequential", help="the DR family's "
+                    "reward model: fitted on earlier rounds only (sequential, unbiased on any log), on the other blocks "
+                    "of time (cross, unbiased on non-adaptive logs) or on every round (in-sample, biased towards DM)")
     op.add_argument("--alpha", type=float, default=0.05, help="the CIs' level is 1 - alpha")
     op.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples")
     op.add_argument("--draws", type=int, help="Monte-Carlo copies behind a sampling target's action_probs")

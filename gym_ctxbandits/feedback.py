@@ -26,24 +26,29 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import time
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
-from gym_ctxbandits.experiment import AgentSpec, is_replay
+from gym_ctxbandits.jobs import AgentSpec, is_replay
 
 META_KEY = b"gym_ctxbandits.feedback"
 ARRAYS = ("round", "context", "action", "reward", "pscore", "action_prob", "expected_reward", "position")
 
 
 def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike | None = None,
-        env_kwargs: dict | None = None, draws: int | None = None) -> dict:
+        env_kwargs: dict | None = None, draws: int | None = None, progress: bool = True) -> dict:
     """Play `agent` (an agent object, or a registered name built with the seed the run loop would
     give it) for `n_rounds` rounds of `env_id` from `reset(seed=seed)` and record the feedback dict
     (module docstring); write it to the Parquet file `out` if given. Each round asks the agent for
     `action_probs(obs)` (with `draws` Monte-Carlo copies where it samples) before it acts: that
-    changes none of its choices, so the log is the run the agent makes anyway."""
+    changes none of its choices, so the log is the run the agent makes anyway. An agent without a
+    closed-form `_probs` has its propensities estimated by playing `draws` copies of it every round
+    (docs/extending.md, "Propensities"): with `progress`, when that would take over PROGRESS_AFTER
+    seconds, the cost measured on the first round is printed to stderr and then the progress."""
     env_kwargs = dict(env_kwargs or {})
     if out is not None and not Path(out).parent.is_dir():
         raise ValueError(f"cannot write {out}: its folder {Path(out).parent} does not exist (create it first)")
@@ -57,8 +62,11 @@ def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike 
     obs, _ = env.reset(seed=seed)
     truth = env.unwrapped if hasattr(env.unwrapped, "expected_rewards") else None
     rows = {key: [] for key in ("context", "action", "reward", "action_prob", "expected_reward")}
+    report = _Progress(name, n_rounds, draws, progress)
     for t in range(n_rounds):
+        start = time.perf_counter()
         probs = np.asarray(agent.action_probs(obs) if draws is None else agent.action_probs(obs, draws=draws))
+        report(t, time.perf_counter() - start, agent, obs)
         action = int(agent.act(obs))
         if probs[action] <= 0:
             raise ValueError(f"round {t + 1}: {name} pulled arm {action}, whose estimated probability is 0; raise "
@@ -83,6 +91,37 @@ def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike 
     if out is not None:
         write(feedback, out)
     return feedback
+
+
+PROGRESS_AFTER = 10.0         # seconds of estimated propensity sampling after which `log` reports its progress
+
+
+class _Progress:
+    """`log`'s report on the propensities' cost: on round 2, if the agent's propensities are
+    sampled (no closed-form `_probs`) and all rounds would take over PROGRESS_AFTER seconds, one
+    line with the cost and the fix, then a line at every tenth of the rounds."""
+
+    def __init__(self, name: str, n_rounds: int, draws: int | None, enabled: bool):
+        self.name, self.n, self.draws, self.enabled, self.spent, self.every = name, n_rounds, draws, enabled, 0.0, 0
+
+    def __call__(self, t: int, seconds: float, agent, obs) -> None:
+        if not self.enabled:
+            return
+        self.spent += seconds
+        if t == 1:                      # the agent has started (its first obs fixed its shape): ask its _probs
+            probs = getattr(agent, "_probs", None)
+            sampled = probs is not None and hasattr(agent, "_check_obs") and probs(agent._check_obs(obs)) is None
+            if sampled and seconds * self.n > PROGRESS_AFTER:
+                draws = self.draws or getattr(agent, "probs_draws", "the default")
+                print(f"log: {self.name} has no closed-form _probs, so its propensities are estimated by playing "
+                      f"{draws} copies of it every round: {seconds:.2g} s on round 2, about {seconds * self.n:.0f} s "
+                      f"for {self.n} rounds (fewer draws, --draws, is faster and noisier; an exact _probs makes it "
+                      "instant: "
+                      "docs/extending.md, \"Propensities\")", file=sys.stderr, flush=True)
+                self.every = max(1, self.n // 10)
+        elif self.every and (t + 1) % self.every == 0:
+            print(f"log: {t + 1}/{self.n} rounds, {self.spent:.0f} s estimating propensities, about "
+                  f"{self.spent / (t + 1) * (self.n - t - 1):.0f} s left", file=sys.stderr, flush=True)
 
 
 def write(feedback: dict, path: str | os.PathLike) -> None:
@@ -198,6 +237,9 @@ def from_obd(behavior: str = "random", campaign: str = "all", *, data_home=None,
 def check_env(feedback: dict, env_id: str, env_kwargs: dict | None = None) -> None:
     """Raise a one-line error unless `env_id` (with `env_kwargs`) shows K arms of d features per
     round as the log's contexts do: a target trained there could not act on the log otherwise."""
+    if feedback.get("context") is None:
+        raise ValueError("the log has no 'context' column (the per-arm features, (n, K, d)), which the target acts on: "
+                         "log it with gym_ctxbandits.log (ctxbandits log), or from OBP's layout with feedback.from_obp")
     try:
         env = gym.make(env_id, **(env_kwargs or {}))
     except gym.error.Error as err:
@@ -241,7 +283,11 @@ def true_value(feedback: dict, action_dist: np.ndarray) -> float:
     logged expected rewards: what an unbiased estimator estimates."""
     if feedback.get("expected_reward") is None:
         raise ValueError("this log has no expected rewards (the env does not know them), so no true value")
-    return float((np.asarray(action_dist) * feedback["expected_reward"]).sum(axis=1).mean())
+    mu, pi = np.asarray(feedback["expected_reward"], dtype=float), np.asarray(action_dist, dtype=float)
+    if pi.shape != mu.shape:
+        raise ValueError(f"action_dist has shape {pi.shape} but the log's expected rewards {mu.shape} (rounds, arms): "
+                         "give the target's probabilities of the log's arms on every logged round (target_probs)")
+    return float((pi * mu).sum(axis=1).mean())
 
 
 def _nested(pa, value: np.ndarray):

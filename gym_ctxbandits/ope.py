@@ -6,11 +6,13 @@ action distribution `action_dist` (n, K), pi(k | x_i) on each logged round (an a
 `action_probs`; OBP's (n, K, 1) with one position is accepted too). Names and formulas follow the
 Open Bandit Pipeline (Saito et al. 2021) and Dudik, Langford, Li (2011):
 
-    IPS    V = 1/n sum_i w_i r_i,                        w_i = pi(a_i | x_i) / pscore_i
-    SNIPS  V = sum_i w_i r_i / sum_i w_i
-    DM     V = 1/n sum_i sum_k pi(k | x_i) q(x_i, k)
-    DR     V = DM + 1/n sum_i w_i (r_i - q(x_i, a_i))
-    SNDR   V = DM + sum_i w_i (r_i - q(x_i, a_i)) / sum_i w_i
+    IPS       V = 1/n sum_i w_i r_i,                        w_i = pi(a_i | x_i) / pscore_i
+    SNIPS     V = sum_i w_i r_i / sum_i w_i
+    DM        V = 1/n sum_i sum_k pi(k | x_i) q(x_i, k)
+    DR        V = DM + 1/n sum_i w_i (r_i - q(x_i, a_i))
+    SNDR      V = DM + sum_i w_i (r_i - q(x_i, a_i)) / sum_i w_i
+    Switch-DR V = DM + 1/n sum_i 1{w_i <= tau} w_i (r_i - q(x_i, a_i))       (Wang, Agarwal, Dudik 2017)
+    DRos      V = DM + 1/n sum_i lam w_i / (w_i^2 + lam) (r_i - q(x_i, a_i)) (Su et al. 2020)
 
 with q a reward model. `replay` is Li, Chu, Langford, Wang (2011)'s estimator of a target that
 keeps learning: it walks a uniformly random log and keeps the rounds where the target picks the
@@ -18,27 +20,45 @@ logged arm. `clip` caps the importance weights, w_i <- min(w_i, clip) (bias for
 variance). Every estimator returns an `Estimate`: the value and a percentile bootstrap confidence
 interval over rounds, drawn from a numpy Generator seeded by `seed`, so it is reproducible. By
 default the bootstrap holds the reward model fixed, so DM's interval leaves out the model's own
-error; `refit=True` (DM, DR, SNDR) fits the model afresh on every resample, which puts its
-estimation error into the interval at the cost of `n_bootstrap` fits (docs/offpolicy.md, "Coverage").
+error; `refit=True` (DM and the DR family) fits the model afresh on every resample, which puts its
+estimation error into the interval at the cost of `n_bootstrap` times the fits (docs/offpolicy.md, "Coverage").
 
 The reward model q is fitted by `reward_model`: any scikit-learn regressor (default a ridge) on
 the pulled arms' features, then predicted on every arm's features; or pass `estimated_rewards`
-(n, K) from elsewhere. The model is fitted and evaluated on the same rounds (no cross-fitting):
-simple, and with a low-capacity model such as the default ridge its bias is small.
+(n, K) from elsewhere. DM uses it fitted on every round. The DR family (DR, SNDR, Switch-DR, DRos)
+by default fits it sequentially (`fit="sequential"`): the rounds, in the order they were logged,
+are cut into `folds` blocks of time, and round i's q comes from a model fitted only on the blocks
+before i's (none for the first block: q = 0 there, where the round's term is IPS's). Why: DR's
+correction w_i (r_i - q(x_i, a_i)) is unbiased for sum_k pi(k | x_i) (mu(x_i, k) - q(x_i, k)) only
+when q(x_i, .) is fixed given what the behaviour knew before round i (the history H_{i-1}) and
+x_i: then E[w_i (r_i - q(x_i, a_i)) | H_{i-1}, x_i] = sum_k pi(k | x_i) (mu(x_i, k) - q(x_i, k)),
+because a_i ~ pscore(. | x_i, H_{i-1}), and each round's term has conditional mean
+sum_k pi(k | x_i) mu(x_i, k), the round's true value, whatever q is (a martingale argument: it
+holds on adaptive logs, whose behaviour learns from earlier rewards, as on uniform ones). A model
+fitted on round i itself (`fit="in-sample"`, the old default) absorbs part of r_i, pulls DR
+towards DM, and with many features biases it (docs/offpolicy.md, "Reward models fitted in-sample");
+cross-fitting (`fit="cross"`: block b's q fitted on the other blocks) is unbiased when rounds are
+independent (a non-adaptive behaviour such as Random or a fixed policy) but not on an adaptive
+log, where later rounds depend on r_i. The target pi must not depend on the log either (a frozen
+target trained elsewhere). Sequential fitting costs `folds - 1` fits on growing prefixes.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
 from sklearn.base import clone
 
-__all__ = ["Estimate", "ReplayEstimate", "ips", "snips", "dm", "dr", "sndr", "replay", "reward_model", "evaluate",
-           "at_position", "effective_sample_size", "ESTIMATORS"]
+__all__ = ["Estimate", "ReplayEstimate", "ips", "snips", "dm", "dr", "sndr", "switch_dr", "dros", "replay",
+           "reward_model", "evaluate", "at_position", "effective_sample_size", "ESTIMATORS", "FITS"]
 
 ALPHA, N_BOOTSTRAP = 0.05, 1000
+FITS = ("sequential", "cross", "in-sample")   # how the DR family keeps the reward model from the rounds it corrects
+FOLDS = 10                                    # blocks of time of the sequential and the cross fit
+SWITCH_TAU, DROS_LAMBDA = 20.0, 400.0         # Switch-DR's largest weight kept, DRos's shrinkage
 
 
 @dataclass(frozen=True)
@@ -58,49 +78,95 @@ class ReplayEstimate(Estimate):
     n_kept: int
 
 
-def ips(reward, action, pscore, action_dist, *, clip: float | None = None, alpha: float = ALPHA,
+def ips(reward, action, pscore, action_dist, *, behaviour_dist=None, clip: float | None = None, alpha: float = ALPHA,
         n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
-    """Inverse propensity scoring (Horvitz-Thompson): unbiased when pscore > 0 wherever pi > 0."""
-    r, a, pi = _logged(reward, action, action_dist)
+    """Inverse propensity scoring (Horvitz-Thompson): unbiased when the behaviour gives positive
+    probability to every arm the target may take. `behaviour_dist` (n, K), the behaviour's whole
+    distribution on each round (the log's `action_prob`), lets that be checked: a target with mass
+    on an arm of behaviour probability 0 is refused, naming the rounds; one whose arms were merely
+    never drawn is not (IPS = 0 is then a valid estimate). The other estimators take it too."""
+    r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
     w = _weights(pi, a, pscore, clip)
     return _bootstrap("IPS", 0.0, w * r, 1.0, alpha, n_bootstrap, seed)
 
 
-def snips(reward, action, pscore, action_dist, *, clip: float | None = None, alpha: float = ALPHA,
+def snips(reward, action, pscore, action_dist, *, behaviour_dist=None, clip: float | None = None, alpha: float = ALPHA,
           n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
-    """Self-normalised IPS: IPS divided by the mean weight (biased, consistent, lower variance)."""
-    r, a, pi = _logged(reward, action, action_dist)
+    """Self-normalised IPS: IPS divided by the mean weight (biased, consistent, lower variance).
+    Undefined (NaN, with a warning) on a log where every weight is 0."""
+    r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
     w = _weights(pi, a, pscore, clip)
     return _bootstrap("SNIPS", 0.0, w * r, w, alpha, n_bootstrap, seed)
 
 
 def dm(reward, action, action_dist, *, context=None, estimated_rewards=None, model=None, refit: bool = False,
        alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
-    """Direct method: the target's expected reward under the reward model (no pscore needed).
-    `refit`: fit the model afresh on every bootstrap resample (needs `context`)."""
+    """Direct method: the target's expected reward under the reward model (no pscore needed), the
+    model fitted on every logged round (biased where the model is). `refit`: fit the model afresh
+    on every bootstrap resample (needs `context`)."""
     r, a, pi = _logged(reward, action, action_dist)
-    terms = _model_terms(r, a, pi, np.ones(len(a)), context, estimated_rewards, model, refit, residual=False)
+    terms = _model_terms(r, a, pi, np.ones(len(a)), context, estimated_rewards, model, refit, "in-sample", FOLDS,
+                         residual=None)
     return _bootstrap("DM", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
 
 
 def dr(reward, action, pscore, action_dist, *, context=None, estimated_rewards=None, model=None, refit: bool = False,
-       clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
-    """Doubly robust: DM plus IPS on the reward model's residuals (unbiased if either is right).
-    `refit`: fit the model afresh on every bootstrap resample (needs `context`)."""
-    r, a, pi = _logged(reward, action, action_dist)
-    terms = _model_terms(r, a, pi, _weights(pi, a, pscore, clip), context, estimated_rewards, model, refit)
+       fit: str = "sequential", folds: int = FOLDS, behaviour_dist=None, clip: float | None = None,
+       alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
+    """Doubly robust: DM plus IPS on the reward model's residuals. Unbiased whenever the weights are
+    right (positive behaviour propensity wherever the target acts, no clip) and the model of each
+    round is fitted without that round (`fit` "sequential", the default, on any log; "cross" on a
+    non-adaptive one; module docstring); a good model only lowers its variance. With
+    `fit="in-sample"` the model has seen the residuals it corrects, and DR is biased towards DM by
+    about as much as the model overfits. `refit`: fit the model(s) afresh on every bootstrap resample,
+    by the same scheme (needs `context`)."""
+    r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
+    terms = _model_terms(r, a, pi, _weights(pi, a, pscore, clip), context, estimated_rewards, model, refit, fit, folds)
     return _bootstrap("DR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
 
 
 def sndr(reward, action, pscore, action_dist, *, context=None, estimated_rewards=None, model=None,
-         refit: bool = False, clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP,
-         seed: int = 0) -> Estimate:
-    """Self-normalised DR: the residual term divided by the mean weight, as SNIPS divides IPS.
-    `refit`: fit the model afresh on every bootstrap resample (needs `context`)."""
-    r, a, pi = _logged(reward, action, action_dist)
-    terms = _model_terms(r, a, pi, _weights(pi, a, pscore, clip), context, estimated_rewards, model, refit,
+         refit: bool = False, fit: str = "sequential", folds: int = FOLDS, behaviour_dist=None,
+         clip: float | None = None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
+    """Self-normalised DR: the residual term divided by the mean weight, as SNIPS divides IPS
+    (consistent, not unbiased; undefined, NaN, where every weight is 0). `fit`, `folds` and `refit` as DR's."""
+    r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
+    terms = _model_terms(r, a, pi, _weights(pi, a, pscore, clip), context, estimated_rewards, model, refit, fit, folds,
                          normalise=True)
     return _bootstrap("SNDR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
+
+
+def switch_dr(reward, action, pscore, action_dist, *, tau: float = SWITCH_TAU, context=None, estimated_rewards=None,
+              model=None, refit: bool = False, fit: str = "sequential", folds: int = FOLDS, behaviour_dist=None,
+              alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
+    """Switch-DR (Wang, Agarwal, Dudik 2017, as the Open Bandit Pipeline defines it): DR, but a round
+    whose weight exceeds `tau` keeps only the model's value (its residual term is dropped). Biased by
+    the dropped rounds' expected residual, in exchange for no weight above tau; tau = inf is DR, 0
+    is DM. Default tau = 20 (epsilon-greedy 0.5's largest weight on 10 arms). `fit`, `folds`,
+    `refit` as DR's."""
+    if not tau >= 0:
+        raise ValueError(f"tau must be a non-negative number (the largest importance weight kept), got {tau!r}")
+    r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
+    w = _weights(pi, a, pscore, None)
+    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=w * (w <= tau))
+    return _bootstrap("Switch-DR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
+
+
+def dros(reward, action, pscore, action_dist, *, lam: float = DROS_LAMBDA, context=None, estimated_rewards=None,
+         model=None, refit: bool = False, fit: str = "sequential", folds: int = FOLDS, behaviour_dist=None,
+         alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
+    """DR with optimistic shrinkage (DRos; Su, Dimakopoulou, Krishnamurthy, Dudik 2020, as the Open
+    Bandit Pipeline defines it): DR with each weight w shrunk to lam w / (w^2 + lam), which is about
+    w for w^2 << lam and about lam / w for w^2 >> lam (largest, sqrt(lam) / 2, at w = sqrt(lam)).
+    lam = inf is DR, 0 is DM. Default lam = 400: weights up to about 5 kept within 6%, 20 halved.
+    `fit`, `folds`, `refit` as DR's."""
+    if not lam >= 0:
+        raise ValueError(f"lam must be a non-negative number (the shrinkage of the weights), got {lam!r}")
+    r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
+    w = _weights(pi, a, pscore, None)
+    shrunk = w if np.isinf(lam) else lam * w / (w ** 2 + lam) if lam > 0 else np.zeros_like(w)
+    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=shrunk)
+    return _bootstrap("DRos", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
 
 
 def replay(reward, action, pscore, target, *, context=None, rejection: bool = False, alpha: float = ALPHA,
@@ -159,70 +225,147 @@ def replay(reward, action, pscore, target, *, context=None, rejection: bool = Fa
     return ReplayEstimate("Replay", value, value - half, value + half, int(m))
 
 
-def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, residual: bool = True,
-                 normalise: bool = False):
-    """The per-round parts (c, num, den) of DM / DR / SNDR, value = mean(c) + mean(num) / mean(den), as a
-    function of the rounds `idx` they are computed on (None: all, with the model fitted once).
+def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, fit: str, folds: int,
+                 residual="w", normalise: bool = False):
+    """The per-round parts (c, num, den) of DM and the DR family, value = mean(c) + mean(num) / mean(den),
+    as a function of the rounds `idx` they are computed on (None: all, with the model(s) fitted once).
 
-    c is the model's value of the target sum_k pi(k | x_i) q(x_i, k), num the weighted residual
-    w_i (r_i - q(x_i, a_i)) (0 for DM), den the weight w_i for SNDR (else 1). With `refit`, the
-    terms of a resample idx come from a model fitted on those rounds alone, a fresh clone of
-    `model` (default ridge) each time, so the bootstrap sees the model's estimation error too."""
+    c is the model's value of the target sum_k pi(k | x_i) q_i(x_i, k), num the residual
+    v_i (r_i - q_i(x_i, a_i)) with v the weights w ("w"), the given (n,) array (Switch-DR's and DRos's
+    modified weights) or None (DM: no residual), den the weight w_i for SNDR (else 1). q_i is fitted
+    by `fit` (module docstring; blocks of time by each round's position in the log). With `refit`,
+    the terms of a resample idx come from model(s) fitted by the same scheme on those rounds alone,
+    fresh clones of `model` (default ridge), so the bootstrap sees the model's estimation error too."""
     if refit and context is None:
         raise ValueError("refit=True fits the reward model on every bootstrap resample, so it needs context (the "
                          "per-arm features), not estimated_rewards")
-    q_all = _rewards_model(context, estimated_rewards, model, a, r, pi.shape)
+    if fit not in FITS:
+        raise ValueError(f"fit must be one of {', '.join(FITS)} (how the reward model is kept from the rounds it "
+                         f"corrects), got {fit!r}")
+    if not (isinstance(folds, (int, np.integer)) and folds >= 2):
+        raise ValueError(f"folds must be an integer >= 2 (blocks of time of the sequential or cross fit), "
+                         f"got {folds!r}")
+    n = len(a)
+    v = w if isinstance(residual, str) else residual
+    q_all = _rewards_model(context, estimated_rewards, model, a, r, pi.shape, fit, folds)
     X = None if context is None else np.asarray(context)
 
     def terms(idx):
         if idx is None:
-            q, ri, ai, pii, wi = q_all, r, a, pi, w
+            q, ri, ai, pii, wi, vi = q_all, r, a, pi, w, v
         else:
             ri, ai, pii, wi = r[idx], a[idx], pi[idx], w[idx]
-            q = reward_model(X[idx], ai, ri, None if model is None else clone(model))
-        num = wi * (ri - q[np.arange(len(ai)), ai]) if residual else 0.0
+            vi = None if v is None else v[idx]
+            q = _fitted(X[idx], ai, ri, model, fit, _blocks(idx, n, folds))
+        num = 0.0 if vi is None else vi * (ri - q[np.arange(len(ai)), ai])
         return (pii * q).sum(axis=1), num, wi if normalise else 1.0
 
     return terms
 
 
-def reward_model(context, action, reward, model=None) -> np.ndarray:
+def reward_model(context, action, reward, model=None, *, fit: str = "in-sample", folds: int = FOLDS) -> np.ndarray:
     """q(x_i, k) for every logged round and arm, (n, K): `model` (a scikit-learn regressor, default
-    `Ridge(alpha=1.0)`) fitted on the pulled arms' features context[i, a_i] -> r_i and predicted on
-    every arm's features context (n, K, d)."""
+    `Ridge(alpha=1.0)`; cloned, never fitted in place) fitted on the pulled arms' features
+    context[i, a_i] -> r_i and predicted on every arm's features context (n, K, d). `fit`:
+    "in-sample" fits one model on every round; "sequential" predicts the rounds of each of `folds`
+    blocks of time (rows in logged order) with a model fitted on the blocks before (0 for the
+    first); "cross" with one fitted on the other blocks (module docstring says which is unbiased where)."""
     a, r = np.asarray(action), np.asarray(reward, dtype=float)
-    X = _per_arm(context, len(a), "context must be the per-arm features").astype(float, copy=False)
+    X = _per_arm(context, len(a), "context must be the per-arm features")
+    if fit not in FITS:
+        raise ValueError(f"fit must be one of {', '.join(FITS)}, got {fit!r}")
+    return _fitted(X, a, r, model, fit, _blocks(np.arange(len(a)), len(a), folds))
+
+
+def _blocks(idx: np.ndarray, n: int, folds: int) -> np.ndarray:
+    """The block of time of each logged row idx of n: rows [b n / folds, (b + 1) n / folds) are block b."""
+    return np.asarray(idx) * folds // n
+
+
+def _fitted(X, a, r, model, fit: str, block: np.ndarray) -> np.ndarray:
+    """q (n, K) of rows (X, a, r) fitted by the scheme `fit` on the rows' blocks of time."""
+    X = X.astype(float, copy=False)
+    if fit == "in-sample":
+        return _fit_predict(X, a, r, model, slice(None), slice(None))
+    q = np.zeros(X.shape[:2])
+    for b in np.unique(block):
+        train = block < b if fit == "sequential" else block != b
+        if train.any():
+            q[block == b] = _fit_predict(X, a, r, model, train, block == b)
+    return q
+
+
+def _fit_predict(X, a, r, model, train, rows) -> np.ndarray:
+    """A fresh clone of `model` (default ridge) fitted on the rows `train`, predicted on every arm of `rows`."""
     if model is None:
         from sklearn.linear_model import Ridge
 
         model = Ridge(alpha=1.0)
-    model.fit(X[np.arange(len(a)), a], r)
-    n, K, d = X.shape
-    return np.asarray(model.predict(X.reshape(n * K, d)), dtype=float).reshape(n, K)
+    model = clone(model)
+    idx = np.arange(len(a))[train]
+    model.fit(X[idx, a[idx]], r[idx])
+    Xp = X[rows]
+    n, K, d = Xp.shape
+    return np.asarray(model.predict(Xp.reshape(n * K, d)), dtype=float).reshape(n, K)
 
 
-ESTIMATORS = {"IPS": ips, "SNIPS": snips, "DM": dm, "DR": dr, "SNDR": sndr}   # of a fixed target's action_dist
+ESTIMATORS = {"IPS": ips, "SNIPS": snips, "DM": dm, "DR": dr, "SNDR": sndr, "Switch-DR": switch_dr,
+              "DRos": dros}                                                   # of a fixed target's action_dist
+MODEL_BASED = ("DM", "DR", "SNDR", "Switch-DR", "DRos")                      # those with a reward model
+COLUMNS = {"reward": "each round's reward", "action": "the arm pulled", "pscore": "the behaviour's probability of it",
+           "context": "the per-arm features, (n, K, d)"}
 
 
 def evaluate(feedback: dict, action_dist, estimators=tuple(ESTIMATORS), *, clip: float | None = None, model=None,
-             refit: bool = False, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP,
-             seed: int = 0) -> list[Estimate]:
+             refit: bool = False, fit: str = "sequential", folds: int = FOLDS, options: dict | None = None,
+             alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> list[Estimate]:
     """The named estimators (keys of ESTIMATORS) of the target `action_dist` on logged `feedback`
-    (gym_ctxbandits.feedback's dict), each with the same clip, reward model (refitted on every
-    bootstrap resample with `refit`) and bootstrap. A ranking target's action_dist (n, K, len_list)
-    is taken at the log's `position` of each round."""
-    if np.ndim(action_dist) == 3 and feedback.get("position") is not None:
-        action_dist = at_position(action_dist, feedback["position"])
+    (gym_ctxbandits.feedback's dict), each with the same clip (IPS, SNIPS, DR, SNDR), reward model
+    (fitted by `fit` in the DR family, refitted on every bootstrap resample with `refit`) and
+    bootstrap; `options` maps a name to its own keywords, e.g. {"Switch-DR": {"tau": 50}}. The log's
+    `action_prob` (the behaviour's whole distribution), where it has one, is checked to support the
+    target. A ranking target's action_dist (n, K, len_list) is taken at the log's `position` of each round."""
     unknown = sorted(set(estimators) - set(ESTIMATORS))
     if unknown:
         raise ValueError(f"unknown estimator {', '.join(unknown)}; choose from {', '.join(ESTIMATORS)}")
-    out = []
+    unknown = sorted(set(options or {}) - set(estimators))
+    if unknown:
+        raise ValueError(f"options name {', '.join(unknown)}, which is not among the estimators run "
+                         f"({', '.join(estimators)})")
+    for key, need in (("reward", "every estimator"), ("action", "every estimator"),
+                      ("pscore", [e for e in estimators if e != "DM"]), ("context", [e for e in estimators
+                                                                                    if e in MODEL_BASED])):
+        if need and feedback.get(key) is None:
+            raise ValueError(f"the log has no {key!r} column ({COLUMNS[key]}), which "
+                             f"{need if isinstance(need, str) else ', '.join(need)} needs: log it with "
+                             f"gym_ctxbandits.log (or feedback.from_obp), or leave out the estimators that need it")
+    if np.ndim(action_dist) == 3 and feedback.get("position") is not None:
+        action_dist = at_position(action_dist, feedback["position"])
+    n_actions = feedback.get("n_actions")
+    if n_actions is None and feedback.get("context") is not None:
+        n_actions = np.shape(feedback["context"])[1]
+    if n_actions is not None and np.ndim(action_dist) >= 2 and np.shape(action_dist)[1] != n_actions:
+        raise ValueError(f"action_dist has {np.shape(action_dist)[1]} columns but the log has {n_actions} arms: "
+                         "give the target's probabilities of the log's arms, one column each (feedback.target_probs)")
+    out, fitted = [], {}              # held fixed, each scheme's q is fitted once and shared
     for name in estimators:
         kwargs = dict(alpha=alpha, n_bootstrap=n_bootstrap, seed=seed)
         if name != "DM":
-            kwargs.update(pscore=feedback["pscore"], clip=clip)
-        if name in ("DM", "DR", "SNDR"):
+            kwargs.update(pscore=feedback["pscore"], behaviour_dist=feedback.get("action_prob"))
+        if name in ("IPS", "SNIPS", "DR", "SNDR"):
+            kwargs.update(clip=clip)
+        if name in MODEL_BASED:
             kwargs.update(context=feedback["context"], model=model, refit=refit)
+        if name in MODEL_BASED and name != "DM":
+            kwargs.update(fit=fit, folds=folds)
+        kwargs.update((options or {}).get(name, {}))
+        if name in MODEL_BASED and not kwargs["refit"]:
+            scheme = ("in-sample", FOLDS) if name == "DM" else (kwargs["fit"], kwargs["folds"])
+            if scheme not in fitted:
+                fitted[scheme] = reward_model(kwargs["context"], feedback["action"], feedback["reward"],
+                                              kwargs["model"], fit=scheme[0], folds=scheme[1])
+            kwargs.update(context=None, estimated_rewards=fitted[scheme], model=None)
+            kwargs.pop("fit", None), kwargs.pop("folds", None)
         out.append(ESTIMATORS[name](feedback["reward"], feedback["action"], action_dist=action_dist, **kwargs))
     return out
 
@@ -251,9 +394,13 @@ def at_position(action_dist, position) -> np.ndarray:
 
 
 # -- checks and the bootstrap ---------------------------------------------------------------------
-def _logged(reward, action, action_dist) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(reward (n,), action (n,), action_dist (n, K)) checked against each other."""
+def _logged(reward, action, action_dist, behaviour_dist=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(reward (n,), action (n,), action_dist (n, K)) checked against each other and, where the
+    behaviour's whole distribution is given, against its support (`_support`)."""
     r, a = _rewards_actions(reward, action)
+    if action_dist is None:
+        raise ValueError("action_dist is missing: give the target policy's probabilities of every arm on every "
+                         "logged round, (n_rounds, n_actions) (feedback.target_probs)")
     pi = np.asarray(action_dist, dtype=float)
     if pi.ndim == 3 and pi.shape[2] == 1:          # OBP's (n, K, len_list) with one position
         pi = pi[:, :, 0]
@@ -267,11 +414,33 @@ def _logged(reward, action, action_dist) -> tuple[np.ndarray, np.ndarray, np.nda
         raise ValueError(f"action must lie in [0, {pi.shape[1]}) (the columns of action_dist), got {a.min()}..{a.max()}")
     if not ((pi >= 0).all() and np.allclose(pi.sum(axis=1), 1.0)):
         raise ValueError("action_dist must hold probabilities: non-negative rows that sum to 1")
+    if behaviour_dist is not None:
+        _support(pi, np.asarray(behaviour_dist, dtype=float))
     return r, a, pi
+
+
+def _support(pi: np.ndarray, b: np.ndarray) -> None:
+    """Refuse a target that puts mass where the behaviour gave probability 0 (b, the behaviour's
+    (n, K) distribution, e.g. the log's action_prob): no estimator of the DR family or IPS can
+    learn those arms' rewards from the log. Arms the behaviour could pull but did not are fine
+    (a weight of 0 is a valid term: IPS = 0 and DR = DM when the target's arms were never drawn)."""
+    if b.shape != pi.shape:
+        raise ValueError(f"action_dist has shape {pi.shape} but the behaviour's action_prob {b.shape}: the target "
+                         "needs one probability per arm of the log (as many columns as the log has arms)")
+    rounds = np.flatnonzero(((pi > 0) & (b <= 0)).any(axis=1))
+    if rounds.size:
+        shown = ", ".join(str(i) for i in rounds[:5]) + (f" and {rounds.size - 5} more" if rounds.size > 5 else "")
+        raise ValueError(f"the target takes arms that the behaviour never could (propensity 0) on {rounds.size} of "
+                         f"{len(pi)} rounds (0-based rows {shown}): no estimator learns their rewards from this log; "
+                         "log a behaviour that gives every arm positive probability (e.g. Softmax(epsilon=0.1) or "
+                         "epsilon-greedy; more draws for sampled propensities), or evaluate on the rounds it covers")
 
 
 def _rewards_actions(reward, action) -> tuple[np.ndarray, np.ndarray]:
     """(reward (n,) float, action (n,) int64), checked: finite rewards, non-negative int actions."""
+    for name, value in (("reward", reward), ("action", action)):
+        if value is None:
+            raise ValueError(f"{name} is missing: give the log's {COLUMNS[name]} of every round")
     r = np.asarray(reward, dtype=float)
     a = np.asarray(action)
     if r.ndim != 1 or r.size == 0 or not np.isfinite(r).all():
@@ -312,19 +481,21 @@ def _weights(pi: np.ndarray, a: np.ndarray, pscore, clip: float | None) -> np.nd
     if clip is not None and not clip > 0:
         raise ValueError(f"clip must be a positive number (the largest importance weight kept), got {clip!r}")
     w = pi[np.arange(len(a)), a] / p
-    if not w.any():
-        raise ValueError("the target never takes a logged action (every importance weight is 0), so the log says "
-                         "nothing about it: log a behaviour policy that explores the target's actions (e.g. "
-                         "epsilon-greedy), or use DM alone")
     return w if clip is None else np.minimum(w, clip)
 
 
-def _rewards_model(context, estimated_rewards, model, a, r, shape) -> np.ndarray:
-    """q (n, K): `estimated_rewards` as given, or `reward_model` fitted on `context`."""
+def _rewards_model(context, estimated_rewards, model, a, r, shape, fit: str, folds: int) -> np.ndarray:
+    """q (n, K): `estimated_rewards` as given, or `reward_model` fitted on `context` by `fit`."""
     if (context is None) == (estimated_rewards is None):
         raise ValueError("give either context (per-arm features, to fit the reward model) or estimated_rewards "
                          "(n_rounds, n_actions), not both or neither")
-    q = reward_model(context, a, r, model) if estimated_rewards is None else np.asarray(estimated_rewards, float)
+    if context is not None:
+        X = _per_arm(context, len(a), "context must be the per-arm features")
+        if X.shape[1] != shape[1]:
+            raise ValueError(f"action_dist has {shape[1]} columns but context has {X.shape[1]} arms a round: give the "
+                             "target's probabilities of the log's arms, one column each (feedback.target_probs)")
+    q = reward_model(context, a, r, model, fit=fit, folds=folds) if estimated_rewards is None else \
+        np.asarray(estimated_rewards, float)
     if q.shape != shape:
         raise ValueError(f"estimated_rewards must have shape {shape} like action_dist, got {q.shape}")
     return q
@@ -355,8 +526,13 @@ def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int
         chunk = max(1, 2_000_000 // n)          # resamples per block: about 2e6 indices in memory at once
         values = np.concatenate([value(rng.integers(n, size=(min(chunk, n_bootstrap - s), n)))
                                  for s in range(0, n_bootstrap, chunk)])
+    point = float(value(np.arange(n)))
+    if np.isnan(point):                 # a self-normalised estimator on a log where every weight is 0
+        warnings.warn(f"{name} is 0 / 0 on this log (no logged arm has positive target probability), so it is NaN; "
+                      "IPS (0 here) and DR (DM here) are defined", RuntimeWarning, stacklevel=3)
+        return Estimate(name, np.nan, np.nan, np.nan)
     low, high = np.nanquantile(values, [alpha / 2, 1 - alpha / 2])
-    return Estimate(name, float(value(np.arange(n))), float(low), float(high))
+    return Estimate(name, point, float(low), float(high))
 
 
 def _ratio(c, num, den) -> float:

@@ -1,19 +1,25 @@
-"""Coverage of the off-policy estimators (issue 21 item 4): bias, spread and CI coverage over seeds.
+"""Coverage of the off-policy estimators (issues 21 and 31): bias, spread and CI coverage over seeds.
 
-On CtxBandit/Linear-v0 and CtxBandit/Logistic-v0 (K = 10 arms drawn each round from a pool of 100,
-d = 5, one fixed instance), behaviour agents log `--rounds` rounds per seed: epsilon-greedy at
-`--epsilons` and Softmax at one temperature per env (`--taus`). Two frozen targets, LinUCB and
-LinTS, trained `--train-rounds` rounds on a separate episode of the same instance, are evaluated
-on every log by IPS, SNIPS, DM, DR and SNDR (gym_ctxbandits.ope defaults: no clipping, ridge reward
-model, 1,000-resample percentile bootstrap), and DM, DR and SNDR once more with the reward model
-refitted on every resample (`refit=True`). The truth of a seed is the target's exact value on that
-log's rounds (`feedback.true_value`). Three tables: the overlap of each behaviour with each target
-(mean over seeds of the smallest behaviour propensity of an arm the target may take, of the
-largest importance weight, of Kish's effective sample size (sum w)^2 / sum w^2 and of the number
-of rounds weighted above 20); per setting and estimator the bias and standard error of the estimate
-over seeds, the RMSE, the mean CI width and the share of seeds whose 95% CI covers the truth; and
-IPS, SNIPS and DR with the logged pscore replaced by a uniform 1/K or halved ("1/K", "x0.5"), to
-show what a wrong propensity does.
+Four envs: CtxBandit/Linear-v0 and CtxBandit/Logistic-v0 (K = 10 arms drawn each round from a pool
+of 100, d = 5, one fixed instance), CtxBandit/Quadratic-v0 (the same, with a quadratic reward: the
+ridge reward model is misspecified) and CtxBandit/MNIST-v0 (real data: the classification bandit of
+the 10,000 MNIST test images pooled to 7x7, block-encoded, K = 10, d = 490). Behaviour agents log
+`--rounds` rounds per seed: epsilon-greedy at `--epsilons`, and Softmax at one temperature per env
+on Linear and Logistic (`--taus`) or with a floor elsewhere (tau 0.1, epsilon 0.5: every
+propensity at least 0.05, so weights at most 20, chosen by that rule, not tuned). Frozen targets,
+LinUCB and (not on MNIST, where 1,000 posterior samples a round at d = 490 are too slow) LinTS,
+trained `--train-rounds` rounds on a separate episode of the same instance, are evaluated on every
+log by every estimator of `ope.ESTIMATORS` (gym_ctxbandits.ope defaults: no clipping, ridge reward
+model fitted sequentially for the DR family, 1,000-resample percentile bootstrap), and by DR with
+the reward model fitted in-sample (the old default, row "DR in-sample"). The truth of a seed is
+the target's exact value on that log's rounds (`feedback.true_value`). Three tables: the overlap
+of each behaviour with each target (mean over seeds of the smallest behaviour propensity of an
+arm the target may take, of the largest importance weight, of Kish's effective sample size
+(sum w)^2 / sum w^2 and of the number of rounds weighted above 20); per setting and estimator the
+bias with its t statistic (bias over its standard error sd / sqrt(seeds)), the sd of the estimate
+over seeds (SE), the RMSE, the mean CI width and the share of seeds whose 95% CI covers the
+truth; and on Linear and Logistic IPS, SNIPS and DR with the logged pscore replaced by a uniform
+1/K or halved ("1/K", "x0.5"), to show what a wrong propensity does.
 
 Softmax's tau is chosen on other seeds than the reported ones: `--tau-grid` prints the overlap
 of each tau of a grid on the seeds given (docs/offpolicy.md: seeds 1000-1019) and marks, per env,
@@ -25,7 +31,7 @@ drawn by a `--draws`-instance copy of the trained LinTS (every instance trained 
 trajectory, so the same posterior, each with its own random stream): one vectorised act a round
 instead of `--draws` deep copies (agent.action_probs), the same distribution.
 
-    python scripts/ope_coverage.py                  # 50 seeds (docs/offpolicy.md has the tables and run time)
+    python scripts/ope_coverage.py                  # 40 seeds (docs/offpolicy.md has the tables and run time)
     python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20
     python scripts/ope_coverage.py --quick          # 2 seeds, 200 rounds: a smoke run (tests)
 """
@@ -45,18 +51,22 @@ import gym_ctxbandits
 from gym_ctxbandits import feedback, ope
 
 KW = dict(num_arms=10, dim=5, pool_size=100, instance_seed=7)
-ENVS = {"Linear": "CtxBandit/Linear-v0", "Logistic": "CtxBandit/Logistic-v0"}
+ENVS = {"Linear": ("CtxBandit/Linear-v0", KW), "Logistic": ("CtxBandit/Logistic-v0", KW),
+        "Quadratic": ("CtxBandit/Quadratic-v0", KW),                   # non-linear: the ridge reward model is misspecified
+        "MNIST": ("CtxBandit/MNIST-v0", dict(image_size=7))}           # real data: K = 10, 7x7 images block-encoded, d = 490
 EPSILONS = (0.1, 0.5)         # the epsilon-greedy behaviours
 TAUS = {"Linear": 0.1, "Logistic": 0.5}     # Softmax's, from `--tau-grid` on seeds 1000-1019 (docs/offpolicy.md)
+FLOOR = dict(tau=0.1, epsilon=0.5)          # elsewhere Softmax with a floor: every propensity >= 0.05, weights <= 20
 MAX_WEIGHT = 20.0             # the --tau-grid rule: largest weight at most epsilon-greedy 0.5's, 1 / 0.05
 PSCORES = {"true": lambda p, K: p, "1/K": lambda p, K: np.full_like(p, 1.0 / K), "x0.5": lambda p, K: 0.5 * p}
-REFIT = ("DM", "DR", "SNDR")  # the estimators with a reward model, run again with refit=True
+WRONG_PSCORE_ENVS = ("Linear", "Logistic")  # where the wrong-pscore table is computed
+LINTS_ENVS = ("Linear", "Logistic", "Quadratic")   # LinTS's target needs `draws` posterior samples a round: not at d = 490
 TRAIN_SEED = 10_000           # the targets' training episode, apart from the logs' seeds 0, 1, ...
 
 
 @dataclass(frozen=True)
 class Args:
-    seeds: int = 50
+    seeds: int = 40
     rounds: int = 1000
     train_rounds: int = 500
     draws: int = 1000
@@ -64,12 +74,13 @@ class Args:
     taus: dict = field(default_factory=lambda: dict(TAUS))
     first_seed: int = 0
     n_bootstrap: int = ope.N_BOOTSTRAP
+    envs: tuple = tuple(ENVS)
 
 
-def train_copies(env_id: str, rounds: int, seed: int, copies: int):
+def train_copies(env_id: str, kwargs: dict = KW, *, rounds: int, seed: int, copies: int):
     """LinTS as `copies` instances trained on one trajectory (instance 0's choices): one posterior,
     `copies` independent samplers of it."""
-    env = gym.make(env_id, max_episode_steps=rounds, **KW)
+    env = gym.make(env_id, max_episode_steps=rounds, **kwargs)
     obs, _ = env.reset(seed=seed)
     agent = agents.make("LinTS", seed=seed)
     for _ in range(rounds):
@@ -93,20 +104,27 @@ def behaviours(env_name: str, args: Args) -> dict[str, tuple[str, dict]]:
     out = {f"eps-greedy {eps:g}": ("epsilon-greedy", dict(epsilon=eps)) for eps in args.epsilons}
     if env_name in args.taus:
         out[f"softmax {args.taus[env_name]:g}"] = ("Softmax", dict(tau=args.taus[env_name]))
+    elif env_name not in TAUS and args.taus:
+        out[f"softmax {FLOOR['tau']:g} floor {FLOOR['epsilon'] / 10:g}"] = ("Softmax", dict(FLOOR))
     return out
 
 
-def targets(args: Args) -> dict[str, tuple]:
-    """Env name -> (frozen LinUCB, LinTS copies), trained on the episode TRAIN_SEED."""
-    return {env_name: (feedback.train(agents.make("LinUCB", seed=TRAIN_SEED), env_id, args.train_rounds, TRAIN_SEED, KW),
-                       train_copies(env_id, args.train_rounds, TRAIN_SEED, args.draws))
-            for env_name, env_id in ENVS.items()}
+def targets(args: Args, envs=tuple(ENVS)) -> dict[str, tuple]:
+    """Env name -> (frozen LinUCB, LinTS copies or None), trained on the episode TRAIN_SEED."""
+    return {env_name: (feedback.train(agents.make("LinUCB", seed=TRAIN_SEED), ENVS[env_name][0], args.train_rounds,
+                                      TRAIN_SEED, ENVS[env_name][1]),
+                       train_copies(*ENVS[env_name], copies=args.draws, rounds=args.train_rounds, seed=TRAIN_SEED)
+                       if env_name in LINTS_ENVS else None)
+            for env_name in envs}
 
 
 def target_dists(trained: tuple, context: np.ndarray, draws: int) -> dict[str, np.ndarray]:
     """Each target's action distribution (n, K) on the logged rounds."""
     linucb, lints = trained
-    return {"LinUCB": feedback.target_probs(linucb, {"context": context}), "LinTS": sampled_dist(lints, context, draws)}
+    out = {"LinUCB": feedback.target_probs(linucb, {"context": context})}
+    if lints is not None:
+        out["LinTS"] = sampled_dist(lints, context, draws)
+    return out
 
 
 def overlap(log: dict, pi: np.ndarray) -> dict:
@@ -121,10 +139,12 @@ def overlap(log: dict, pi: np.ndarray) -> dict:
 def run(args: Args) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(one row per setting, seed and estimator; one row per setting and seed with its overlap)."""
     rows, overlaps = [], []
-    for env_name, trained in targets(args).items():
+    for env_name, trained in targets(args, args.envs).items():
+        env_id, kwargs = ENVS[env_name]
         for seed in range(args.first_seed, args.first_seed + args.seeds):
-            logs = {label: gym_ctxbandits.log(ENVS[env_name], agents.make(name, seed=seed, **kw), args.rounds, seed,
-                                              env_kwargs=KW) for label, (name, kw) in behaviours(env_name, args).items()}
+            logs = {label: gym_ctxbandits.log(env_id, agents.make(name, seed=seed, **kw), args.rounds, seed,
+                                              env_kwargs=kwargs)
+                    for label, (name, kw) in behaviours(env_name, args).items()}
             context = next(iter(logs.values()))["context"]       # the env draws the same rounds for every behaviour
             dists = target_dists(trained, context, args.draws)
             for behaviour, log in logs.items():
@@ -133,31 +153,32 @@ def run(args: Args) -> tuple[pd.DataFrame, pd.DataFrame]:
                     overlaps.append(dict(setting, seed=seed, **overlap(log, pi)))
                     truth = feedback.true_value(log, pi)
                     for pscore, change in PSCORES.items():
+                        if pscore != "true" and env_name not in WRONG_PSCORE_ENVS:
+                            continue
                         fb = dict(log, pscore=change(log["pscore"], log["n_actions"]))
-                        names = ope.ESTIMATORS if pscore == "true" else ("IPS", "SNIPS", "DR")
-                        estimates = ope.evaluate(fb, pi, names, n_bootstrap=args.n_bootstrap, seed=seed)
-                        refits = {e.estimator: e for e in ope.evaluate(fb, pi, REFIT, refit=True, seed=seed,
-                                                                       n_bootstrap=args.n_bootstrap)
-                                  } if pscore == "true" else {}
+                        if pscore == "true":
+                            estimates = ope.evaluate(fb, pi, n_bootstrap=args.n_bootstrap, seed=seed)
+                            insample = ope.dr(fb["reward"], fb["action"], fb["pscore"], pi, context=fb["context"],
+                                              fit="in-sample", n_bootstrap=args.n_bootstrap, seed=seed)
+                            estimates.append(ope.Estimate("DR in-sample", insample.value, insample.low, insample.high))
+                        else:                 # the log's action_prob no longer matches: leave it out
+                            estimates = ope.evaluate(dict(fb, action_prob=None), pi, ("IPS", "SNIPS", "DR"),
+                                                     n_bootstrap=args.n_bootstrap, seed=seed)
                         for est in estimates:
-                            refit = refits.get(est.estimator)
                             rows.append(dict(setting, pscore=pscore, estimator=est.estimator, seed=seed,
                                              error=est.value - truth, width=est.high - est.low,
-                                             covers=est.low <= truth <= est.high,
-                                             refit_width=np.nan if refit is None else refit.high - refit.low,
-                                             refit_covers=np.nan if refit is None else refit.low <= truth <= refit.high))
+                                             covers=est.low <= truth <= est.high))
     return pd.DataFrame(rows), pd.DataFrame(overlaps)
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per setting and estimator: bias, SE (sd over seeds), RMSE, mean CI width and coverage, with the
-    model held fixed and refitted on every resample."""
+    """Per setting and estimator: bias, its standard error over seeds (sd / sqrt(seeds)), the bias in
+    those standard errors (t), the sd over seeds (SE of one estimate), RMSE, mean CI width and coverage."""
     g = runs.groupby(["env", "behaviour", "target", "pscore", "estimator"], sort=False)
-    return pd.DataFrame({"bias": g["error"].mean(), "SE": g["error"].std(ddof=1),
-                         "RMSE": g["error"].apply(lambda e: float(np.sqrt(np.mean(e ** 2)))),
-                         "width": g["width"].mean(), "coverage": g["covers"].mean(),
-                         "refit_width": g["refit_width"].mean(),
-                         "refit_coverage": g["refit_covers"].apply(lambda c: c.astype(float).mean())}).reset_index()
+    sd, n = g["error"].std(ddof=1), g["error"].count()
+    return pd.DataFrame({"bias": g["error"].mean(), "bias_se": sd / np.sqrt(n), "t": g["error"].mean() / (sd / np.sqrt(n)),
+                         "SE": sd, "RMSE": g["error"].apply(lambda e: float(np.sqrt(np.mean(e ** 2)))),
+                         "width": g["width"].mean(), "coverage": g["covers"].mean()}).reset_index()
 
 
 def overlap_markdown(overlaps: pd.DataFrame) -> str:
@@ -171,12 +192,11 @@ def overlap_markdown(overlaps: pd.DataFrame) -> str:
 
 def markdown(table: pd.DataFrame) -> str:
     """Two tables: every estimator with the logged pscores; IPS, SNIPS and DR with the wrong ones."""
-    lines = ["| env | behaviour | target | estimator | bias | SE | RMSE | CI width | 95% CI covers | refit: CI width, "
-             "covers |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| env | behaviour | target | estimator | bias (t) | SE | RMSE | CI width | 95% CI covers |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in table[table["pscore"] == "true"].itertuples():
-        refit = "" if np.isnan(r.refit_width) else f"{r.refit_width:.3f}, {100 * r.refit_coverage:.0f}%"
-        lines.append(f"| {r.env} | {r.behaviour} | {r.target} | {r.estimator} | {r.bias:+.3f} | {r.SE:.3f} | "
-                     f"{r.RMSE:.3f} | {r.width:.3f} | {100 * r.coverage:.0f}% | {refit} |")
+        lines.append(f"| {r.env} | {r.behaviour} | {r.target} | {r.estimator} | {r.bias:+.3f} ({r.t:+.1f}) | {r.SE:.3f} | "
+                     f"{r.RMSE:.3f} | {r.width:.3f} | {100 * r.coverage:.0f}% |")
     wrong = table[table["pscore"] != "true"]
     names = list(dict.fromkeys(wrong["estimator"]))
     lines += ["", "| env | behaviour | target | pscore | " + " | ".join(f"{e} bias, covers" for e in names) + " |",
@@ -193,10 +213,10 @@ def tau_grid(args: Args, grid: tuple[float, ...]) -> str:
     its regret per round, and per env the tau the MAX_WEIGHT rule picks (marked "<-")."""
     lines = ["| env | tau | target | min propensity | max weight | ESS | w > 20 | regret per round |",
              "|---|---|---|---|---|---|---|---|"]
-    for env_name, trained in targets(args).items():
+    for env_name, trained in targets(args, tuple(TAUS)).items():
         stats = []
         for seed in range(args.first_seed, args.first_seed + args.seeds):
-            logs = {tau: gym_ctxbandits.log(ENVS[env_name], agents.make("Softmax", tau=tau, seed=seed), args.rounds,
+            logs = {tau: gym_ctxbandits.log(ENVS[env_name][0], agents.make("Softmax", tau=tau, seed=seed), args.rounds,
                                             seed, env_kwargs=KW) for tau in grid}
             dists = target_dists(trained, logs[grid[0]]["context"], args.draws)
             for tau, log in logs.items():
@@ -219,8 +239,8 @@ def _taus(text: str) -> dict[str, float]:
     taus = {}
     for part in filter(None, text.split(",")):
         env, _, tau = part.partition("=")
-        if env not in ENVS or not tau:
-            raise SystemExit(f"ope_coverage.py: --taus takes ENV=TAU pairs with ENV one of {', '.join(ENVS)}, got "
+        if env not in TAUS or not tau:
+            raise SystemExit(f"ope_coverage.py: --taus takes ENV=TAU pairs with ENV one of {', '.join(TAUS)}, got "
                              f"{part!r}")
         taus[env] = float(tau)
     return taus
@@ -240,11 +260,15 @@ def main(argv=None) -> int:
                         "tau the rule picks")
     parser.add_argument("--quick", action="store_true", help="2 seeds, 200 rounds, 100 training rounds, 100 draws, "
                         "50 bootstrap resamples: a smoke run")
+    parser.add_argument("--envs", default=",".join(ENVS), help=f"comma-separated, of {', '.join(ENVS)}")
     parser.add_argument("--csv", help="also write every seed's row here")
     ns = parser.parse_args(argv)
     epsilons = tuple(float(e) for e in filter(None, ns.epsilons.split(",")))
-    args = (Args(2, 200, 100, 100, n_bootstrap=50, first_seed=ns.first_seed) if ns.quick else
-            Args(ns.seeds, ns.rounds, ns.train_rounds, ns.draws, epsilons, _taus(ns.taus), ns.first_seed))
+    envs = tuple(filter(None, ns.envs.split(",")))
+    if not envs or set(envs) - set(ENVS):
+        raise SystemExit(f"ope_coverage.py: --envs takes names of {', '.join(ENVS)}, got {ns.envs!r}")
+    args = (Args(2, 200, 100, 100, n_bootstrap=50, first_seed=ns.first_seed, envs=envs) if ns.quick else
+            Args(ns.seeds, ns.rounds, ns.train_rounds, ns.draws, epsilons, _taus(ns.taus), ns.first_seed, envs=envs))
     start = time.perf_counter()
     if ns.tau_grid:
         print(tau_grid(args, tuple(float(t) for t in ns.tau_grid.split(","))))

@@ -3,6 +3,7 @@ estimators of gym_ctxbandits.ope against the true value of a target policy on a 
 
 import json
 import re
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -175,6 +176,72 @@ def broken(cli_log, tmp_path, **change):
     return str(path)
 
 
+def test_cli_ope_of_a_target_whose_arms_were_never_drawn(cli_log, tmp_path, capsys):
+    """The behaviour (epsilon-greedy) could pull every arm, but the target's were never pulled: IPS
+    is 0 and DR equals DM, not a refusal (a coverage study that dropped such logs would keep the
+    lucky ones); SNIPS is 0 / 0."""
+    path = broken(cli_log, tmp_path, action=never_taken(cli_log))
+    with pytest.warns(RuntimeWarning, match="SNIPS is 0 / 0"):
+        assert cli.main(["ope", path, "--target", "LinUCB", "--train-rounds", "50", "--n-bootstrap", "20",
+                         "--estimators", "ips,snips,dm,dr,switch-dr,DROS"]) == 0
+    values = dict(re.findall(r"\| (\S+) \| (\S+) \|", capsys.readouterr().out))
+    assert values["IPS"] == "0.0000" and values["SNIPS"] == "nan"
+    assert values["DR"] == values["Switch-DR"] == values["DRos"] != "0.0000"
+
+
+def test_evaluate_and_true_value_refuse_a_target_of_more_arms(cli_log):
+    fb = feedback.read(cli_log)
+    wide = np.full((200, 20), 1 / 20)                  # half its mass on arms 10-19, which the log does not have
+    for call in (lambda: ope.evaluate(fb, wide, ["IPS"]), lambda: ope.ips(fb["reward"], fb["action"], fb["pscore"],
+                                                                           wide, behaviour_dist=fb["action_prob"]),
+                 lambda: ope.dm(fb["reward"], fb["action"], wide, context=fb["context"]),
+                 lambda: feedback.true_value(fb, wide)):
+        with pytest.raises(ValueError, match=r"action_dist has (20 columns|shape \(200, 20\)) but "
+                                             r"(the log|the behaviour|context)") as err:
+            call()
+        assert "\n" not in str(err.value)
+
+
+def test_log_and_ope_of_an_env_registered_with_its_class(tmp_path, capsys):
+    """examples/piecewise_env.py registers its class itself as entry_point (docs/extending.md)."""
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "piecewise_env.py")
+    out = str(tmp_path / "pw.parquet")
+    try:
+        assert cli.main(["log", "--import", example, "--env", "MyBandits/PiecewiseLinear-v0", "--agent", "Random",
+                         "--rounds", "100", "--out", out]) == 0
+        assert cli.main(["ope", out, "--import", example, "--target", "LinUCB", "--estimators", "ips,dr",
+                         "--n-bootstrap", "20"]) == 0
+        assert "| DR |" in capsys.readouterr().out
+    finally:
+        gym.registry.pop("MyBandits/PiecewiseLinear-v0", None)
+
+
+def test_softmax_floor_bounds_the_weights_exactly():
+    """Softmax(epsilon=0.5) on 10 arms: every logged propensity is at least 0.05, and the log's
+    action_prob is the plain softmax's mixed with uniform, exactly."""
+    plain = gym_ctxbandits.log(ENV, agents.make("Softmax", tau=0.01, seed=3), 300, seed=1, env_kwargs=KW)
+    floored = gym_ctxbandits.log(ENV, agents.make("Softmax", tau=0.01, epsilon=0.5, seed=3), 300, seed=1, env_kwargs=KW)
+    assert plain["action_prob"].min() < 1e-6 and floored["action_prob"].min() >= 0.05 - 1e-15
+    agent = agents.make("Softmax", tau=0.01, seed=3)
+    twin = agents.make("Softmax", tau=0.01, epsilon=0.5, seed=3)
+    for x, a, r in zip(plain["context"][:50], plain["action"][:50], plain["reward"][:50]):
+        agent.observe(x, a, r)
+        twin.observe(x, a, r)
+    x = plain["context"][50]
+    assert np.allclose(twin.action_probs(x), 0.5 * agent.action_probs(x) + 0.05, rtol=0, atol=1e-15)
+
+
+def test_sampled_propensities_report_their_cost(monkeypatch, capsys):
+    monkeypatch.setattr(feedback, "PROGRESS_AFTER", 0.0)
+    gym_ctxbandits.log(ENV, agents.make("LinTS", seed=1), 10, seed=0, env_kwargs=KW, draws=100)
+    err = capsys.readouterr().err
+    assert "LinTS has no closed-form _probs, so its propensities are estimated by playing 100 copies" in err
+    assert "s on round 2, about" in err and "3/10 rounds" in err and "10/10 rounds" in err
+    gym_ctxbandits.log(ENV, agents.make("LinUCB", seed=0), 20, seed=0, env_kwargs=KW)   # exact: nothing to say
+    gym_ctxbandits.log(ENV, agents.make("LinTS", seed=1), 10, seed=0, env_kwargs=KW, draws=100, progress=False)
+    assert capsys.readouterr().err == ""
+
+
 def never_taken(cli_log):
     """Each round's action replaced by an arm that LinUCB trained as `ctxbandits ope` trains it never picks."""
     fb = feedback.read(cli_log)
@@ -183,10 +250,13 @@ def never_taken(cli_log):
 
 
 @pytest.mark.parametrize("case, extra, words", [
-    ("no pscore", [], "pscore is missing"),
+    ("no pscore", [], "the log has no 'pscore' column .* IPS, SNIPS, DR, SNDR needs"),
+    ("no reward", [], "the log has no 'reward' column"),
+    ("no context", [], "the log has no 'context' column"),
     ("pscore 0", [], r"pscore must lie in \(0, 1\], got values from 0"),
     ("pscore 1.5", [], r"pscore must lie in \(0, 1\], got values from .* to 1.5"),
-    ("never taken", [], "the target never takes a logged action"),
+    ("unsupported", [], r"the target takes arms that the behaviour never could \(propensity 0\) on \d+ of 200 rounds "
+                        r"\(0-based rows \d+, "),
     ("other env", ["--env-kwargs", '{"num_arms": 10, "dim": 6}'], r"\(K, d\) = \(10, 5\) .* shows \(10, 6\)"),
     ("other K", ["--env-kwargs", '{"num_arms": 4, "dim": 5, "pool_size": 100}'], r"shows \(4, 5\)"),
     ("no env", [], "names no env to train the target on"),
@@ -194,9 +264,11 @@ def never_taken(cli_log):
 ])
 def test_cli_ope_bad_logs_get_one_line(cli_log, tmp_path, capsys, case, extra, words):
     change = {"no pscore": dict(pscore=None), "pscore 0": dict(pscore=np.zeros(200)),
-              "pscore 1.5": dict(pscore=np.full(200, 1.5)), "no env": dict(meta={})}.get(case, {})
-    if case == "never taken":
-        change = dict(action=never_taken(cli_log))
+              "pscore 1.5": dict(pscore=np.full(200, 1.5)), "no env": dict(meta={}), "no reward": dict(reward=None),
+              "no context": dict(context=None)}.get(case, {})
+    if case == "unsupported":                       # a deterministic behaviour: every other arm has propensity 0
+        fb = feedback.read(cli_log)
+        change = dict(action_prob=np.eye(10)[fb["action"]], pscore=np.ones(200))
     path = broken(cli_log, tmp_path, **change) if change else str(cli_log)
     assert cli.main(["ope", path, "--target", "LinUCB", "--train-rounds", "50", *extra]) == 2
     err = capsys.readouterr().err
