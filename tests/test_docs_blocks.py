@@ -69,7 +69,7 @@ SKIP = {
     "python scripts/s1_fig1.py --horizon 2000 --seeds 50 --batch 50 --workers 2 --out /tmp/s1_2000":
         "111 s on 2 cores",
     # docs/offpolicy.md
-    "python scripts/ope_coverage.py": "26 min on 2 shared cores (1,189 CPU-s)",
+    "python scripts/ope_coverage.py": "23 min on 2 loaded cores (473 CPU-s)",
     "python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20":
         "41 s on 2 shared cores (29 CPU-s)",
     "python scripts/ope_coverage.py --rounds 5000 --epsilons 0.1 --taus  --draws 200": "21 min on 2 shared cores "
