@@ -31,7 +31,7 @@ from agents.linalg import potter_update_, rls_update_
 from agents.linear import LinearAgent, _ridge_init
 from agents.params import Int, Options, Real
 
-__all__ = ["OTFLinUCB", "OTFLinTS", "BaSE", "base_grid"]
+__all__ = ["BaSE", "OTFLinTS", "OTFLinUCB", "base_grid"]
 
 
 class _OnTheFly(LinearAgent):
@@ -73,22 +73,27 @@ class _OnTheFly(LinearAgent):
 @register("OTFLinUCB")
 class OTFLinUCB(_OnTheFly):
     """OTFLinUCB of Vernade, Carpentier, Lattimore, Zappella, Ermis, Brueckner (2020), "Linear bandits
-    with stochastic delayed feedback" (ICML), Algorithm 1.
+    with stochastic delayed feedback" (ICML).
 
     V_t = lam I + sum_{s<t} x_s x_s^T over all actions taken (updated when acting), b_t the sum of
     x_s r_s over the rewards arrived so far, theta_hat^W_t = V_t^{-1} b_t, and
 
-        A_t = argmax_a <a, theta_hat^W_t> + alpha (2 f_t ||a||_{V_t^{-1}} + sum_{s=t-m}^{t-1} |a^T V_t^{-1} A_s|),
+        A_t = argmax_a <a, theta_hat^W_t> + alpha (2 f_t ||a||_{V_t^{-1}} + sum_{s=t-m}^{t-1} |a^T V_t^{-1} A_s|).
 
-    the paper's index: theta_hat^W estimates tau_m theta (tau_m = P(delay <= m)), which ranks the arms
-    as theta does; 2 f_t covers the reward noise and the censoring noise (two self-normalised
-    martingales, the paper's Theorem 1); the sum over the last m actions covers the rewards still
-    in flight, which can only raise theta_hat. f_t is the OFUL radius with the exact log-determinant,
-    as in `agents.linear.LinUCB`: f_t = sigma sqrt(2 log(1/delta_t) + log(det V_t / lam^d)), and the
-    regularisation term sqrt(lam) S added once, which with ||x|| <= 1 is at most the paper's
-    sqrt(2 log(1/delta) + d log((d lam + t) / (d lam))) form. The per-arm projected sum
-    |a^T V^{-1} A_s| is the refined form; the arXiv version's (sum_s ||A_s||_{V^{-1}}) ||a||_{V^{-1}}
-    bounds it by Cauchy-Schwarz and is wider. Cost per round: O(K d m) for the sum, O(d^2) for V.
+    theta_hat^W estimates tau_m theta (tau_m = P(delay <= m)), which ranks the arms as theta does;
+    2 f_t covers the reward noise and the censoring noise (two self-normalised martingales: the
+    paper's Theorem 1 holds with probability 1 - 2 delta); the sum over the last m actions covers the
+    rewards still in flight, which can only raise theta_hat. f_t is the OFUL radius with the exact
+    log-determinant, as in `agents.linear.LinUCB`: f_t = sigma sqrt(2 log(1/delta_t) + log(det V_t / lam^d)),
+    with the regularisation term sqrt(lam) S added once; for ||x|| <= 1 it is at most the paper's
+    f_{t,delta} = sqrt(2 log(1/delta) + d log((d lam + t) / (d lam))).
+
+    Which form: the paper's text was not available to us here. Its Theorem 1 as quoted from the
+    preprint bounds ||theta_hat^W - tau_m theta||_{V_t} by 2 f_{t,delta} + sum_{s=t-m}^{t-1} ||A_s||_{V_t^{-1}},
+    whose index is (2 f + sum_s ||A_s||_{V^{-1}}) ||a||_{V^{-1}}; we use the per-arm sum
+    |a^T V^{-1} A_s|, which the same proof gives before Cauchy-Schwarz and which is never wider (by
+    Cauchy-Schwarz |a^T V^{-1} A_s| <= ||a||_{V^{-1}} ||A_s||_{V^{-1}}). The authors' released code
+    uses yet another, ad-hoc width. Cost per round: O(K d m) for the sum, O(d^2) for V.
 
     Where it coincides with LinUCB: with m = 0 and every reward arriving before the next act, the
     statistics are LinUCB's and the index is LinUCB's with sigma doubled: OTFLinUCB(m=0, sigma=s)

@@ -67,7 +67,7 @@ def test_no_retirement_keeps_the_items():
 def test_fixed_instance_is_copied_per_episode_and_sub_env():
     """instance_seed fixes the first items, shared by every episode and sub-env: each still retires its own
     items (the vector env's sub-env i equals a single env seeded seed + i), and a second episode starts over."""
-    kwargs = dict(retire_prob=0.2, instance_seed=4)
+    kwargs = {"retire_prob": 0.2, "instance_seed": 4}
     vec = gym.make_vec(ID, num_envs=2, vectorization_mode="vector_entry_point", **kwargs)
     singles = [gym.make(ID, **kwargs) for _ in range(2)]
     vobs, _ = vec.reset(seed=10)
