@@ -13,7 +13,7 @@ from agents.base import REGISTRY, Agent, BaseAgent, make, random_argmax, registe
 __gym_ctxbandits__ = True
 
 # Importing the families fills REGISTRY.
-from agents import glm, linear, linear_ensemble, oam  # noqa: E402,F401
+from agents import delayed, glm, linear, linear_ensemble, oam  # noqa: E402,F401
 from agents.neural import registry as _neural  # noqa: E402,F401  (lazy entries: torch loads on first use)
 
 __all__ = ["Agent", "BaseAgent", "REGISTRY", "make", "random_argmax", "register"]

@@ -58,6 +58,8 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     "RandomTheta": ("UnitCircle", 10_000, {"theta": None}, "[S4] App. D(2) random theta"),
     # Not from the papers: a non-stationary example, theta drifting (envs/drifting.py).
     "DriftingLinear": ("DriftingLinear", 10_000, {}, "not from the papers: linear with a rotating theta_t"),
+    # Chapelle & Li 2011, section 3: items retire and are replaced (envs/retiring.py), the delayed-feedback testbed.
+    "RetiringItems": ("RetiringItems", 100_000, {}, "Chapelle & Li 2011, 3: retiring items"),
     # Classification datasets as bandits: [S0] App. F.2, [S2] 7 / App. J, [S3] 5.2 (presets "S0", "S2", "S3").
     **{
         name: ("Classification", 10_000, {"dataset": dataset, **IMAGE_SPLIT.get(dataset, {})},
@@ -111,6 +113,8 @@ TABLE_ROWS: dict[str, tuple[str, str]] = {
     "DriftingLinear": ("not from the papers: a non-stationary example",
                        "x^T theta_t + N(0, 0.1^2), theta_t turning a full circle every 2,000 rounds, K=10 fresh "
                        "points of the unit sphere a round, d=5"),
+    "RetiringItems": ("Chapelle & Li 2011, §3", "Ber(p_i), K=10 items, p_i ~ Beta(4, 4); each step one item retires "
+                      "with probability 10^-3 for a new one; item i's features e_i (one-hot id, d=256)"),
     **{name: _CLASSIFICATION_ROW for name in CLASSIFICATION},
     "Supervised": ("as the row above", "the same bandit on any dataset: `X=`, `y=` arrays, or `source=` a .csv or "
                    ".parquet file, `openml:NAME`, `hf:NAME`, `sklearn:LOADER` (none: iris, shipped); non-numeric "

@@ -7,6 +7,7 @@ from gym_ctxbandits.envs.drifting import DriftingLinearEnv
 from gym_ctxbandits.envs.moderation import HateSpeechEnv
 from gym_ctxbandits.envs.pool import PoolEnv
 from gym_ctxbandits.envs.replay import OpenBanditEnv
+from gym_ctxbandits.envs.retiring import RetiringItemsEnv
 from gym_ctxbandits.envs.synthetic import (
     BernoulliLogisticEnv,
     DistanceEnv,
@@ -20,5 +21,5 @@ from gym_ctxbandits.envs.testbeds import FiniteLinearEnv, MLPTeacherEnv, SphereL
 __all__ = [
     "ActionSetsEnv", "BernoulliLogisticEnv", "ClassTargetEnv", "ClassificationEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
     "DriftingLinearEnv", "FiniteLinearEnv", "FixedActionSetEnv", "HateSpeechEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv", "OpenBanditEnv",
-    "PoolEnv", "QuadraticEnv", "SphereLinearEnv", "SupervisedEnv", "UnitCircleEnv", "VectorQuadraticEnv",
+    "PoolEnv", "QuadraticEnv", "RetiringItemsEnv", "SphereLinearEnv", "SupervisedEnv", "UnitCircleEnv", "VectorQuadraticEnv",
 ]

@@ -54,8 +54,9 @@ DATA_IDS = {"Shuttle", "Mushroom", "Adult", "Covertype", "Magic", "Banknote", "P
             "MNISTTarget", "FashionMNISTTarget", "HateSpeech", "HateSpeechTokens", "OpenBandit", "Supervised"}
 
 
-# Ids whose means change with the round index: tested against theta_t in tests/envs/test_drifting.py.
-DRIFTING_IDS = {"DriftingLinear"}
+# Ids whose means change with the round index: tested against theta_t in tests/envs/test_drifting.py, against
+# the items on show in tests/envs/test_retiring.py.
+DRIFTING_IDS = {"DriftingLinear", "RetiringItems"}
 
 
 def test_every_id_has_a_formula_test():
