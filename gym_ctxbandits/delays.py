@@ -331,23 +331,24 @@ class FeedbackQueue:
     simulator and river's `simulate_qa` keep theirs).
 
     `push(t, obs, action, reward, mu)` files round t (0-based) once the env has stepped; `pop(t)`
-    then gives the deliveries due at round t, oldest round first, as (obs_s, action_s, reward_s,
+    then gives the deliveries due at round t, oldest round first, as (s, obs_s, action_s, reward_s,
     rows): rows None when every instance's reward of round s arrives now, else the int array of
-    those that do. Rewards that would arrive after the last round `horizon - 1`, or never, are not
-    kept. With `single`, action and reward are an int and a float and obs is one instance's (K, d).
+    those that do. Rewards that would arrive after the last round `horizon - 1` (None: no last
+    round; a batch grid needs one), or never, are not kept. With `single`, action and reward are an int and a float and obs is one instance's (K, d).
     `rngs` are the instances' delay streams (`delay_rng`).
     """
 
     BLOCK = 1024
 
-    def __init__(self, feedback: Feedback, rngs: list[np.random.Generator], horizon: int, single: bool = False):
-        self.fb, self.model, self.rngs, self.T, self.single = feedback, feedback.model, rngs, int(horizon), single
-        self.n = len(rngs)
+    def __init__(self, feedback: Feedback, rngs: list[np.random.Generator], horizon: int | None = None,
+                 single: bool = False):
+        self.fb, self.model, self.rngs, self.single = feedback, feedback.model, rngs, single
+        self.n, self.T = len(rngs), NEVER if horizon is None else int(horizon)
         if feedback.batch_grid is not None:
+            if horizon is None:
+                raise ValueError(f"batch_grid {feedback.batch_grid!r} places M batches over the horizon: give the "
+                                 "horizon (the number of rounds) too")
             self.ends = batch_ends(feedback.batch_grid, self.T) - 1          # 0-based rounds that end a batch
-        elif feedback.feedback_every > 1:
-            B = feedback.feedback_every
-            self.ends = np.append(np.arange(B - 1, self.T, B), self.T - 1)
         else:
             self.ends = None
         self.due: dict[int, list[tuple[int, np.ndarray | None]]] = defaultdict(list)
@@ -385,7 +386,10 @@ class FeedbackQueue:
             else:
                 arrive = np.where(seen, arrive, t + fb.window)
                 value = np.where(seen, reward, fb.default_reward)
-        if self.ends is not None:
+        B = fb.feedback_every
+        if B > 1:                                       # the end of the batch of B rounds the reward arrives in
+            arrive = np.where(arrive < NEVER, (arrive // B + 1) * B - 1, NEVER)
+        elif self.ends is not None:                     # the end of the grid's batch it arrives in
             nxt = np.searchsorted(self.ends, np.minimum(arrive, self.T))
             arrive = np.where(nxt < len(self.ends), self.ends[np.minimum(nxt, len(self.ends) - 1)], NEVER)
         return np.where(arrive < self.T, arrive, NEVER), value
@@ -413,11 +417,11 @@ class FeedbackQueue:
         self.held[t] = [obs, action, delivered, groups]
 
     def pop(self, t: int) -> list[tuple]:
-        """The deliveries due at round t, oldest round first: (obs_s, action_s, reward_s, rows)."""
+        """The deliveries due at round t, oldest round first: (s, obs_s, action_s, reward_s, rows)."""
         out = []
         for s, rows in self.due.pop(t, ()):
             entry = self.held[s]
-            out.append((entry[0], entry[1], entry[2], rows))
+            out.append((s, entry[0], entry[1], entry[2], rows))
             entry[3] -= 1
             if not entry[3]:
                 del self.held[s]

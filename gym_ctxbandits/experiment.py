@@ -176,7 +176,7 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress, queue: F
 
 def _deliver(agent, queue: FeedbackQueue, t: int) -> None:
     """Give the agent the rewards that arrive at round t, oldest first (module docstring)."""
-    for obs_s, a_s, r_s, rows in queue.pop(t):
+    for _, obs_s, a_s, r_s, rows in queue.pop(t):
         if rows is None:
             agent.observe(obs_s, a_s, r_s)
         else:
