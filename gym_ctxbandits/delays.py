@@ -394,13 +394,39 @@ class FeedbackQueue:
             arrive = np.where(nxt < len(self.ends), self.ends[np.minimum(nxt, len(self.ends) - 1)], NEVER)
         return np.where(arrive < self.T, arrive, NEVER), value
 
+    def common_arrival(self, t: int, reward):
+        """(arrival round, NEVER when never; the reward delivered) of round t's rewards when they reach
+        every instance at one round (not `feedback.partial`): plain integers, no arrays, since this
+        runs every round of the common case (a fixed delay, batched updates)."""
+        fb = self.fb
+        d = 0 if self.model is None else self.model.d
+        when = t + d
+        if fb.window is not None and d > fb.window:
+            if fb.default_reward is None:
+                return NEVER, reward
+            when = t + fb.window
+            reward = fb.default_reward if self.single else np.full(self.n, fb.default_reward)
+        if fb.feedback_every > 1:
+            when = (when // fb.feedback_every + 1) * fb.feedback_every - 1
+        elif self.ends is not None:
+            k = int(np.searchsorted(self.ends, when))
+            when = int(self.ends[k]) if k < len(self.ends) else NEVER
+        return (when if when < self.T else NEVER), reward
+
     def push(self, t: int, obs, action, reward, mu=None) -> None:
         """File round t's feedback (module docstring: when each instance's reward arrives, if ever)."""
+        if not self.fb.partial:
+            first, value = self.common_arrival(t, reward)
+            if first == NEVER:
+                return
+            self.due[first].append((t, None))
+            self.held[t] = [obs, action, value, 1]
+            return
         r = np.array([reward], float) if self.single else np.asarray(reward, float)
         m = None if mu is None else np.reshape(np.asarray(mu, float), -1)
         arrive, value = self.arrivals(t, r, m)
         first = arrive[0]
-        if self.n == 1 or (arrive == first).all():            # every instance at one round (or none): the usual case
+        if self.n == 1 or (arrive == first).all():            # every instance at one round (or none)
             if first == NEVER:
                 return
             self.due[int(first)].append((t, None))
