@@ -13,8 +13,8 @@ import gym_ctxbandits
 from gym_ctxbandits import cli
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.checks import check_env
-from gym_ctxbandits.delays import NEVER, Feedback, FeedbackQueue, batch_ends, delay_model, delay_rng
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, RunLog, _rounds, run_batch, run_job
+from gym_ctxbandits.delays import Feedback, FeedbackQueue, batch_ends, delay_model, delay_rng
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, RunLog, _replay_rounds, _rounds, run_batch, run_job
 from gym_ctxbandits.wrappers import DelayedFeedback
 
 ENV = EnvSpec("CtxBandit/Linear-v0", {"dim": 5, "num_arms": 10})
@@ -163,6 +163,32 @@ def test_the_agent_gets_round_s_features_when_its_reward_arrives():
     assert agent.got == [(s, (s + 5) // 10 * 10 + 9) for s in range(55)]     # oldest first, at the end of a batch
 
 
+def test_a_replay_delays_its_accepted_events():
+    """On a replay (rounds are accepted events) the reward of accepted event t arrives at accepted event t + D."""
+    class Log:                                   # every other logged event is accepted; event i pays i
+        events = 0
+
+        def step(self, action):
+            self.events += 1
+            return np.zeros((2, 1)), float(self.events), False, False, {"accepted": self.events % 2 == 0}
+
+    class Agent:
+        def __init__(self):
+            self.acts, self.got = 0, []
+
+        def act(self, obs):
+            self.acts += 1
+            return 0
+
+        def observe(self, obs, action, reward):
+            self.got.append((reward, self.acts))
+
+    agent = Agent()
+    queue = FeedbackQueue(Feedback(delay="fixed:2"), [delay_rng(0)], 10, single=True)
+    _replay_rounds(Log(), agent, np.zeros((2, 1)), 10, RunLog(np.arange(1, 11), 1), "", None, queue)
+    assert agent.got == [(2.0 * (t + 1), 2 * (t + 3)) for t in range(8)]   # event 2(t+1), seen after act 2(t+3)
+
+
 @pytest.mark.parametrize("name", ["LinUCB", "LinTS", "epsilon-greedy", "Linear-Ensemble++"])
 @pytest.mark.parametrize("env", [ENV, EnvSpec("CtxBandit/BernoulliLogistic-v0")], ids=["Linear", "BernoulliLogistic"])
 def test_zero_delay_through_the_queue_gives_today_s_numbers(name, env):
@@ -217,7 +243,7 @@ def test_observe_rows_updates_just_the_instances_whose_rewards_arrived():
     assert RowGreedy.calls > 100
     for i, s in enumerate(seeds):
         single = RowGreedy(seed=s)
-        got = run_job(Job(ENV, AgentSpec("Greedy"), s, T, feedback=fb), agent_factory=lambda _: single)
+        got = run_job(Job(ENV, AgentSpec("Greedy"), s, T, feedback=fb), agent_factory=lambda _, agent=single: agent)
         assert np.array_equal(got["cum_regret"], log.cum_regret[:, i])
 
 
