@@ -7,6 +7,7 @@
     ctxbandits run --config my_comparison.toml --backend processes
     ctxbandits run --env CtxBandit/Distance-v0 --agents Neural-ES,NeuralTS --device cuda --out results/gpu
     ctxbandits run --import mymodule --env CtxBandit/Logistic-v0 --agents SW-LinUCB,LinUCB --out results/mine
+    ctxbandits run --env CtxBandit/Linear-v0 --agents LinUCB,LinTS --delay geometric:100 --window 500 --out results/d
     ctxbandits run --backend ray --address ray://head:10001 --env CtxBandit/Logistic-v0 --agents LinUCB --out results/r
     ctxbandits plot results/x
     ctxbandits plot results/a --log --exclude Random
@@ -136,12 +137,35 @@ def comparison_from_args(args) -> cfg.Comparison:
         if value is not None:
             setattr(comp, key, seed_list(value, "--seeds") if key == "seeds" else value)
     comp.ray = {**comp.ray, **ray_options(args)}
+    comp.feedback = feedback_from_args(args, comp.feedback)
     if comp.out is None:
         raise cfg.ConfigError("give --out DIR (or `out` in the config): the folder for the result files")
     from gym_ctxbandits.compare import check_device
 
     comp.device = check_device(comp.device, "--device", cluster=comp.backend == "ray")
     return comp
+
+
+FEEDBACK_FLAGS = {"delay": "--delay", "window": "--window", "default_reward": "--default-reward",
+                  "conversions": "--conversions", "feedback_every": "--feedback-every", "batch_grid": "--batch-grid"}
+
+
+def feedback_from_args(args, feedback):
+    """The comparison's feedback model (gym_ctxbandits.delays.Feedback): the config's, with the flags
+    given taking precedence field by field; a bad value is a ConfigError of one line."""
+    from dataclasses import asdict
+
+    from gym_ctxbandits.delays import Feedback
+
+    given = {key: value for key in FEEDBACK_FLAGS    # an unset flag is None (--conversions: False), a given 0 counts
+             if (value := getattr(args, key, None)) is not None and value is not False}
+    if not given:
+        return feedback
+    try:
+        return Feedback.of({**(asdict(feedback) if feedback else {}), **given})
+    except ValueError as err:
+        flags = ", ".join(FEEDBACK_FLAGS[k] for k in given)
+        raise cfg.ConfigError(f"{flags}: {err}") from None
 
 
 def ray_options(args) -> dict:
@@ -163,7 +187,8 @@ def run_comparison(comp: cfg.Comparison, band: str = "std", quiet: bool = False,
 
     table = run(comp.envs, comp.agents, seeds=comp.seeds, horizon=comp.horizon, out=comp.out, backend=comp.backend,
                 workers=comp.workers, address=comp.address, log_every=comp.log_every, batch=comp.batch,
-                progress=not quiet, imports=comp.imports, device=comp.device, ray=comp.ray, rerun=comp.rerun)
+                progress=not quiet, imports=comp.imports, device=comp.device, ray=comp.ray, rerun=comp.rerun,
+                feedback=comp.feedback)
     return (table, *report(table, comp.out, band, log_scale, exclude))
 
 
@@ -333,6 +358,22 @@ def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def add_feedback_options(parser: argparse.ArgumentParser) -> None:
+    """Delayed, censored and batched feedback (gym_ctxbandits.delays; docs/delayed.md)."""
+    group = parser.add_argument_group("delayed and batched feedback (regret still counts when the agent acts)")
+    group.add_argument("--delay", metavar="SPEC", help="rounds before a reward reaches the agent: fixed:D, "
+                       "geometric:MEAN (or geometric:p=P), uniform:HIGH, uniform:LOW:HIGH, pareto:ALPHA:SCALE, "
+                       "reward:MAX:MIN (good arms report sooner)")
+    group.add_argument("--window", type=int, metavar="M", help="a reward later than M rounds is never delivered")
+    group.add_argument("--default-reward", type=float, metavar="R", help="deliver R at the end of the window instead "
+                       "of a late reward (Personalizer's default reward)")
+    group.add_argument("--conversions", action="store_true", help="only positive rewards are ever revealed")
+    group.add_argument("--feedback-every", type=int, metavar="B", help="the agent learns every B rounds (batched "
+                       "updates; not the neural agents' update_every)")
+    group.add_argument("--batch-grid", metavar="KIND:M", help="the agent learns at the ends of M batches: "
+                       "arithmetic:M, geometric:M or minimax:M (Gao et al. 2019)")
+
+
 def add_plot_options(parser: argparse.ArgumentParser) -> None:
     """The figures' options, shared by `ctxbandits run` and `ctxbandits plot`."""
     parser.add_argument("--log", "--log-scale", dest="log_scale", action="store_true",
@@ -359,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent-kwargs", help="JSON kwargs for every agent of --agents (all of them; an agent's own "
                      "values in --agents win)")
     add_run_options(run)
+    add_feedback_options(run)
     run.add_argument("--rerun", action="store_true", help="run every job again, even those whose finished files "
                      "(same spec, data and code) are in --out")
     add_plot_options(run)

@@ -14,6 +14,7 @@ from pathlib import Path
 import gymnasium as gym
 
 from gym_ctxbandits import backends, ray_backend
+from gym_ctxbandits.delays import Feedback
 from gym_ctxbandits.experiment import batchable, run_batch, run_job
 from gym_ctxbandits.jobs import AgentSpec, EnvSpec, Job, agent_device, env_spec, import_agents, make_jobs, seed_list
 from gym_ctxbandits.registration import other_env_ids
@@ -124,7 +125,8 @@ def check_uri(out: UriPath) -> None:
 
 def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
         workers: int | None = None, address: str | None = None, log_every: int = 1, progress: bool = False,
-        batch: int = 10, imports: Sequence[str] = (), device: str = "cpu", ray=None, rerun: bool = False):
+        batch: int = 10, imports: Sequence[str] = (), device: str = "cpu", ray=None, rerun: bool = False,
+        feedback: Feedback | dict | None = None):
     """Run every agent on every env for `horizon` rounds and each seed; return the tidy table.
 
     envs: env ids or `EnvSpec(id, kwargs)`; agents: registered names or `AgentSpec(name, kwargs,
@@ -149,6 +151,10 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     takes a `device` hyper-parameter (the torch agents) unless its kwargs set one, and ignored by the
     others; a device this machine lacks is a ValueError before anything runs. The jobs carry it to
     every worker, and a job whose agent runs off the CPU gets result files of its own (Job.filename).
+    `feedback` delays, censors or batches the rewards every agent learns from
+    (gym_ctxbandits.delays.Feedback, or a dict of its fields, e.g. {"delay": "geometric:100",
+    "window": 500, "feedback_every": 50}; None: each reward at once); regret is still counted when
+    the agent acts, and the model is part of every job's file name.
     """
     if backend not in backends.BACKENDS:
         raise ValueError(f"backend must be one of {backends.BACKENDS}, got {backend!r}")
@@ -158,13 +164,14 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
         raise ValueError(f"batch must be an integer >= 1 (seeds per batched run; 1 = plain loop), got {batch!r}")
     if not isinstance(log_every, int) or log_every < 1:
         raise ValueError(f"log_every must be an integer >= 1, got {log_every!r}")
+    feedback = Feedback.of(feedback)
     imports = [imports] if isinstance(imports, str) else list(imports)
     import_modules(imports)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in _as_list(envs)]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
     ray = ray_backend.RayOptions.of(ray) if backend == "ray" else None
     device = check_comparison(env_specs, agent_specs, seeds, workers, out, device, backend)
-    jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every, device)
+    jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every, device, feedback)
     if out is None:
         if backend != "inprocess":
             raise ValueError(f"backend {backend!r} writes result files: give `out`, a results folder")
@@ -176,6 +183,8 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     out = location(out)
     config = {"envs": [asdict(e) for e in env_specs], "agents": [asdict(a) for a in agent_specs],
               "seeds": sorted({j.seed for j in jobs}), "horizon": horizon, "log_every": log_every, "device": device}
+    if feedback is not None:
+        config["feedback"] = asdict(feedback)
     write_manifest(out, config, jobs)
     # what a worker imports first (from this process's folder): the user's modules and those of `module:Id` ids
     modules = [*imports, *(m for e in env_specs if (m := e.id.rpartition(":")[0]))]

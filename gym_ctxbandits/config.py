@@ -12,6 +12,11 @@ error that names the key.
     agents = ["LinUCB", {name = "LinTS", kwargs = {v = 0.5}, label = "LinTS-0.5"}]
     imports = ["mymodule"]         # the user's modules registering agents or envs (--import extends it)
     ray = {code = "ship", cpus_per_unit = 1, gpus_per_unit = 0.25, max_in_flight = 64}   # backend ray's options
+    delay = "geometric:100"        # delayed feedback (gym_ctxbandits.delays): fixed:D, geometric:MEAN, uniform:HIGH, ...
+    window = 500                   # rewards later than this many rounds are never delivered ...
+    default_reward = 0.0           # ... or are delivered as this value (needs window)
+    conversions = false            # only positive rewards are ever revealed
+    feedback_every = 50            # the agent learns every B rounds (or batch_grid = "geometric:5": M batches)
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gym_ctxbandits.delays import Feedback
 from gym_ctxbandits.jobs import AgentSpec, EnvSpec, seed_list
 
 
@@ -47,10 +53,14 @@ class Comparison:
     imports: list[str] = field(default_factory=list)     # the user's modules, imported first (user_modules.py)
     ray: dict = field(default_factory=dict)              # the Ray backend's options (ray_backend.RayOptions)
     rerun: bool = False                                  # run finished jobs again (`ctxbandits run --rerun`)
+    feedback: Feedback | None = None                     # delayed or batched feedback (gym_ctxbandits.delays)
 
 
 TOP = {"envs": list, "agents": list, "horizon": int, "seeds": (int, list, str), "log_every": int, "batch": int,
        "out": str, "backend": str, "workers": int, "address": str, "device": str, "imports": list, "ray": dict}
+FEEDBACK = {"delay": str, "window": int, "default_reward": (int, float), "conversions": bool, "feedback_every": int,
+            "batch_grid": str}      # the fields of a Feedback, as top-level keys
+TOP |= FEEDBACK
 ENV_KEYS = {"id": str, "kwargs": dict}
 AGENT_KEYS = {"name": str, "kwargs": dict, "label": str}
 
@@ -109,9 +119,14 @@ def parse(data: dict) -> Comparison:
             RayOptions.of(data["ray"])
         except ValueError as err:
             raise ConfigError(f"config key 'ray': {err}") from None
-    rest = {k: v for k, v in data.items() if k not in ("envs", "agents")}
+    try:
+        feedback = Feedback.of({k: v for k, v in data.items() if k in FEEDBACK})
+    except ValueError as err:
+        raise ConfigError(f"config: {err}") from None
+    rest = {k: v for k, v in data.items() if k not in ("envs", "agents", *FEEDBACK)}
     return Comparison(envs=[EnvSpec(e["id"], e.get("kwargs", {})) for e in envs],
-                      agents=[AgentSpec(a["name"], a.get("kwargs", {}), a.get("label", "")) for a in agents], **rest)
+                      agents=[AgentSpec(a["name"], a.get("kwargs", {}), a.get("label", "")) for a in agents],
+                      feedback=feedback, **rest)
 
 
 def _yaml_loads(text: str):

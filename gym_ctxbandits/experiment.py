@@ -8,6 +8,17 @@ noise (an env draws exactly one noise variate per round, whatever the action), s
 between agents are differences between agents. The agent's own seed is derived from the job seed
 through a SeedSequence so it never shares a stream with the env.
 
+Delayed and batched feedback (a job's `feedback`, gym_ctxbandits.delays): each round's obs, action
+and reward wait in a `FeedbackQueue` keyed by the round the reward arrives, and the agent gets
+`observe(obs_s, a_s, r_s)` with the features of the round s the reward belongs to when it does;
+regret is still counted when the agent acts. A batched agent receives the rewards of just the
+instances whose feedback arrived: `observe` when all of them did (always so for a fixed delay and
+batched updates), else `observe_rows(obs_s, a_s, r_s, rows)`, an optional capability (found with
+hasattr, like `action_probs`): obs_s, a_s and r_s are every instance's, and only the instances of
+`rows` (an int array) learn from them. A batched agent without it runs, under feedback that can
+reach the instances at different rounds (random delays, conversions), as N single agents
+(`PerInstance`): the same numbers, at the plain loop's speed.
+
 The jobs and specs themselves live in `gym_ctxbandits.jobs` (a layer below: this module runs them);
 their names are importable from here too.
 """
@@ -23,6 +34,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
+from gym_ctxbandits.delays import FeedbackQueue, delay_rng
 from gym_ctxbandits.jobs import (COLUMNS, SEED_FORMS, AgentSpec, EnvSpec, Job, _short, agent_device,  # noqa: F401
                                  agent_seed, env_creator, env_spec, import_agents, is_replay, job_inputs, make_jobs,
                                  seed_list)
@@ -37,7 +49,8 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
     obs, _ = env.reset(seed=job.seed)
     where = f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}"
     log = RunLog(job.log_rounds(), 1)
-    (_replay_rounds if replay else _rounds)(env, agent, obs, job.horizon, log, where, progress)
+    queue = None if job.feedback is None else FeedbackQueue(job.feedback, [delay_rng(job.seed)], job.horizon, single=True)
+    (_replay_rounds if replay else _rounds)(env, agent, obs, job.horizon, log, where, progress, queue)
     return _table(job, log, 0)
 
 
@@ -84,8 +97,9 @@ class RunLog:
         self.k, self._first = stop, self._first + j
 
 
-def _replay_rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
-    """Play a replay env until T events are accepted; the agent observes accepted events only.
+def _replay_rounds(env, agent, obs, T: int, log: RunLog, where: str, progress, queue=None) -> None:
+    """Play a replay env until T events are accepted; the agent observes accepted events only (with
+    a `queue`, when their rewards arrive, rounds counted in accepted events).
 
     Logs what `_rounds` logs, indexed by accepted event: the logged reward, NaN regret (a replay
     has no counterfactuals), and act/observe seconds (the act time of rejected events is counted
@@ -106,7 +120,11 @@ def _replay_rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -
         events += 1
         if info["accepted"]:
             t2 = clock()
-            agent.observe(obs, action, r)
+            if queue is None:
+                agent.observe(obs, action, r)
+            else:
+                queue.push(t, obs, action, r)
+                _deliver(agent, queue, t)
             log.add(t, r, np.nan, act_s, clock() - t2)
             act_s = 0.0
             t += 1
@@ -120,11 +138,13 @@ def _replay_rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -
         progress(T - (T // tick) * tick)
 
 
-def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
+def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress, queue: FeedbackQueue | None = None) -> None:
     """Play T rounds of `agent` on `env` (one env, n = 1, or a vector env of n sub-envs).
 
     Logs per-round reward and regret (n each) and the seconds in act and observe per round
-    divided by n (the cost per instance). `where` names the run in error messages.
+    divided by n (the cost per instance; with a `queue`, observe's include its bookkeeping and
+    the deliveries of the round). `where` names the run in error messages. Without a `queue` the
+    agent observes each reward at once.
     """
     n = log.reward.shape[1]
     clock = time.perf_counter
@@ -138,7 +158,11 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
         except (TypeError, ValueError) as err:
             raise type(err)(f"{where}, round {t + 1}: {err}") from err
         t2 = clock()
-        agent.observe(obs, action, r)
+        if queue is None:
+            agent.observe(obs, action, r)
+        else:
+            queue.push(t, obs, action, r, info.get("expected_reward"))
+            _deliver(agent, queue, t)
         t3 = clock()
         log.add(t, r, info["regret"], (t1 - t0) / n, (t3 - t2) / n)
         obs = next_obs
@@ -148,6 +172,36 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress) -> None:
             raise RuntimeError(f"{where}: the env ended after {t + 1} rounds, before the horizon {T}")
     if progress:
         progress((T - (T // tick) * tick) * n)
+
+
+def _deliver(agent, queue: FeedbackQueue, t: int) -> None:
+    """Give the agent the rewards that arrive at round t, oldest first (module docstring)."""
+    for _, obs_s, a_s, r_s, rows in queue.pop(t):
+        if rows is None:
+            agent.observe(obs_s, a_s, r_s)
+        else:
+            agent.observe_rows(obs_s, a_s, r_s, rows)
+
+
+class PerInstance:
+    """N single agents behind the batched interface (act on (N, K, d), observe and `observe_rows`):
+    how a batched agent that cannot update a subset of its instances runs under partial feedback.
+    Agent i is the single agent of seed i, so the numbers are those of the plain loop."""
+
+    batched = True
+
+    def __init__(self, agents: list):
+        self.agents = agents
+
+    def act(self, obs) -> np.ndarray:
+        return np.array([agent.act(x) for agent, x in zip(self.agents, obs)])
+
+    def observe(self, obs, action, reward) -> None:
+        self.observe_rows(obs, action, reward, range(len(self.agents)))
+
+    def observe_rows(self, obs, action, reward, rows) -> None:
+        for i in rows:
+            self.agents[i].observe(obs[i], int(action[i]), float(reward[i]))
 
 
 def _table(job: Job, log: RunLog, i: int):
@@ -185,19 +239,24 @@ def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
     are those of the whole batch divided by N (the cost per instance).
     """
     first = jobs[0]
-    if any((j.env, j.agent, j.horizon, j.log_every, j.device) != (first.env, first.agent, first.horizon, first.log_every,
-                                                                  first.device) for j in jobs):
-        raise ValueError("a batch holds the seeds of one (env, agent, horizon, log_every, device)")
+    same = ("env", "agent", "horizon", "log_every", "device", "feedback")
+    if any(getattr(j, k) != getattr(first, k) for j in jobs for k in same):
+        raise ValueError("a batch holds the seeds of one (env, agent, horizon, log_every, device, feedback)")
     n, T = len(jobs), first.horizon
     seeds = [j.seed for j in jobs]
     envs = gym.make_vec(first.env.id, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=T,
                         **first.env.kwargs)
     agent = import_agents().make(first.agent.name, seed=[agent_seed(s, first.agent.title) for s in seeds],
                                  **first.agent.kwargs_on(first.device))
+    fb, queue = first.feedback, None
+    if fb is not None:
+        queue = FeedbackQueue(fb, [delay_rng(s) for s in seeds], T)
+        if fb.partial and not hasattr(agent, "observe_rows"):
+            agent = PerInstance([first.agent.build(s, first.device) for s in seeds])
     obs, _ = envs.reset(seed=seeds)
     where = f"agent {first.agent.title!r} on {first.env.title}, seeds {seeds}"
     log = RunLog(first.log_rounds(), n)
-    _rounds(envs, agent, obs, T, log, where, progress)
+    _rounds(envs, agent, obs, T, log, where, progress, queue)
     return [_table(job, log, i) for i, job in enumerate(jobs)]
 
 

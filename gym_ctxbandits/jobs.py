@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gym_ctxbandits.delays import Feedback
 from gym_ctxbandits.user_modules import UserModuleError, import_modules, user_code
 
 COLUMNS = ["env", "env_kwargs", "agent", "agent_kwargs", "seed", "round", "reward", "regret",
@@ -112,7 +113,8 @@ class Job:
     """One agent on one env for one seed and `horizon` rounds; rows logged at `log_rounds`.
 
     `device` is the torch device the comparison passes to the agent (`agent_device`; None: none
-    passed). `inputs` are what decides the numbers besides the spec, as (path, digest) pairs: the
+    passed). `feedback` is the delayed or batched feedback model of the run (gym_ctxbandits.delays;
+    None: every reward at once, the loop as it always was). `inputs` are what decides the numbers besides the spec, as (path, digest) pairs: the
     data files named by the kwargs and the user's code (`job_inputs`, computed once by the process
     that makes the jobs). Both travel with the job to the worker that runs it.
     """
@@ -124,6 +126,7 @@ class Job:
     log_every: int = 1
     device: str | None = None
     inputs: tuple[tuple[str, str], ...] = ()
+    feedback: Feedback | None = None
 
     @functools.cached_property
     def filename(self) -> str:
@@ -135,7 +138,9 @@ class Job:
         resumes from (or overwrites) the CPU's; a CPU job keeps the name it had before devices
         existed, so older results folders still resume. Likewise the digests of `inputs`: a job
         with a data file or the user's code gets a new name when their content changes (and is run
-        again), while a job with neither keeps the name it had before inputs were recorded.
+        again), while a job with neither keeps the name it had before inputs were recorded; and the
+        feedback model (Feedback.key): a delayed run never resumes from an undelayed one, and a job
+        without one keeps its name.
         """
         parts = [self.env.id, self.env.kwargs, self.agent.name, self.agent.kwargs, self.agent.title, self.horizon,
                  self.log_every]
@@ -143,6 +148,8 @@ class Job:
             parts.append(self.device.partition(":")[0])       # cuda:0 and cuda:1 compute alike
         if self.inputs:
             parts.append([digest for _, digest in self.inputs])  # by content: a moved file keeps its results
+        if self.feedback is not None:
+            parts.append({"feedback": self.feedback.key()})
         spec = json.dumps(parts, sort_keys=True, default=_short)
         digest = hashlib.sha256(spec.encode()).hexdigest()[:10]
         slug = lambda s: "".join(c if c.isalnum() or c in "-+." else "_" for c in s)  # noqa: E731
@@ -267,9 +274,12 @@ def seed_list(seeds, name: str = "seeds") -> list[int]:
     return [int(s) for s in seeds]
 
 
-def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1, device: str = "cpu") -> list[Job]:
+def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1, device: str = "cpu",
+              feedback: Feedback | dict | None = None) -> list[Job]:
     """The job list of a comparison: every env x agent x seed, envs and agents as specs, names or ids;
-    each job carries the torch device its agent gets (`agent_device`)."""
+    each job carries the torch device its agent gets (`agent_device`) and the feedback model
+    (gym_ctxbandits.delays.Feedback, a dict of its fields, or None)."""
+    feedback = Feedback.of(feedback)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in envs]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in agents]
     seeds = seed_list(seeds)
@@ -277,5 +287,5 @@ def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1, device: str
     if len(set(titles)) != len(titles):
         raise ValueError(f"agents need distinct labels in one comparison, got {titles}; set `label` on repeated names")
     devices = [agent_device(a, device) for a in agent_specs]
-    return [Job(e, a, int(s), int(horizon), int(log_every), dev, inputs) for e in env_specs
+    return [Job(e, a, int(s), int(horizon), int(log_every), dev, inputs, feedback) for e in env_specs
             for a, dev in zip(agent_specs, devices) for inputs in [job_inputs(e, a)] for s in seeds]
