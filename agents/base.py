@@ -359,10 +359,10 @@ class BaseAgent:
         else:
             a, y = check_feedback(action, reward, X.shape[0], X.shape[1], False)
             x = X[np.arange(len(a)), a]
-        # One dot product settles the usual case: a sum of squares <= 1e199 puts every |x_i| below
-        # 3.2e99 < MAX_REWARD (NaN and inf fail the test). Only otherwise (or if the sum overflows
-        # float32 features) the exact test runs. Integer features are always finite and in bounds.
-        if x.dtype.kind == "f" and not np.vdot(x, x) <= 1e199:
+        # One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
+        # below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
+        # dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
+        if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):
             top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
             if not math.isfinite(top):
                 raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")

@@ -262,8 +262,11 @@ class LinUCB(LinearAgent):
 
     def _scores(self, X):
         XW = X @ self.W_                                     # [x^T V^{-1} | <x, theta_hat>]
-        norm = np.sqrt(np.einsum("nkd,nkd->nk", XW[:, :, :-1], X))   # ||x||_{V^{-1}}
-        return XW[:, :, -1] + self.width_ * norm
+        scores = np.einsum("nkd,nkd->nk", XW[:, :, :-1], X)  # ||x||^2_{V^{-1}}, then in place (no temporaries):
+        np.sqrt(scores, out=scores)
+        scores *= self.width_
+        scores += XW[:, :, -1]                               # <x, theta_hat> + width ||x||_{V^{-1}}
+        return scores
 
 
 @register("LinTS")

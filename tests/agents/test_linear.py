@@ -1,5 +1,6 @@
 """Linear agents: incremental statistics equal the closed form, known-answer regret, batching."""
 
+import copy
 import importlib.util
 import math
 import subprocess
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.base import Streams
+from agents.base import Streams, random_argmax
 from agents.linalg import potter_update_, rls_update_, sherman_morrison, sherman_morrison_
 from agents.linear import LinES, LinTS, LinTSAG, LinUCB
 
@@ -290,6 +291,41 @@ def test_varying_number_of_arms():
 def test_bad_hyperparameters(name, kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         agents.make(name, **kwargs)
+
+
+def test_feedback_bounds_are_exact():
+    """The chosen arm's features pass one dot product in the usual case; near the bound (and when that
+    sum overflows float32) the exact test decides: |x| <= 1e100 is accepted, beyond it rejected."""
+    agent = agents.make("Greedy", seed=0)
+    X = np.ones((3, 2))
+    agent.act(X)
+    for big in (5e99, 1e100):
+        agent.observe(np.array([[big, 0.0], [1.0, 1.0], [1.0, 1.0]]), 0, 0.0)
+    agent.observe(np.array([[1e20, 0.0], [1.0, 1.0], [1.0, 1.0]], dtype=np.float32), 0, 0.0)
+    agent.observe(np.array([[2**62, 1], [1, 1], [1, 1]]), 0, 0.0)
+    for bad, words in ((2e100, "too large"), (np.inf, "NaN or inf"), (np.nan, "NaN or inf")):
+        with pytest.raises(ValueError, match=words):
+            agent.observe(np.array([[bad, 0.0], [1.0, 1.0], [1.0, 1.0]]), 0, 0.0)
+    for reward, words in ((np.nan, "finite"), (-np.inf, "finite"), (1e101, "too large"), ("x", "real number")):
+        with pytest.raises(ValueError, match=words):
+            agent.observe(X, 0, reward)
+    for action in (3, -1, 1.0):
+        with pytest.raises(ValueError, match="action"):
+            agent.observe(X, action, 0.0)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_argmax_is_random_argmax(n):
+    """BaseAgent._argmax answers a unique maximum without a draw, and leaves ties and NaN to random_argmax."""
+    agent = agents.make("Greedy", seed=[5] * n if n > 1 else 5)
+    agent.act(np.ones((n, 4, 2)) if n > 1 else np.ones((4, 2)))
+    twin = copy.deepcopy(agent)
+    rows = [[0.0, 2.0, 1.0, 2.0], [3.0, 1.0, 0.0, -1.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.7, 0.7, 0.1]]
+    for scores in (np.array(rows[:n]) if n > 1 else np.array(rows[k:k + 1]) for k in range(4) for _ in range(5)):
+        np.testing.assert_array_equal(agent._argmax(scores), random_argmax(scores, twin.rng_))
+    assert agent._argmax(np.array([[0.0, 1.0, 0.5, 0.2]] * n)).tolist() == [1] * n
+    with pytest.raises(FloatingPointError):
+        agent._argmax(np.array([[0.0, np.nan, 0.5, 0.2]] * n))
 
 
 def _bench_module():
