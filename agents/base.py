@@ -168,31 +168,47 @@ def check_feedback(action, reward, n: int, num_arms: int, single: bool) -> tuple
     """(actions (n,), rewards (n,)) of an `observe`, or a ValueError naming the problem: an int
     and a real number for a single agent (n = 1), (n,) int and real arrays for a batched one."""
     if single:
-        try:
-            a = np.array([operator.index(action)])
-        except TypeError:
-            raise ValueError(f"action must be an integer arm index, got {action!r}") from None
-        try:
-            y = np.array([float(reward)])
-        except (TypeError, ValueError):
-            raise ValueError(f"reward must be a real number, got {reward!r}") from None
-    else:
-        a, y = np.asarray(action), np.asarray(reward)
-        if a.shape != (n,) or a.dtype.kind not in "iu":
-            raise ValueError(f"actions must be an int array of shape ({n},), got {a.dtype} {a.shape}")
-        if y.shape != (n,) or y.dtype.kind not in "fiu":
-            raise ValueError(f"rewards must be a real array of shape ({n},), got {y.dtype} {y.shape}")
-        a, y = a.astype(np.int64, copy=False), y.astype(float, copy=False)
+        a, y = check_single_feedback(action, reward, num_arms)
+        return np.array([a]), np.array([y])
+    a, y = np.asarray(action), np.asarray(reward)
+    if a.shape != (n,) or a.dtype.kind not in "iu":
+        raise ValueError(f"actions must be an int array of shape ({n},), got {a.dtype} {a.shape}")
+    if y.shape != (n,) or y.dtype.kind not in "fiu":
+        raise ValueError(f"rewards must be a real array of shape ({n},), got {y.dtype} {y.shape}")
+    a, y = a.astype(np.int64, copy=False), y.astype(float, copy=False)
     if a.min() < 0 or a.max() >= num_arms:
-        raise ValueError(f"action out of range for {num_arms} arms: got {a if not single else a[0]}")
+        raise ValueError(f"action out of range for {num_arms} arms: got {a}")
     if not np.isfinite(y).all():
         bad = np.flatnonzero(~np.isfinite(y))
-        raise ValueError(f"reward must be finite, got {y if not single else y[0]}"
-                         + ("" if single else f" (NaN or inf at instances {bad})"))
+        raise ValueError(f"reward must be finite, got {y} (NaN or inf at instances {bad})")
     if np.abs(y).max() > MAX_REWARD:
-        raise ValueError(f"reward {np.abs(y).max():.3g} is too large for the agent's float64 statistics (|reward| must "
-                         f"stay below {MAX_REWARD:.0e}); rescale the rewards")
+        raise ValueError(_too_large_reward(np.abs(y).max()))
     return a, y
+
+
+def check_single_feedback(action, reward, num_arms: int) -> tuple[int, float]:
+    """A single agent's (action, reward) as a Python int and float, or check_feedback's ValueError:
+    the same checks on scalars, with no array made (a tenth of the cost, paid every round)."""
+    try:
+        a = operator.index(action)
+    except TypeError:
+        raise ValueError(f"action must be an integer arm index, got {action!r}") from None
+    try:
+        y = float(reward)
+    except (TypeError, ValueError):
+        raise ValueError(f"reward must be a real number, got {reward!r}") from None
+    if not 0 <= a < num_arms:
+        raise ValueError(f"action out of range for {num_arms} arms: got {a}")
+    if not math.isfinite(y):
+        raise ValueError(f"reward must be finite, got {y}")
+    if abs(y) > MAX_REWARD:
+        raise ValueError(_too_large_reward(abs(y)))
+    return a, y
+
+
+def _too_large_reward(top: float) -> str:
+    return (f"reward {top:.3g} is too large for the agent's float64 statistics (|reward| must stay below "
+            f"{MAX_REWARD:.0e}); rescale the rewards")
 
 
 def seed_spec(seed) -> list[int] | np.random.SeedSequence:
@@ -281,6 +297,8 @@ class BaseAgent:
         """obs as an (N, K, d) view after checking its shape and dtype against the agent's mode
         (and, with `finite`, that it holds no NaN or inf); the first obs starts the agent."""
         X = np.asarray(obs)
+        if X.ndim == 2 and self.single_ and X.shape[1] == self.d_ and X.shape[0] and X.dtype.kind in "fiu":
+            return check_finite(X)[None] if finite else X[None]      # a started single agent's usual obs
         if X.ndim not in (2, 3) or 0 in X.shape:
             raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
                              f"K, d >= 1; got shape {X.shape}")
@@ -335,13 +353,22 @@ class BaseAgent:
     def _feedback(self, X: np.ndarray, action, reward) -> tuple[np.ndarray, np.ndarray]:
         """(actions (N,), rewards (N,)) of an `observe`, checked against obs X (N, K, d); the chosen
         arms' features must be finite and below MAX_REWARD in magnitude (their squares enter the statistics)."""
-        a, y = check_feedback(action, reward, X.shape[0], X.shape[1], self.single_)
-        top = float(np.abs(X[np.arange(len(a)), a]).max())   # as a float64: 1e100 is inf in float32
-        if not math.isfinite(top):
-            raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
-        if top > MAX_REWARD:
-            raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
-                             f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
+        if self.single_:
+            arm, y = check_single_feedback(action, reward, X.shape[1])
+            a, y, x = np.array([arm]), np.array([y]), X[0, arm]
+        else:
+            a, y = check_feedback(action, reward, X.shape[0], X.shape[1], False)
+            x = X[np.arange(len(a)), a]
+        # One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
+        # below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
+        # dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
+        if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):
+            top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
+            if not math.isfinite(top):
+                raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
+            if top > MAX_REWARD:
+                raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
+                                 f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
         return a, y
 
     def _ties(self):
@@ -349,7 +376,21 @@ class BaseAgent:
         return self.rngs_ if self.torch_streams else self.rng_
 
     def _argmax(self, scores: np.ndarray) -> np.ndarray:
-        """Greedy arm of each row of the (N, K) scores, ties uniform with the instance's own stream."""
+        """Greedy arm of each row of the (N, K) scores, ties uniform with the instance's own stream.
+
+        The usual case, one maximiser per row, is told cheaply: argmax from the front and from
+        the back agree, and the maximum is not NaN (argmax stops at the first NaN). Then
+        `random_argmax` would draw nothing and return the same; every other case goes to it.
+        """
+        if len(scores) == 1:
+            row = scores[0]
+            a = row.argmax()
+            if a + row[::-1].argmax() == len(row) - 1 and not math.isnan(row[a]):   # from the end: the last maximiser
+                return np.array([a])
+        else:
+            first = scores.argmax(axis=1)
+            if ((first + scores[:, ::-1].argmax(axis=1)) == scores.shape[1] - 1).all() and not np.isnan(scores.max()):
+                return first
         return random_argmax(scores, self._ties())
 
     def _unwrap(self, values: np.ndarray):

@@ -49,9 +49,20 @@ def rls_update_(W: np.ndarray, x: np.ndarray, target: np.ndarray | None = None) 
         W <- W - k (x^T W - [0 | target]),  k = V_new^{-1} x = V^{-1} x / (1 + x^T V^{-1} x),
 
     the Sherman-Morrison step applied to all columns at once: O(d (d + p)) and no inverse.
-    Returns 1 + x^T V^{-1} x (shape (..., 1, 1)), the factor det(V_new) / det(V).
+    Returns 1 + x^T V^{-1} x (shape (N, 1, 1), a float64 for x (d,)), the factor det(V_new) / det(V).
     """
+    if x.ndim == 2 and len(x) == 1:     # one instance: the 1-D form on views, the same products at half the cost
+        return rls_update_(W[0], x[0], None if target is None else target[0])[None, None, None]
     d = x.shape[-1]
+    if x.ndim == 1:                     # (ndarray.dot: the BLAS gemv and dot of the batched form, with less overhead)
+        r = x.dot(W)
+        denom = 1.0 + r[:d].dot(x)
+        if target is not None and len(target) == 1:
+            r[d] -= target[0]                           # one target (theta_hat): a scalar, no array call
+        elif target is not None:
+            r[d:] -= target
+        W -= (r[:d, None] / denom) * r
+        return denom
     r = x[..., None, :] @ W                             # x^T W = [(V^{-1} x)^T | x^T C], (..., 1, d + p)
     denom = 1.0 + r[..., :d] @ x[..., :, None]          # 1 + x^T V^{-1} x
     if target is not None:
@@ -70,6 +81,15 @@ def potter_update_(R: np.ndarray, x: np.ndarray) -> np.ndarray:
     factorisation per round. R is (d, d) or (N, d, d), x is (d,) or (N, d); R must be writable.
     Returns the gain k = (V + x x^T)^{-1} x = R u / (1 + s), shaped like x.
     """
+    if x.ndim == 2 and len(x) == 1:     # one instance: the 1-D form on views, the same products at half the cost
+        return potter_update_(R[0], x[0])[None]
+    if x.ndim == 1:                     # (ndarray.dot: the BLAS gemv and dot of the batched form, with less overhead)
+        u = x.dot(R)
+        s1 = 1.0 + u.dot(u)
+        Ru = R.dot(u)
+        r = np.sqrt(s1)
+        R -= Ru[:, None] * (u / (r * (r + 1.0)))
+        return Ru / s1
     u = x[..., None, :] @ R                             # (R^T x)^T, (..., 1, d)
     s1 = 1.0 + u @ u.swapaxes(-1, -2)                   # 1 + s, (..., 1, 1)
     Ru = R @ u.swapaxes(-1, -2)                         # (..., d, 1)

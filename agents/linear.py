@@ -58,7 +58,7 @@ class LinearAgent(BaseAgent):
         """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
         X = self._check_obs(obs)
         a, y = self._feedback(X, action, reward)
-        x = X[self._rows, a]
+        x = X[:, a[0]] if self.single_ else X[self._rows, a]      # a view for one instance
         self._update(x.astype(float, copy=False), y)
         self.t_ += 1
 
@@ -247,23 +247,34 @@ class LinUCB(LinearAgent):
     def _init_state(self, n, d):
         _ridge_init(self, n, d, self.lam)
         self.logdet_ = np.zeros((n, 1))  # log(det V_t / lam^d)
+        self.width_ = np.zeros((n, 1))
         self._set_width()
 
     def _update(self, x, y):
         growth = rls_update_(self.W_, x, y[:, None])        # det V_t / det V_{t-1}
-        self.logdet_ += np.log(growth[:, 0])
+        if self.n_ == 1:    # one instance: a scalar, no array calls (the same float64 arithmetic)
+            self.logdet_[0, 0] += np.log(growth[0, 0, 0])
+        else:
+            self.logdet_ += np.log(growth[:, 0])
         self._set_width(self.t_ + 2)
 
     def _set_width(self, t: int = 1) -> None:
         """alpha * beta_t^{1/2} for the coming round t, shape (N, 1)."""
         log_inv_delta = 3.0 * math.log(t) if self.delta is None else -math.log(self.delta)
         a = self.alpha
-        self.width_ = a * self.sigma * np.sqrt(self.logdet_ + 2.0 * log_inv_delta) + a * math.sqrt(self.lam) * self.S
+        if self.n_ == 1:    # one instance: the same float64 arithmetic on Python floats (the same bits, no array calls)
+            root = math.sqrt(float(self.logdet_[0, 0]) + 2.0 * log_inv_delta)
+            self.width_[0, 0] = a * self.sigma * root + a * math.sqrt(self.lam) * self.S
+        else:
+            self.width_ = a * self.sigma * np.sqrt(self.logdet_ + 2.0 * log_inv_delta) + a * math.sqrt(self.lam) * self.S
 
     def _scores(self, X):
         XW = X @ self.W_                                     # [x^T V^{-1} | <x, theta_hat>]
-        norm = np.sqrt(np.einsum("nkd,nkd->nk", XW[:, :, :-1], X))   # ||x||_{V^{-1}}
-        return XW[:, :, -1] + self.width_ * norm
+        scores = np.einsum("nkd,nkd->nk", XW[:, :, :-1], X)  # ||x||^2_{V^{-1}}, then in place (no temporaries):
+        np.sqrt(scores, out=scores)
+        scores *= self.width_
+        scores += XW[:, :, -1]                               # <x, theta_hat> + width ||x||_{V^{-1}}
+        return scores
 
 
 @register("LinTS")

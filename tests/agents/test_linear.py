@@ -1,5 +1,7 @@
 """Linear agents: incremental statistics equal the closed form, known-answer regret, batching."""
 
+import copy
+import importlib.util
 import math
 import subprocess
 import sys
@@ -9,7 +11,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.base import Streams
+from agents.base import Streams, random_argmax
 from agents.linalg import potter_update_, rls_update_, sherman_morrison, sherman_morrison_
 from agents.linear import LinES, LinTS, LinTSAG, LinUCB
 
@@ -70,6 +72,28 @@ def test_potter_update_keeps_a_square_root():
     V = np.eye(D) + np.einsum("tnd,tne->nde", X, X)
     np.testing.assert_allclose(R @ R.transpose(0, 2, 1), np.linalg.inv(V), atol=1e-10)
     np.testing.assert_allclose(k, np.linalg.solve(V, X[-1][:, :, None])[:, :, 0], atol=1e-10)
+
+
+def test_one_instance_updates_equal_the_batched_ones():
+    """rls_update_ and potter_update_ take a shorter path for one instance ((1, d) or (d,)): the same
+    bits as the same instance inside a batch of three."""
+    rng = np.random.default_rng(2)
+    W = np.zeros((3, D, D + 2))
+    W[:, :, :D] = np.eye(D)
+    R = np.tile(np.eye(D), (3, 1, 1))
+    W1, W2, R1, R2 = W[:1].copy(), W[0].copy(), R[:1].copy(), R[0].copy()
+    for _ in range(50):
+        x, target = rng.normal(size=(3, D)), rng.normal(size=(3, 2))
+        growth = rls_update_(W, x, target)
+        assert rls_update_(W1, x[:1], target[:1]).shape == (1, 1, 1)
+        assert rls_update_(W2, x[0], target[0]) == growth[0, 0, 0]
+        k = potter_update_(R, x)
+        np.testing.assert_array_equal(potter_update_(R1, x[:1]), k[:1])
+        np.testing.assert_array_equal(potter_update_(R2, x[0]), k[0])
+    for one in (W1[0], W2):
+        np.testing.assert_array_equal(one, W[0])
+    for one in (R1[0], R2):
+        np.testing.assert_array_equal(one, R[0])
 
 
 # -- incremental statistics vs the closed form ------------------------------------------------------
@@ -269,8 +293,64 @@ def test_bad_hyperparameters(name, kwargs):
         agents.make(name, **kwargs)
 
 
+def test_feedback_bounds_are_exact():
+    """The chosen arm's features pass one dot product in the usual case; near the bound (and when that
+    sum overflows float32) the exact test decides: |x| <= 1e100 is accepted, beyond it rejected."""
+    agent = agents.make("Greedy", seed=0)
+    X = np.ones((3, 2))
+    agent.act(X)
+    for big in (5e99, 1e100):
+        agent.observe(np.array([[big, 0.0], [1.0, 1.0], [1.0, 1.0]]), 0, 0.0)
+    agent.observe(np.array([[1e20, 0.0], [1.0, 1.0], [1.0, 1.0]], dtype=np.float32), 0, 0.0)
+    agent.observe(np.array([[2**62, 1], [1, 1], [1, 1]]), 0, 0.0)
+    for bad, words in ((2e100, "too large"), (np.inf, "NaN or inf"), (np.nan, "NaN or inf")):
+        with pytest.raises(ValueError, match=words):
+            agent.observe(np.array([[bad, 0.0], [1.0, 1.0], [1.0, 1.0]]), 0, 0.0)
+    for reward, words in ((np.nan, "finite"), (-np.inf, "finite"), (1e101, "too large"), ("x", "real number")):
+        with pytest.raises(ValueError, match=words):
+            agent.observe(X, 0, reward)
+    for action in (3, -1, 1.0):
+        with pytest.raises(ValueError, match="action"):
+            agent.observe(X, action, 0.0)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_argmax_is_random_argmax(n):
+    """BaseAgent._argmax answers a unique maximum without a draw, and leaves ties and NaN to random_argmax."""
+    agent = agents.make("Greedy", seed=[5] * n if n > 1 else 5)
+    agent.act(np.ones((n, 4, 2)) if n > 1 else np.ones((4, 2)))
+    twin = copy.deepcopy(agent)
+    rows = [[0.0, 2.0, 1.0, 2.0], [3.0, 1.0, 0.0, -1.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.7, 0.7, 0.1]]
+    for scores in (np.array(rows[:n]) if n > 1 else np.array(rows[k:k + 1]) for k in range(4) for _ in range(5)):
+        np.testing.assert_array_equal(agent._argmax(scores), random_argmax(scores, twin.rng_))
+    assert agent._argmax(np.array([[0.0, 1.0, 0.5, 0.2]] * n)).tolist() == [1] * n
+    with pytest.raises(FloatingPointError):
+        agent._argmax(np.array([[0.0, np.nan, 0.5, 0.2]] * n))
+
+
+def _bench_module():
+    path = Path(__file__).resolve().parents[2] / "scripts" / "bench_agents.py"
+    spec = importlib.util.spec_from_file_location("bench_agents", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bare_loop_makes_linucbs_choices():
+    """The benchmark's reference loop does LinUCB's work: the same arm in every round (so the ratio
+    in docs/agents.md compares equal work)."""
+    bench = _bench_module()
+    for K, d, seed in ((50, 20, 0), (10, 5, 3)):
+        _, bare = bench.bare_linucb(K, d, 1500, seed)
+        _, _, agent = bench.run("LinUCB", K, d, 1500, None, seed)
+        np.testing.assert_array_equal(agent, bare)
+
+
 def test_benchmark_script_runs():
     script = Path(__file__).resolve().parents[2] / "scripts" / "bench_agents.py"
     out = subprocess.run([sys.executable, str(script), "--T", "30", "--N", "3", "--repeat", "1"],
                          capture_output=True, text=True, check=True, timeout=120).stdout
-    assert "| LinUCB |" in out and "| Linear-Ensemble++ |" in out
+    for name, entry in agents.REGISTRY.items():
+        if getattr(entry, "__module__", "") in ("agents.linear", "agents.linear_ensemble"):
+            assert f"| {name} |" in out
+    assert "| bare numpy LinUCB loop (reference) |" in out and "chose LinUCB's arm in 30 of 30 rounds" in out
