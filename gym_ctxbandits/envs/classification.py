@@ -150,13 +150,16 @@ class _DatasetEnv(CtxBanditEnv):
 
     def _load(self, dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
               image_size, category_seed, check_size=True):
-        """Load and prepare a named dataset of `gym_ctxbandits.datasets` (cached per process)."""
+        """Load and prepare a named dataset of `gym_ctxbandits.datasets` (cached per process, keyed by the
+        resolved data home, so a changed $CTXBANDITS_DATA is never answered from another folder's copy)."""
+        from gym_ctxbandits.datasets import _files
+
         self._options(preset, scaling, categorical, missing_value)
         self.dataset = str(dataset)
         self.image_size = check_int("image_size", _preset(preset).get("image_size", 28) if image_size is None
                                     else image_size)
         self.X, self.y, self.classes = prepared(
-            self.dataset, None if data_path is None else str(data_path), None if data_home is None else str(data_home),
+            self.dataset, None if data_path is None else str(data_path), str(_files.data_home(data_home)),
             split, bool(download), self.scaling, self.categorical, self.missing_value, self.image_size,
             check_int("category_seed", category_seed, minimum=0), bool(check_size))
 
