@@ -4,14 +4,14 @@ multi-armed bandits problem").
 The agents learn only at the ends t_1 < ... < t_M = T of M batches on the minimax grid
 (t_j = floor(a^(2 - 2^(1-j))), a = T^(1 / (2 - 2^(1-M))); the run loop's `batch_grid="minimax:M"`).
 Gao et al. show that M = O(log log T) batches reach the fully online minimax rate; log2 log2 T is
-about 4 at T = 5 x 10^4. The env is a stationary 10-armed Bernoulli bandit:
+about 3.8 at T = 2 x 10^4. The env is a stationary 10-armed Bernoulli bandit:
 CtxBandit/RetiringItems-v0 with retire_prob=0 (Beta(4, 4) click probabilities, one-hot arms, so
 LinUCB and LinTS are per-arm UCB and Thompson sampling, with c11_table1.py's settings: sigma = 1/2,
 LinUCB's alpha = 1/2). BaSE, batched successive elimination, runs on the same grid (its own M and
 horizon): the feedback batches cost it nothing. "online" is every reward at once (no BaSE: it
 needs a grid).
 
-    python scripts/batches.py                    # T = 50,000, 20 seeds
+    python scripts/batches.py                    # T = 20,000, 10 seeds
     python scripts/batches.py --quick            # smoke run
     python scripts/batches.py --figures docs/figures   # also copy the figure there (batches.png)
 """
@@ -49,7 +49,7 @@ def plot(res, online, out: Path) -> Path:
 
 def main(argv=None):
     figures = ("--figures", dict(help="also copy the figure to FIGURES/batches.png"))
-    args = parse(__doc__, horizon=50_000, seeds=20, quick_horizon=300, argv=argv, options=[figures])
+    args = parse(__doc__, horizon=20_000, seeds=10, quick_horizon=300, argv=argv, options=[figures])
     clock = Clock()
     T = args.horizon
     env = E("CtxBandit/RetiringItems-v0", retire_prob=0.0, dim=10)

@@ -13,7 +13,7 @@ Feedback every delta steps is the run loop's `feedback_every`. The id vectors' l
 so that the newcomers of an episode never reuse an old item's direction.
 
 The paper runs T = 10^6 steps and 100 runs; the default here is T = 3 x 10^4 and 10 seeds (about
-6 min on 2 loaded cores), so delta = 1000 is 3% of the run (0.1% in the paper), and the regret
+8 min on 2 loaded cores), so delta = 1000 is 3% of the run (0.1% in the paper), and the regret
 includes a larger share of the start, where every item is new.
 
     python scripts/c11_table1.py                 # T = 30,000, 10 seeds
