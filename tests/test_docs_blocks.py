@@ -112,6 +112,11 @@ SKIP = {
         "needs MNIST and the hate-speech corpus; about 2 h on 2 shared cores (4.1 CPU-hours)",
     # docs/reproductions.md, [S4]
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
+    # docs/delayed.md and docs/reproductions.md, the delayed-feedback reproductions
+    "python scripts/c11_table1.py": "482 s on 2 loaded cores (214 CPU-s)",
+    "python scripts/v20_linear_delays.py": "844 s on 2 loaded cores (299 CPU-s)",
+    "python scripts/delay_regret.py": "363 s on 2 loaded cores (80 CPU-s)",
+    "python scripts/batches.py --figures docs/figures": "449 s on 2 loaded cores (101 CPU-s)",
     # docs/s3_neural_agents.md
     "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s3_fig3.py --horizon 2000 --seeds 5 --panels "
     "quadratic,neural": "about 23 min on 2 cores (quadratic 667 s, MLP teacher 733 s)",

@@ -273,3 +273,40 @@ def test_linear_ceiling_is_zero_when_well_specified_and_high_on_h3(monkeypatch):
 
     assert sanity.linear_ceiling("CtxBandit/BernoulliLogistic-v0", [0], 200) < 0.01
     assert sanity.linear_ceiling("CtxBandit/NeuralLogisticH3-v0", [0, 1], 500) > 0.8
+
+
+# --- the delayed-feedback reproductions (scripts/_delayed.py: one comparison per feedback model) -----
+
+DELAYED = {"c11_table1": ["| 1 |", "| 1000 |", "| 24,145 |"],
+           "v20_linear_delays": ["| no delay |", "| geometric:1000, m=500 |"],
+           "delay_regret": ["| LinUCB | 400 |", "| LinTS | 100 |", "D = 30"],
+           "batches": ["| 2 |", "| 6 |", "| online | — |"]}
+
+
+@pytest.mark.parametrize("name", DELAYED)
+def test_delayed_reproduction_quick(name, tmp_path, monkeypatch, capsys):
+    """Each delayed-feedback script's --quick run: its table, every row of its axis, finite numbers,
+    written to <out>/<script>.md with the run's size and time."""
+    argv = ["--quick", "--quiet", "--backend", "inprocess", "--out", str(tmp_path)]
+    assert script_main(name, argv + (["--figures", str(tmp_path / "fig")] if name == "batches" else []),
+                       monkeypatch) is None
+    text = (tmp_path / f"{name}.md").read_text()
+    assert text in capsys.readouterr().out
+    assert "2 seeds" in text and "CPU-s" in text and "nan" not in text
+    assert all(row in text for row in DELAYED[name]), text
+    if name == "batches":
+        assert (tmp_path / "fig" / "batches.png").stat().st_size > 1000
+
+
+def test_delayed_reproduction_bad_seeds_is_one_line(tmp_path, monkeypatch, capsys):
+    assert script_main("delay_regret", ["--seeds", "5:5", "--out", str(tmp_path)], monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error: --seeds" in err and not any(tmp_path.iterdir())
+
+
+def test_retiring_ids_outnumber_the_items_of_an_episode(monkeypatch):
+    """c11_table1.id_dim: K + pT + 6 sqrt(pT) id directions, so newcomers never reuse a retired item's."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import c11_table1
+
+    assert c11_table1.id_dim(30_000) == 10 + 30 + 33 + 1 and c11_table1.id_dim(10**6) > 10 + 1000 + 6 * 31
