@@ -26,6 +26,7 @@ import math
 from _delayed import A, Clock, E, cell, final, parse, report, sweep
 
 DELTAS = (1, 3, 10, 32, 100, 316, 1000)
+# Endpoints as issue 30 quotes them; delta 3-316 from recollection of the paper's Table 1, unverified here.
 PAPER = {1: (24_145, 9_105), 3: (24_695, 9_199), 10: (25_662, 9_049), 32: (28_148, 9_451),   # (UCB, TS), T = 10^6
          100: (37_141, 11_550), 316: (77_687, 21_594), 1000: (226_220, 59_256)}
 K, RETIRE = 10, 1e-3
