@@ -1,9 +1,10 @@
 """Reference results: every shipped agent's runs of a suite's report track, in the package.
 
 `references/<suite key>/<agent>.parquet` holds one agent's rows: per cell and report seed, the
-cumulative regret and reward (the replay's clicks) and act/observe seconds at log-spaced and
-evenly spaced checkpoints of the logged rounds, the last one included (the final values the scorecard
-compares). `manifest.json` beside them pins the suite (key, seeds, each cell's env, kwargs and
+cumulative regret at log-spaced and evenly spaced checkpoints of the logged rounds, the last one
+included (the final values the scorecard compares, the curves it draws), and at the last one the
+cumulative reward and act/observe seconds (NaN before it, as noisy floats cost half the file; on
+the replay, whose measure is the reward, the reward at every checkpoint). `manifest.json` beside them pins the suite (key, seeds, each cell's env, kwargs and
 horizon) and says, per agent, the file's SHA-256 and size, the package and library versions, the
 machine, and the wall and CPU seconds of each cell. `bench report` takes these agents as the zoo
 beside a folder's own (same seeds, hence the same env draws: paired), and `bench regen` rebuilds
@@ -27,6 +28,7 @@ import numpy as np
 
 from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
 from gym_ctxbandits.bench.suite import Suite
+from gym_ctxbandits.experiment import is_replay
 
 REFERENCES = Path(__file__).parent / "references"
 MANIFEST = "manifest.json"
@@ -90,32 +92,33 @@ def versions() -> dict:
     return found
 
 
-def read(where: Path, suite: Suite) -> dict:
-    """The manifest of the references in `where`, checked to be `suite`'s report track: same suite
-    key, report seeds and cell definitions; a ReferenceMismatch naming the difference otherwise."""
+def read(where: Path, suite: Suite, verify: bool = True) -> dict:
+    """The manifest of the references in `where`, checked to be `suite`'s report track (same suite
+    key, report seeds and cell definitions) and every file against its SHA-256; a
+    ReferenceMismatch naming the difference otherwise (`verify=False`: the files unchecked)."""
     path = Path(where) / MANIFEST
     if not path.exists():
-        raise ReferenceMismatch(f"{where} has no {MANIFEST}: not a folder of reference results (`ctxbandits bench regen` "
-                             "writes one)")
+        raise ReferenceMismatch(f"{where} has no {MANIFEST}: not a folder of reference results (`ctxbandits bench "
+                                "regen` writes one)")
     manifest = json.loads(path.read_text())
     mine = {"suite": suite.key, "seeds": list(suite.report_seeds), "cells": {c.id: cell_spec(c) for c in suite.cells}}
     for key, value in mine.items():
         if manifest.get(key) != value:
             raise ReferenceMismatch(f"the references in {where} are not of this suite's report track: their {key!r} "
-                                 f"differs; rebuild them with `ctxbandits bench regen --suite ... --dest {where}`")
+                                    f"differs; rebuild them with `ctxbandits bench regen --suite ... --dest {where}`")
+    for agent, entry in manifest["agents"].items() if verify else ():
+        path = Path(where) / entry["file"]
+        if not path.exists() or sha256(path) != entry["sha256"]:
+            raise ReferenceMismatch(f"{path} is missing or does not match its SHA-256 in {MANIFEST}: rebuild it with "
+                                    f"`ctxbandits bench regen --agents {agent}`")
     return manifest
 
 
 def table(where: Path, manifest: dict, agent: str):
-    """An agent's reference rows, after checking its file's SHA-256 against the manifest."""
+    """An agent's reference rows (`read` has checked its file)."""
     import pandas as pd
 
-    entry = manifest["agents"][agent]
-    path = Path(where) / entry["file"]
-    if sha256(path) != entry["sha256"]:
-        raise ReferenceMismatch(f"{path} does not match its SHA-256 in {MANIFEST}: the file was changed; rebuild it with "
-                             f"`ctxbandits bench regen --agents {agent}`")
-    return pd.read_parquet(path)
+    return pd.read_parquet(Path(where) / manifest["agents"][agent]["file"])
 
 
 def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess") -> dict:
@@ -133,7 +136,7 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
         raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track")
     dest.mkdir(parents=True, exist_ok=True)
     head = {"suite": suite.key, "seeds": list(suite.report_seeds), "cells": {c.id: cell_spec(c) for c in suite.cells}}
-    manifest = read(dest, suite) if (dest / MANIFEST).exists() else {**head, "agents": {}}
+    manifest = read(dest, suite, verify=False) if (dest / MANIFEST).exists() else {**head, "agents": {}}
     manifest["checkpoints"] = (f"logged rounds at {CHECKPOINTS} log-spaced and {CHECKPOINTS // 2} evenly spaced "
                               "positions per run, the last included")
     for agent in agents:
@@ -141,6 +144,10 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
         for cell in suite.cells:
             rows = load_results(work / slug(agent) / cell.id)
             rows = checkpoints(rows[rows["seed"].isin(suite.report_seeds)])
+            final = rows["round"] == rows.groupby("seed")["round"].transform("max")
+            rows.loc[~final, ["act_seconds", "observe_seconds"]] = np.nan
+            if not is_replay(cell.env):
+                rows.loc[~final, "cum_reward"] = np.nan
             parts.append(rows.assign(cell=cell.id)[COLUMNS])
         rows = pd.concat(parts, ignore_index=True)
         schema = pa.schema([("cell", pa.dictionary(pa.int8(), pa.string())), ("seed", pa.int32()),
@@ -169,7 +176,7 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
     runs (resumable; default a temporary folder, removed after); `run_options` go to run_suite."""
     dest = Path(dest) if dest is not None else folder(suite)
     if agents is None:
-        agents = list(read(dest, suite)["agents"]) if (dest / MANIFEST).exists() else []
+        agents = list(read(dest, suite, verify=False)["agents"]) if (dest / MANIFEST).exists() else []
         if not agents:
             raise ReferenceMismatch(f"{dest} has no references yet: name the agents to build with --agents")
     scratch = work is None
