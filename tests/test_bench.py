@@ -303,6 +303,14 @@ def test_the_shipped_references_are_whole_small_and_match_their_manifest():
         assert (last["round"] == horizons).all() and last[["act_seconds", "observe_seconds", "cum_reward"]].notna().all().all()
 
 
+def test_the_docs_table_is_the_references():
+    text = (ROOT / "docs" / "benchmark.md").read_text()
+    table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
+    shipped = suite.load()
+    assert table == references.markdown_table(references.read(references.folder(shipped), shipped)), \
+        "docs/benchmark.md's references table is not the manifest's: paste references.markdown_table's there"
+
+
 def tiny(folder: Path) -> Path:
     """Two cells of 60 rounds on six report seeds (enough for a win): a suite to regen in a second."""
     return write_suite(folder / "tiny.toml", ["s0-linear", "s4-changing-1"], horizon=60, report_seeds="1000:1006")
@@ -377,7 +385,7 @@ def chromium(page: Path, profile: Path, *options: str) -> subprocess.CompletedPr
     if binary is None:
         pytest.fail("Chromium is not installed: `apt-get install -y chromium` (Debian) for the browser test")
     return subprocess.run([binary, *CHROMIUM, f"--user-data-dir={profile}", *options, page.resolve().as_uri()],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
 
 
 def console(stderr: str) -> list[str]:

@@ -102,7 +102,7 @@ def cell_bars(card: dict, colour: dict, width: int = 1120) -> str:
     zoo = [a for a in card["agents"] if a not in new and a != "Random"] or ["Random"]
     left, right, bar = 170, 40, 9
     row = 8 + bar * max(1, len(new))
-    scale = lambda s: left + s * (width - left - right)                    # noqa: E731
+    scale = lambda s: left + s * (width - left - right)
     body, y = [], 22
     for s in np.linspace(0, 1, 5):
         body.append(f'<line x1="{scale(s):.1f}" y1="14" x2="{scale(s):.1f}" y2="{22 + row * len(card["cells"])}" '
@@ -142,13 +142,13 @@ def curve(cell_id: str, cell: dict, lines: dict, colour: dict, width: int = 270,
     values = np.concatenate([m for _, m in lines.values()])
     x1 = max(rounds.max(), 1)
     y1 = max(np.nanmax(values), 1e-9) if np.isfinite(values).any() else 1.0
-    sx = lambda r: left + np.asarray(r) / x1 * (width - left - right)      # noqa: E731
-    sy = lambda v: top + (1 - np.asarray(v) / y1) * (height - top - bottom)  # noqa: E731
+    sx = lambda r: left + np.asarray(r) / x1 * (width - left - right)
+    sy = lambda v: top + (1 - np.asarray(v) / y1) * (height - top - bottom)
     measure = "clicks" if cell["measure"] == "reward" else "regret"
-    body = [f'<text x="4" y="13" class="new">{escape(cell_id)}</text>'
+    body = [f'<text x="4" y="13" class="new">{escape(cell_id)}</text>',
             f'<text x="{width - right}" y="13" text-anchor="end" fill="#888">{measure}, T={cell["horizon"]:,}</text>',
-            f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" fill="none" '
-            f'stroke="#ccc"/>']
+            (f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
+             'fill="none" stroke="#ccc"/>')]
     for v in ticks(0, y1):
         body.append(f'<text x="{left - 4}" y="{sy(v) + 4:.1f}" text-anchor="end">{v:g}</text>'
                     f'<line x1="{left}" y1="{sy(v):.1f}" x2="{width - right}" y2="{sy(v):.1f}" stroke="#f0f0f0"/>')
@@ -189,21 +189,24 @@ def matrix(card: dict) -> str:
     return "<table>" + head + "".join(rows) + "</table>"
 
 
-def overall(card: dict, colour: dict) -> str:
-    """The IQM score overall (with its interval and the wins, ties and losses) and by tag, best first."""
+def tables(card: dict, colour: dict) -> tuple[str, str]:
+    """The overall IQM score with its interval and the wins, ties and losses; the IQM score by tag
+    (its interval on hover). Best agent first."""
     agg = card["aggregates"]
     tags = [t for t in agg if t != "overall"]
-    head = ("<tr><th>agent</th><th>IQM score [95% CI]</th><th>W / T / L</th>"
-            + "".join(f"<th>{escape(t)}</th>" for t in tags) + "</tr>")
-    rows = []
-    for a in sorted(card["agents"], key=lambda a: -np.nan_to_num(agg["overall"]["iqm"][a][0], nan=-1)):
+    order = sorted(card["agents"], key=lambda a: -np.nan_to_num(agg["overall"]["iqm"][a][0], nan=-1))
+    swatch = '<i style="display:inline-block;width:10px;height:10px;background:{}"></i> {}'
+    overall = ["<tr><th>agent</th><th>IQM score [95% CI]</th><th>W / T / L</th></tr>"]
+    by_tag = ["<tr><th>agent</th>" + "".join(f"<th>{escape(t)}</th>" for t in tags) + "</tr>"]
+    for a in order:
         x, low, high = agg["overall"]["iqm"][a]
-        cells = "".join(f'<td title="{_fmt(agg[t]["iqm"][a][1])} to {_fmt(agg[t]["iqm"][a][2])}">'
-                        f'{_fmt(agg[t]["iqm"][a][0])}</td>' for t in tags)
-        rows.append(f'<tr><td><i style="display:inline-block;width:10px;height:10px;background:{colour[a]}"></i> '
-                    f'{escape(a)}</td><td>{_fmt(x)} [{_fmt(low)}, {_fmt(high)}]</td>'
-                    f'<td>{" / ".join(map(str, agg["overall"]["wins_ties_losses"][a]))}</td>{cells}</tr>')
-    return "<table>" + head + "".join(rows) + "</table>"
+        name = swatch.format(colour[a], escape(a))
+        overall.append(f'<tr><td>{name}</td><td>{_fmt(x)} [{_fmt(low)}, {_fmt(high)}]</td>'
+                       f'<td>{" / ".join(map(str, agg["overall"]["wins_ties_losses"][a]))}</td></tr>')
+        by_tag.append(f"<tr><td>{name}</td>" + "".join(
+            f'<td title="95% CI {_fmt(agg[t]["iqm"][a][1])} to {_fmt(agg[t]["iqm"][a][2])}">{_fmt(agg[t]["iqm"][a][0])}'
+            "</td>" for t in tags) + "</tr>")
+    return "<table>" + "".join(overall) + "</table>", "<table>" + "".join(by_tag) + "</table>"
 
 
 def page(card: dict, curves: dict) -> str:
@@ -217,6 +220,7 @@ def page(card: dict, curves: dict) -> str:
              f"Intervals: {card['interval']}. Wins, ties, losses: {card['test']} (a win at p &lt; {card['alpha']}).")
     grid = "".join(curve(c, card["cells"][c], {a: curves[c][a] for a in chosen(card, c)}, colour) for c in card["cells"])
     title = f"Scorecard: suite {card['suite']}, {card['track']} track"
+    overall, by_tag = tables(card, colour)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title><style>{CSS}</style></head>
 <body>
@@ -224,7 +228,9 @@ def page(card: dict, curves: dict) -> str:
 <p class="note">{intro}</p>
 {legend(card, colour)}
 <h2>Score by tag (IQM over cells and seeds)</h2>
-<div class="row">{radar(card, colour)}{overall(card, colour)}</div>
+<div class="row">{radar(card, colour)}<div>{overall}<p class="note">W / T / L: wins, ties and losses over all
+cells and other agents.</p></div></div>
+{by_tag}
 <h2>Score per cell</h2>
 <p class="note">Bars: the new agents ({escape(", ".join(card.get("new", [])) or "none")}). Grey band: the range of the
 other agents' scores, a coloured tick each, the dark tick their median.</p>

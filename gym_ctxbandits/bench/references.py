@@ -188,3 +188,17 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
         if scratch:
             shutil.rmtree(work, ignore_errors=True)
     return manifest
+
+
+def markdown_table(manifest: dict) -> str:
+    """The shipped agents with their bytes and cost, as docs/benchmark.md shows them (a test keeps
+    the two equal)."""
+    rows = ["| agent | bytes | CPU-s | wall s | costliest cell (CPU-s) | made with |", "|---|---|---|---|---|---|"]
+    for agent, e in manifest["agents"].items():
+        cpu = {c: t for c, t in e["cpu_seconds"].items() if t is not None}
+        worst = max(cpu, key=cpu.get, default=None)
+        made = f"gym-ctxbandits {e['versions']['gym-ctxbandits']}, numpy {e['versions']['numpy']}, {e['backend']}"
+        rows.append(f"| {agent} | {e['bytes']:,} | {sum(cpu.values()):.0f} | {sum(e['wall_seconds'].values()):.0f} | "
+                    f"{f'{worst} ({cpu[worst]:.1f})' if worst else 'n/a'} | {made} |")
+    total = sum(e["bytes"] for e in manifest["agents"].values())
+    return "\n".join(rows + [f"| all | {total:,} | | | | |"])

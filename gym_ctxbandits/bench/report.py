@@ -58,7 +58,7 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     agent run in the folder is taken from the folder, not from the references."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
-    cells, seeds = suite.track(manifest["track"] == "quick")
+    cells = suite.track(manifest["track"] == "quick")[0]
     own = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
     rows = {a: {c.id: results(out, a, c.id) for c in cells} for a in own}
     if references == "auto":
