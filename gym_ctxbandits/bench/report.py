@@ -67,10 +67,11 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     summary = {"folder": None, "agents": []}
     if references is not None:
         if manifest["track"] != "report":
-            raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick track: "
-                                      "report it without references")
+            raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
+                                         "track: report it without references")
         zoo = refs.read(references, suite)
-        summary = {"folder": str(references), "agents": [a for a in zoo["agents"] if a not in own]}
+        name = f"package: references/{suite.key}" if Path(references) == refs.folder(suite) else str(references)
+        summary = {"folder": name, "agents": [a for a in zoo["agents"] if a not in own]}
         for agent in summary["agents"]:
             table = refs.table(references, zoo, agent)
             rows[agent] = {c.id: table[table["cell"] == c.id] for c in cells}
