@@ -4,18 +4,21 @@ and `bench report` work end to end on the quick track (2 seeds, Random, LinUCB a
 
 import json
 import re
+import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 
 import agents
 import gym_ctxbandits
-from gym_ctxbandits.bench import stats, suite
-from gym_ctxbandits.bench.report import finals
+from gym_ctxbandits.bench import references, stats, suite
+from gym_ctxbandits.bench.report import finals, results
 from gym_ctxbandits.cli import main
 from gym_ctxbandits.compare import check_env_spec, run
 from gym_ctxbandits.experiment import EnvSpec
@@ -128,10 +131,11 @@ CELLS = ["s0-linear", "s0-logistic", "s2-h1", "s4-changing-2", "drifting-linear"
          "obd-replay"]
 
 
-def write_suite(path: Path, cells=None) -> Path:
-    """The shipped suite (or its `cells`) with the data cells on data/fixtures (a few hundred rows
-    each, so no size check), as a suite file at `path`."""
-    data = tomllib.loads(suite.load().path.read_text())
+def write_suite(path: Path, cells=None, horizon: int | None = None, **top) -> Path:
+    """The shipped suite (or its `cells`, each cut to `horizon` when given, and its top-level keys
+    replaced by `top`) with the data cells on data/fixtures (a few hundred rows each, so no size
+    check), as a suite file at `path`."""
+    data = {**tomllib.loads(suite.load().path.read_text()), **top}
     text = "\n".join(f"{k} = {json.dumps(v)}" for k, v in data.items() if k not in ("cells", "quick"))
     text += f"\nquick = {_toml(data['quick'])}\n"
     for cell in data["cells"]:
@@ -139,6 +143,8 @@ def write_suite(path: Path, cells=None) -> Path:
             continue
         if "real-data" in cell["tags"]:
             cell["kwargs"] = {**cell.get("kwargs", {}), "data_home": str(FIXTURES), "check_size": False}
+        if horizon is not None:
+            cell["horizon"] = horizon
         text += "\n[[cells]]\n" + "\n".join(f"{k} = {_toml(v)}" for k, v in cell.items()) + "\n"
     path.write_text(text)
     return path
@@ -194,6 +200,15 @@ def check_scorecard(card: dict, suite_file: Path) -> None:
     assert all(low <= x <= high for x, low, high in overall["iqm"].values())
     text = Path("card/scorecard.md").read_text()
     assert all(f"| {c.id} |" in text for c in s.cells) and "no multiplicity correction" in text
+    check_page(Path("card/scorecard.html").read_text(), len(s.cells))
+
+
+def check_page(page: str, cells: int) -> None:
+    """The HTML scorecard is one file that needs nothing else: no script, link, image or URL (the
+    only "http" is the SVG namespace), and has its charts: the radar, the bars, a chart per cell."""
+    assert page.count("<svg ") == 2 + cells and page.count("<polyline ") >= 2 * cells
+    assert page.count("http") == page.count('xmlns="http://www.w3.org/2000/svg"')
+    assert not any(tag in page for tag in ("<script", "<link", "<img", " src=", "url("))
 
 
 def test_bench_run_and_report_end_to_end(folder):
@@ -245,3 +260,155 @@ def test_an_unknown_agent_is_one_line_before_anything_runs(folder, capsys):
     assert main(["bench", "run", "--suite", str(suite_file), "--quick", "--out", "card", "--agents", "LinUBC"]) == 2
     err = capsys.readouterr().err
     assert "LinUBC" in err and "LinUCB" in err and len(err.splitlines()) == 1 and not Path("card").exists()
+
+
+# --- reference results ---------------------------------------------------------------------------
+
+def test_the_shipped_references_reproduce_exactly(folder):
+    """`bench run` on two cheap cells (three of the report seeds) gives the shipped rows of Random
+    and LinUCB bit for bit: code that changes their numbers cannot ship with stale references."""
+    shipped = suite.load()
+    where = references.folder(shipped)
+    manifest = references.read(where, shipped)
+    suite_file = write_suite(folder / "cheap.toml", ["s0-linear", "s4-changing-1"], report_seeds="1000:1003")
+    assert main(["bench", "run", "--suite", str(suite_file), "--out", "card", "--quiet", "--agents", "LinUCB"]) == 0
+    for agent in ("Random", "LinUCB"):
+        table = references.table(where, manifest, agent)
+        for cell in ("s0-linear", "s4-changing-1"):
+            mine = references.checkpoints(results("card", agent, cell)).reset_index(drop=True)
+            theirs = table[(table["cell"] == cell) & (table["seed"] < 1003)].reset_index(drop=True)
+            assert len(mine) == len(theirs) > 3 * 10
+            for column in ("seed", "round", "cum_regret"):
+                np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"{agent} on {cell}: {column}")
+            final = theirs["cum_reward"].notna()                    # the reward is kept at the last round only
+            assert final.sum() == 3
+            np.testing.assert_array_equal(mine["cum_reward"][final], theirs["cum_reward"][final])
+
+
+def test_the_shipped_references_are_whole_small_and_match_their_manifest():
+    shipped = suite.load()
+    where = references.folder(shipped)
+    manifest = references.read(where, shipped)
+    assert {"Random", "LinUCB"} <= set(manifest["agents"])
+    files = sorted(p.name for p in where.iterdir())
+    assert files == sorted([references.MANIFEST, *(e["file"] for e in manifest["agents"].values())])
+    for agent, entry in manifest["agents"].items():
+        table = references.table(where, manifest, agent)            # read() checked the SHA-256
+        assert entry["bytes"] == (where / entry["file"]).stat().st_size < 200_000
+        assert set(entry["wall_seconds"]) == set(entry["cpu_seconds"]) == {c.id for c in shipped.cells}
+        assert entry["versions"]["gym-ctxbandits"] and entry["machine"]["cores"]
+        last = table.loc[table.groupby(["cell", "seed"])["round"].idxmax()]
+        assert len(last) == len(shipped.cells) * len(shipped.report_seeds)
+        horizons = last["cell"].map({c.id: c.horizon for c in shipped.cells}).astype(int)
+        assert (last["round"] == horizons).all() and last[["act_seconds", "observe_seconds", "cum_reward"]].notna().all().all()
+
+
+def test_the_docs_table_is_the_references():
+    text = (ROOT / "docs" / "benchmark.md").read_text()
+    table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
+    shipped = suite.load()
+    assert table == references.markdown_table(references.read(references.folder(shipped), shipped)), \
+        "docs/benchmark.md's references table is not the manifest's: paste references.markdown_table's there"
+
+
+def tiny(folder: Path) -> Path:
+    """Two cells of 60 rounds on six report seeds (enough for a win): a suite to regen in a second."""
+    return write_suite(folder / "tiny.toml", ["s0-linear", "s4-changing-1"], horizon=60, report_seeds="1000:1006")
+
+
+def zoo_card(folder: Path) -> dict:
+    """The references of Random, LinUCB and Greedy on the tiny suite, and the user's My-Greedy run
+    and reported beside them."""
+    suite_file = tiny(folder)
+    assert main(["bench", "regen", "--suite", str(suite_file), "--agents", "Random,LinUCB,Greedy", "--dest", "refs",
+                 "--quiet"]) == 0
+    assert main(["bench", "run", "--suite", str(suite_file), "--out", "card", "--quiet", "--import", str(USER_MODULE),
+                 "--agents", "My-Greedy"]) == 0
+    assert main(["bench", "report", "--out", "card", "--references", "refs", "--import", str(USER_MODULE)]) == 0
+    return json.loads(Path("card/scorecard.json").read_text())
+
+
+def test_regen_writes_references_and_report_takes_them_as_the_zoo(folder):
+    card = zoo_card(folder)
+    s = suite.load(folder / "tiny.toml")
+    manifest = references.read(Path("refs"), s)
+    assert list(manifest["agents"]) == ["Greedy", "LinUCB", "Random"]
+    assert card["agents"] == ["Random", "My-Greedy", "Greedy", "LinUCB"] and card["new"] == ["My-Greedy"]
+    assert card["references"] == {"folder": "refs", "agents": ["Greedy", "LinUCB"]}     # Random: the folder's own
+    table = references.table(Path("refs"), manifest, "LinUCB")
+    for cell in s.cells:
+        final = table[table["cell"] == cell.id].groupby("seed")["cum_regret"].last().mean()
+        assert card["cells"][cell.id]["agents"]["LinUCB"]["regret"] == final
+        assert sorted(r["rank"] for r in card["cells"][cell.id]["agents"].values()) == [1, 2, 3, 4]
+    for a in card["agents"]:                                      # outcomes stay antisymmetric across sources
+        for b in card["agents"]:
+            if a != b:
+                assert card["aggregates"]["overall"]["wins_minus_losses"][a][b] == \
+                    -card["aggregates"]["overall"]["wins_minus_losses"][b][a]
+    assert "from the shipped references: Greedy, LinUCB" in Path("card/scorecard.md").read_text()
+    check_page(Path("card/scorecard.html").read_text(), len(s.cells))
+
+
+def test_references_of_another_suite_or_a_changed_file_are_one_line(folder, capsys):
+    suite_file = tiny(folder)
+    assert main(["bench", "regen", "--suite", str(suite_file), "--agents", "Random", "--dest", "refs", "--quiet"]) == 0
+    other = write_suite(folder / "other.toml", ["s0-linear"], horizon=30, report_seeds="1000:1006")
+    assert main(["bench", "run", "--suite", str(other), "--out", "card", "--quiet", "--agents", "Random"]) == 0
+    assert main(["bench", "report", "--out", "card", "--references", "refs"]) == 2
+    err = capsys.readouterr().err
+    assert "not of this suite's report track: their 'cells' differs" in err and len(err.splitlines()) == 1
+    with open("refs/Random.parquet", "ab") as f:
+        f.write(b"\0")
+    assert main(["bench", "run", "--suite", str(suite_file), "--out", "card2", "--quiet", "--agents", "Random"]) == 0
+    assert main(["bench", "report", "--out", "card2", "--references", "refs"]) == 2
+    err = capsys.readouterr().err
+    assert "Random.parquet is missing or does not match its SHA-256" in err and len(err.splitlines()) == 1
+
+
+def test_checkpoints_are_log_spaced_and_even_and_keep_the_last_round():
+    rows = pd.DataFrame({"seed": np.repeat([1, 2], 100), "round": np.tile(np.arange(20, 2001, 20), 2)})
+    kept = references.checkpoints(rows)
+    for _, g in kept.groupby("seed"):
+        assert g["round"].iloc[0] == 20 and g["round"].iloc[-1] == 2000 and g["round"].is_monotonic_increasing
+        assert {20, 40, 60, 500, 1000, 1500} <= set(g["round"]) and len(g) == 20
+
+
+# --- the HTML page in a real browser -------------------------------------------------------------
+
+CHROMIUM = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run", "--enable-logging=stderr", "--v=0"]
+
+
+def chromium(page: Path, profile: Path, *options: str) -> subprocess.CompletedProcess:
+    """Debian's Chromium, headless with a fresh profile, on the file `page`."""
+    binary = shutil.which("chromium")
+    if binary is None:
+        pytest.fail("Chromium is not installed: `apt-get install -y chromium` (Debian) for the browser test")
+    return subprocess.run([binary, *CHROMIUM, f"--user-data-dir={profile}", *options, page.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def console(stderr: str) -> list[str]:
+    """The page's console messages and errors as Chromium logs them."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+@pytest.mark.slow
+def test_the_html_scorecard_renders_in_headless_chromium(folder):
+    card = zoo_card(folder)
+    bad = folder / "bad.html"                                     # the check catches what it is for
+    bad.write_text('<html><body><script>console.error("boom"); notDefined()</script></body></html>')
+    assert len(console(chromium(bad, folder / "p0", "--dump-dom").stderr)) >= 2
+    page = folder / "card" / "scorecard.html"
+    shown = chromium(page, folder / "p1", "--dump-dom")
+    assert shown.returncode == 0 and console(shown.stderr) == [], console(shown.stderr)
+    dom = shown.stdout                                            # the DOM as the browser built it
+    assert dom.count("<svg ") == 2 + len(card["cells"]) and dom.count("<polygon ") >= 4 + len(card["agents"])
+    assert dom.count("<polyline ") == sum(min(len(card["agents"]), 5) for _ in card["cells"])
+    shot = folder / "shot.png"
+    assert chromium(page, folder / "p2", "--hide-scrollbars", "--window-size=1200,900",
+                    f"--screenshot={shot}").returncode == 0
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[:2] == (900, 1200) and pixels[..., :3].std() > 0.05     # drawn, not a blank page

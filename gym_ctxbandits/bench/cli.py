@@ -3,6 +3,7 @@
     ctxbandits bench run --agents LinUCB,LinTS --out results/bench
     ctxbandits bench run --import my_agent.py --agents MyAgent --out results/bench
     ctxbandits bench report --out results/bench
+    ctxbandits bench regen --agents Random,LinUCB
     ctxbandits bench suites
 """
 
@@ -31,8 +32,24 @@ def cmd_report(args) -> int:
     from gym_ctxbandits.user_modules import import_modules
 
     import_modules(args.imports)
-    paths = write(args.out, alpha=args.alpha)
+    paths = write(args.out, alpha=args.alpha, references=None if args.no_references else args.references or "auto")
     print("wrote " + ", ".join(map(str, paths)))
+    return 0
+
+
+def cmd_regen(args) -> int:
+    from gym_ctxbandits.bench.references import folder, regen
+    from gym_ctxbandits.bench.suite import load
+
+    suite = load(args.suite)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
+    dest = args.dest or folder(suite)
+    start = time.perf_counter()
+    manifest = regen(suite, agents, dest, args.work, progress=None if args.quiet else print, imports=args.imports,
+                     backend=args.backend, workers=args.workers, address=args.address, device=args.device,
+                     batch=args.batch)
+    built = agents or list(manifest["agents"])
+    print(f"references of {', '.join(built)} on {suite.key} in {dest}/ ({time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -65,11 +82,27 @@ def add_bench_parser(sub, add_import_option) -> None:
     run.add_argument("--batch", type=int, default=10, help="seeds per batched run (1: the plain loop)")
     run.add_argument("--quiet", action="store_true", help="no line per cell")
     run.set_defaults(func=cmd_run)
-    report = commands.add_parser("report", help="write scorecard.md and scorecard.json for every agent in the folder")
+    report = commands.add_parser("report", help="write scorecard.md, .json and .html: the folder's agents beside the "
+                                                "shipped references of the zoo")
     report.add_argument("--out", required=True, help="a folder of `ctxbandits bench run`")
     report.add_argument("--alpha", type=float, default=0.05, help="level of the Wilcoxon test of wins and losses")
+    report.add_argument("--references", help="a folder of reference results (default: the package's, for a shipped "
+                                             "suite's report track)")
+    report.add_argument("--no-references", action="store_true", help="the folder's agents only, no zoo")
     report.set_defaults(func=cmd_report)
+    regen = commands.add_parser("regen", help="rebuild reference results: run agents on the report track, pack them")
+    regen.add_argument("--agents", help="comma-separated agent names (default: those the references hold)")
+    regen.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
+    regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
+    regen.add_argument("--work", help="keep the runs here, resumable (default: a temporary folder, removed after)")
+    regen.add_argument("--backend", choices=["inprocess", "processes", "ray"], default="inprocess")
+    regen.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
+    regen.add_argument("--address", help="Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray)")
+    regen.add_argument("--device", default="cpu", help="torch device of the neural agents: cpu, cuda, cuda:N, mps, auto")
+    regen.add_argument("--batch", type=int, default=10, help="seeds per batched run (1: the plain loop)")
+    regen.add_argument("--quiet", action="store_true", help="no line per cell")
+    regen.set_defaults(func=cmd_regen)
     suites = commands.add_parser("suites", help="list the shipped suites and their cells")
     suites.set_defaults(func=cmd_suites)
-    for command in (run, report):
+    for command in (run, report, regen):
         add_import_option(command)

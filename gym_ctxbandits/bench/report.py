@@ -1,5 +1,8 @@
-"""The scorecard of a `ctxbandits bench run` folder: every agent in it against every other, per
-cell, per tag and overall, as JSON (for machines) and Markdown (for a paper's appendix).
+"""The scorecard of a `ctxbandits bench run` folder: every agent in it, and the shipped reference
+results of the zoo (references.py) on the report track, against every other, per cell, per tag and
+overall, as JSON (for machines), Markdown (for a paper's appendix) and one HTML page (html.py).
+The folder's own agents are the "new" ones; the references' agents not run in the folder are the
+zoo. Both play the same report seeds, so every comparison is paired by seed.
 
 Per cell: final regret over Random's (paired bootstrap CI), the bsuite-style score, the rank among
 the agents present, and each pair's win, tie or loss by the Wilcoxon signed-rank test. Per tag and
@@ -15,7 +18,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import rankdata
 
-from gym_ctxbandits.bench import stats
+from gym_ctxbandits.bench import html, stats
+from gym_ctxbandits.bench import references as refs
 from gym_ctxbandits.bench.run import BASELINE, read_manifest, slug
 from gym_ctxbandits.bench.suite import TAGS, load
 from gym_ctxbandits.experiment import is_replay
@@ -23,28 +27,69 @@ from gym_ctxbandits.experiment import is_replay
 ALPHA = 0.05
 
 
-def finals(out: Path, agent: str, cell_id: str, seeds: list[int]) -> dict[str, np.ndarray]:
-    """An agent's final cumulative regret and reward per seed (in `seeds` order) on a cell."""
+def results(out: Path, agent: str, cell_id: str):
+    """An agent's logged rows (seed, round, cumulative regret and reward) of a cell in folder `out`."""
     from gym_ctxbandits.results import load_results
 
-    folder = Path(out) / slug(agent) / cell_id
     try:
-        table = load_results(folder)
+        return load_results(Path(out) / slug(agent) / cell_id)[["seed", "round", "cum_regret", "cum_reward"]]
     except FileNotFoundError:
         raise FileNotFoundError(f"{agent} has no finished results for cell {cell_id!r} in {out}: run `ctxbandits bench "
                                 f"run --agents {agent} --out {out}` (with the same --suite and --quick) to finish "
                                 "it") from None
-    last = table.loc[table.groupby("seed")["round"].idxmax()].set_index("seed").loc[list(seeds)]
+
+
+def _finals(rows, seeds) -> dict[str, np.ndarray]:
+    last = rows.loc[rows.groupby("seed")["round"].idxmax()].set_index("seed").loc[list(seeds)]
     return {"regret": last["cum_regret"].to_numpy(), "reward": last["cum_reward"].to_numpy()}
 
 
-def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES) -> dict:
-    """The scorecard of folder `out` as a JSON-ready dict (what `write` renders)."""
+def finals(out: Path, agent: str, cell_id: str, seeds: list[int]) -> dict[str, np.ndarray]:
+    """An agent's final cumulative regret and reward per seed (in `seeds` order) on a cell."""
+    return _finals(results(out, agent, cell_id), seeds)
+
+
+def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str], dict, dict]:
+    """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
+
+    `references`: "auto" takes the package's references of the folder's suite on the report track
+    of a shipped suite (none on the quick track or a suite file of one's own); a folder takes
+    those (a ReferenceMismatch unless they are of this suite's report track); None takes none. An
+    agent run in the folder is taken from the folder, not from the references."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
+    cells = suite.track(manifest["track"] == "quick")[0]
+    own = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
+    rows = {a: {c.id: results(out, a, c.id) for c in cells} for a in own}
+    if references == "auto":
+        shipped = manifest["track"] == "report" and "file" not in manifest
+        references = refs.folder(suite) if shipped and (refs.folder(suite) / refs.MANIFEST).exists() else None
+    summary = {"folder": None, "agents": []}
+    if references is not None:
+        if manifest["track"] != "report":
+            raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
+                                         "track: report it without references")
+        zoo = refs.read(references, suite)
+        name = f"package: references/{suite.key}" if Path(references) == refs.folder(suite) else str(references)
+        summary = {"folder": name, "agents": [a for a in zoo["agents"] if a not in own]}
+        for agent in summary["agents"]:
+            table = refs.table(references, zoo, agent)
+            rows[agent] = {c.id: table[table["cell"] == c.id] for c in cells}
+    return manifest, own, rows, summary
+
+
+def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto") -> dict:
+    """The scorecard of folder `out` as a JSON-ready dict (what `write` renders); `references` as
+    for `sources`."""
+    return _card(*sources(out, references), alpha, resamples)
+
+
+def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
+    suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
     cells, seeds = suite.track(manifest["track"] == "quick")
-    names = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
-    card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "alpha": alpha,
+    names = [*own, *sorted(summary["agents"])]
+    card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],
+            "references": summary, "alpha": alpha,
             "test": "Wilcoxon signed-rank, two-sided, paired by seed; no multiplicity correction",
             "interval": f"{stats.LEVEL:.0%} percentile bootstrap, {resamples} resamples", "cells": {}}
     per_seed = {}                                   # (cell, agent) -> per-seed scores
@@ -52,7 +97,7 @@ def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES) -> di
     for cell in cells:
         replay = is_replay(cell.env)
         column, lower = ("reward", False) if replay else ("regret", True)
-        values = {a: finals(out, a, cell.id, seeds)[column] for a in names}
+        values = {a: _finals(tables[a][cell.id], seeds)[column] for a in names}
         means = np.array([values[a].mean() for a in names])
         random = values[BASELINE].mean()
         ranks = rankdata(means if lower else -means)
@@ -60,9 +105,9 @@ def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES) -> di
         for i, a in enumerate(names):
             ratio, low, high = stats.ratio_ci(values[a], values[BASELINE], resamples=resamples)
             per_seed[cell.id, a] = stats.scores(values[a], values[BASELINE], lower)
-            for b in names:
-                if b != a:
-                    outcomes[cell.id, a, b] = stats.outcome(values[a], values[b], lower, alpha)
+            for b in names[i + 1:]:                 # one test a pair: b's outcome against a is the opposite
+                outcomes[cell.id, a, b] = stats.outcome(values[a], values[b], lower, alpha)
+                outcomes[cell.id, b, a] = -outcomes[cell.id, a, b]
             rows[a] = {column: float(means[i]), "ratio": ratio, "ratio_ci": [low, high],
                        "score": float(stats.scores(means[i], random, lower)), "rank": float(ranks[i]),
                        "outcomes": {b: outcomes[cell.id, a, b] for b in names if b != a}}
@@ -96,6 +141,9 @@ def markdown(card: dict) -> str:
     intro = (f"{len(card['cells'])} cells, seeds {card['seeds'][0]}..{card['seeds'][-1]} ({len(card['seeds'])}). "
              "Score: 1 - regret / Random's, clipped to [0, 1] (replay: clicks / Random's - 1, clipped). "
              f"Intervals: {card['interval']}. Wins, ties, losses: {card['test']} (a win at p < {card['alpha']}).")
+    if card.get("references", {}).get("agents"):
+        intro += (f" Run in this folder: {', '.join(names[:len(names) - len(card['references']['agents'])])}; "
+                  f"from the shipped references: {', '.join(card['references']['agents'])}.")
     lines = [f"# Scorecard: suite {card['suite']}, {card['track']} track", "", intro, "",
              "## Overall", "", "| agent | IQM score [95% CI] | wins / ties / losses (cells x agents) |", "|---|---|---|"]
     lines += [f"| {a} | {_interval(*overall['iqm'][a])} | {' / '.join(map(str, overall['wins_ties_losses'][a]))} |"
@@ -129,10 +177,28 @@ def _finite(x):
     return None if isinstance(x, float) and not np.isfinite(x) else x
 
 
-def write(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES) -> tuple[Path, Path]:
-    """Write scorecard.json and scorecard.md into `out`; return their paths."""
-    card = scorecard(out, alpha, resamples)
+def curves(card: dict, rows: dict) -> dict:
+    """Per cell and agent, the mean over seeds of the cumulative regret (the replay: reward) at
+    each logged round every seed reached: (rounds, means) for the HTML page."""
+    out = {}
+    for cell_id, cell in card["cells"].items():
+        column = "cum_" + cell["measure"]
+        out[cell_id] = {}
+        for a in card["agents"]:
+            table = rows[a][cell_id]
+            mean = table.groupby("round")[column].agg(["mean", "size"])
+            mean = mean[mean["size"] == table["seed"].nunique()]
+            out[cell_id][a] = (mean.index.to_numpy(), mean["mean"].to_numpy())
+    return out
+
+
+def write(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto") -> tuple[Path, ...]:
+    """Write scorecard.json, scorecard.md and scorecard.html into `out`; return their paths.
+    `references` as for `sources`."""
+    found = sources(out, references)
+    card = _card(*found, alpha, resamples)
     out = Path(out)
     (out / "scorecard.json").write_text(json.dumps(_finite(card), indent=1, allow_nan=False) + "\n")
     (out / "scorecard.md").write_text(markdown(card))
-    return out / "scorecard.json", out / "scorecard.md"
+    (out / "scorecard.html").write_text(html.page(card, curves(card, found[2])))
+    return out / "scorecard.json", out / "scorecard.md", out / "scorecard.html"

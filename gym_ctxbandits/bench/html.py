@@ -1,0 +1,244 @@
+"""The scorecard as one self-contained HTML page: inline SVG and CSS drawn from numpy, no script,
+no external file, so it opens offline and in any browser (tests/test_bench.py renders it in
+headless Chromium). Four parts: a radar chart of the IQM score by tag, each cell's score of the
+new agents against the spread of the zoo's, the wins-minus-losses matrix, and the mean regret
+curves of every cell (the new agents, the cell's three best zoo agents and Random) on a log
+round axis. Hovering a mark shows its value (SVG <title>).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+
+NEW = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"]
+ZOO = ["#8c8c8c", "#17becf", "#bcbd22", "#c5b0d5", "#98df8a", "#c49c94", "#aec7e8", "#f7b6d2", "#dbdb8d"]
+RANDOM = "#000000"
+BEST = 3               # zoo agents drawn beside the new ones in each cell's curves
+
+CSS = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; }
+p.note { color: #555; margin: 4px 0 10px; } .row { display: flex; gap: 28px; align-items: flex-start; flex-wrap: wrap; }
+table { border-collapse: collapse; font-size: 13px; } td, th { padding: 3px 8px; border: 1px solid #e3e3e3; text-align: right; }
+th:first-child, td:first-child { text-align: left; } .legend span { margin-right: 14px; white-space: nowrap; }
+.legend i { display: inline-block; width: 18px; height: 4px; margin-right: 5px; vertical-align: middle; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 10px; }
+svg text { font: 11px system-ui, sans-serif; fill: #333; } .new { font-weight: 600; }
+"""
+
+
+def colours(card: dict) -> dict[str, str]:
+    """One colour per agent for the whole page: the new agents bright, the zoo muted, Random black."""
+    new = card.get("new", card["agents"][1:])
+    zoo = [a for a in card["agents"] if a not in new and a != "Random"]
+    return {"Random": RANDOM, **dict(zip(new, NEW * len(new))), **dict(zip(zoo, ZOO * len(zoo)))}
+
+
+def _svg(width: int, height: int, body: list[str], label: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'role="img" aria-label="{escape(label)}">' + "".join(body) + "</svg>")
+
+
+def _points(xs, ys) -> str:
+    return " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys))
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if x is None or not np.isfinite(x) else f"{x:.2f}"
+
+
+def ticks(low: float, high: float, n: int = 4) -> np.ndarray:
+    """About `n` round numbers spanning [low, high] (1, 2 or 5 times a power of ten apart)."""
+    if not high > low:
+        return np.array([low])
+    raw = (high - low) / n
+    step = min((k * 10 ** np.floor(np.log10(raw)) for k in (1, 2, 5, 10)), key=lambda s: abs(s - raw))
+    return np.arange(np.ceil(low / step) * step, high + step / 2, step)
+
+
+def legend(card: dict, colour: dict) -> str:
+    new = set(card.get("new", []))
+    items = [f'<span class="{"new" if a in new else ""}"><i style="background:{colour[a]}"></i>{escape(a)}</span>'
+             for a in card["agents"]]
+    return '<div class="legend">' + "".join(items) + "</div>"
+
+
+def radar(card: dict, colour: dict, size: int = 440) -> str:
+    """The IQM score of every agent on each tag, one spoke per tag, 0 at the centre and 1 at the rim."""
+    tags = [t for t in card["aggregates"] if t != "overall"]
+    c, r = size / 2, size / 2 - 70
+    angles = -np.pi / 2 + 2 * np.pi * np.arange(len(tags)) / len(tags)
+    body = []
+    half = -np.pi / 2 + np.pi / len(tags)                                   # level labels between two spokes
+    for level in (0.25, 0.5, 0.75, 1.0):
+        body.append(f'<polygon points="{_points(c + level * r * np.cos(angles), c + level * r * np.sin(angles))}" '
+                    f'fill="none" stroke="#ddd"/>')
+        body.append(f'<text x="{c + level * r * np.cos(half) + 3:.1f}" y="{c + level * r * np.sin(half):.1f}" '
+                    f'fill="#999">{level:g}</text>')
+    for tag, a in zip(tags, angles):
+        x, y = c + r * np.cos(a), c + r * np.sin(a)
+        anchor = "middle" if abs(np.cos(a)) < 0.3 else ("start" if np.cos(a) > 0 else "end")
+        body.append(f'<line x1="{c}" y1="{c}" x2="{x:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
+        body.append(f'<text x="{c + (r + 14) * np.cos(a):.1f}" y="{c + (r + 14) * np.sin(a) + 4:.1f}" '
+                    f'text-anchor="{anchor}">{escape(tag)}</text>')
+    new = card.get("new", [])
+    for agent in sorted(card["agents"], key=lambda a: a in new):          # the new agents drawn last, on top
+        values = np.array([card["aggregates"][t]["iqm"][agent][0] for t in tags], float)
+        v = np.nan_to_num(values, nan=0.0)
+        xs, ys = c + v * r * np.cos(angles), c + v * r * np.sin(angles)
+        fill, width = ("0.12", 2.5) if agent in new else ("0", 1.2)
+        tip = escape(f"{agent}: " + ", ".join(f"{t} {_fmt(x)}" for t, x in zip(tags, values)))
+        body.append(f'<polygon points="{_points(xs, ys)}" fill="{colour[agent]}" fill-opacity="{fill}" '
+                    f'stroke="{colour[agent]}" stroke-width="{width}"><title>{tip}</title></polygon>')
+    return _svg(size, size, body, "IQM score by tag")
+
+
+def cell_bars(card: dict, colour: dict, width: int = 1120) -> str:
+    """Per cell, the score of each new agent as a bar, over the other agents' range (grey band),
+    each of them a tick and their median a dark tick; Random, 0 by definition, is left out."""
+    new = card.get("new", [])
+    zoo = [a for a in card["agents"] if a not in new and a != "Random"] or ["Random"]
+    left, right, bar = 170, 40, 9
+    row = 8 + bar * max(1, len(new))
+    scale = lambda s: left + s * (width - left - right)
+    body, y = [], 22
+    for s in np.linspace(0, 1, 5):
+        body.append(f'<line x1="{scale(s):.1f}" y1="14" x2="{scale(s):.1f}" y2="{22 + row * len(card["cells"])}" '
+                    f'stroke="#eee"/><text x="{scale(s):.1f}" y="10" text-anchor="middle">{s:g}</text>')
+    for cell_id, cell in card["cells"].items():
+        rows = cell["agents"]
+        scores = np.array([rows[a]["score"] for a in zoo], float)          # None or NaN: no score
+        body.append(f'<text x="{left - 8}" y="{y + row / 2 + 4:.1f}" text-anchor="end">{escape(cell_id)}</text>')
+        if np.isfinite(scores).any():
+            low, high, mid = np.nanmin(scores), np.nanmax(scores), np.nanmedian(scores)
+            body.append(f'<rect x="{scale(low):.1f}" y="{y + 2}" width="{max(scale(high) - scale(low), 1):.1f}" '
+                        f'height="{row - 4}" fill="#e6e6e6"><title>{escape(f"zoo: {low:.2f} to {high:.2f}, median {mid:.2f}")}'
+                        f'</title></rect>')
+            for a, s in zip(zoo, scores):
+                if np.isfinite(s):
+                    body.append(f'<line x1="{scale(s):.1f}" y1="{y + 2}" x2="{scale(s):.1f}" y2="{y + row - 2}" '
+                                f'stroke="{colour[a]}" stroke-width="1.5"><title>{escape(f"{a}: {s:.2f}")}</title></line>')
+            body.append(f'<line x1="{scale(mid):.1f}" y1="{y}" x2="{scale(mid):.1f}" y2="{y + row}" stroke="#444" '
+                        f'stroke-width="2"/>')
+        for i, a in enumerate(new):
+            s = rows[a]["score"]
+            tip = escape(f"{a} on {cell_id}: score {_fmt(s)}, rank {rows[a]['rank']:g} of {len(card['agents'])}")
+            if s is None or not np.isfinite(s):
+                body.append(f'<text x="{scale(0) + 4:.1f}" y="{y + 4 + bar * (i + 1) - 1}">n/a</text>')
+                continue
+            body.append(f'<rect x="{scale(0):.1f}" y="{y + 4 + bar * i}" width="{max(scale(s) - scale(0), 1.5):.1f}" '
+                        f'height="{bar - 2}" fill="{colour[a]}" fill-opacity="0.85"><title>{tip}</title></rect>')
+        y += row
+    return _svg(width, y + 6, body, "score per cell")
+
+
+def curve(cell_id: str, cell: dict, lines: dict, colour: dict, width: int = 270, height: int = 180) -> str:
+    """One cell's mean cumulative regret (the replay: clicks) against the round; `lines`: agent ->
+    (rounds, means)."""
+    left, top, right, bottom = 46, 26, 10, 22
+    rounds = np.concatenate([r for r, _ in lines.values()])
+    values = np.concatenate([m for _, m in lines.values()])
+    x1 = max(rounds.max(), 1)
+    y1 = max(np.nanmax(values), 1e-9) if np.isfinite(values).any() else 1.0
+    sx = lambda r: left + np.asarray(r) / x1 * (width - left - right)
+    sy = lambda v: top + (1 - np.asarray(v) / y1) * (height - top - bottom)
+    measure = "clicks" if cell["measure"] == "reward" else "regret"
+    body = [f'<text x="4" y="13" class="new">{escape(cell_id)}</text>',
+            f'<text x="{width - right}" y="13" text-anchor="end" fill="#888">{measure}, T={cell["horizon"]:,}</text>',
+            (f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" '
+             'fill="none" stroke="#ccc"/>')]
+    for v in ticks(0, y1):
+        body.append(f'<text x="{left - 4}" y="{sy(v) + 4:.1f}" text-anchor="end">{v:g}</text>'
+                    f'<line x1="{left}" y1="{sy(v):.1f}" x2="{width - right}" y2="{sy(v):.1f}" stroke="#f0f0f0"/>')
+    for r in ticks(0, x1, 3):
+        body.append(f'<text x="{sx(r):.1f}" y="{height - 8}" text-anchor="middle">{r:g}</text>')
+    for agent, (r, m) in lines.items():
+        dash = ' stroke-dasharray="4 3"' if agent == "Random" else ""
+        body.append(f'<polyline points="{_points(sx(r), sy(m))}" fill="none" stroke="{colour[agent]}" '
+                    f'stroke-width="1.8"{dash}><title>{escape(f"{agent}: {m[-1]:.1f} at round {r[-1]}")}</title>'
+                    f'</polyline>')
+    return _svg(width, height, body, f"{measure} curves of {cell_id}")
+
+
+def chosen(card: dict, cell_id: str) -> list[str]:
+    """The agents of a cell's curves: the new ones, the cell's best zoo agents and Random."""
+    new = card.get("new", [])
+    rows = card["cells"][cell_id]["agents"]
+    zoo = sorted((a for a in card["agents"] if a not in new and a != "Random"), key=lambda a: rows[a]["rank"])
+    return [*new, *zoo[:BEST], "Random"]
+
+
+def matrix(card: dict) -> str:
+    """The wins-minus-losses matrix as a table, green where the row agent wins more than it loses."""
+    names, wml = card["agents"], card["aggregates"]["overall"]["wins_minus_losses"]
+    n = max(1, len(card["cells"]))
+    head = "<tr><th>row vs column</th>" + "".join(f"<th>{escape(b)}</th>" for b in names) + "</tr>"
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            if a == b:
+                cells.append("<td></td>")
+                continue
+            v = wml[a][b]
+            hue = "120" if v > 0 else "0"
+            cells.append(f'<td style="background:hsla({hue},60%,50%,{min(abs(v) / n, 1) * 0.6:.2f})">{v}</td>')
+        rows.append(f"<tr><th>{escape(a)}</th>" + "".join(cells) + "</tr>")
+    return "<table>" + head + "".join(rows) + "</table>"
+
+
+def tables(card: dict, colour: dict) -> tuple[str, str]:
+    """The overall IQM score with its interval and the wins, ties and losses; the IQM score by tag
+    (its interval on hover). Best agent first."""
+    agg = card["aggregates"]
+    tags = [t for t in agg if t != "overall"]
+    order = sorted(card["agents"], key=lambda a: -np.nan_to_num(agg["overall"]["iqm"][a][0], nan=-1))
+    swatch = '<i style="display:inline-block;width:10px;height:10px;background:{}"></i> {}'
+    overall = ["<tr><th>agent</th><th>IQM score [95% CI]</th><th>W / T / L</th></tr>"]
+    by_tag = ["<tr><th>agent</th>" + "".join(f"<th>{escape(t)}</th>" for t in tags) + "</tr>"]
+    for a in order:
+        x, low, high = agg["overall"]["iqm"][a]
+        name = swatch.format(colour[a], escape(a))
+        overall.append(f'<tr><td>{name}</td><td>{_fmt(x)} [{_fmt(low)}, {_fmt(high)}]</td>'
+                       f'<td>{" / ".join(map(str, agg["overall"]["wins_ties_losses"][a]))}</td></tr>')
+        by_tag.append(f"<tr><td>{name}</td>" + "".join(
+            f'<td title="95% CI {_fmt(agg[t]["iqm"][a][1])} to {_fmt(agg[t]["iqm"][a][2])}">{_fmt(agg[t]["iqm"][a][0])}'
+            "</td>" for t in tags) + "</tr>")
+    return "<table>" + "".join(overall) + "</table>", "<table>" + "".join(by_tag) + "</table>"
+
+
+def page(card: dict, curves: dict) -> str:
+    """The whole scorecard page; `curves`: cell id -> agent -> (rounds, mean regret or clicks)."""
+    colour = colours(card)
+    refs = card.get("references") or {}
+    zoo = (f"Zoo: the shipped references of {', '.join(refs['agents'])} ({refs['folder']}). " if refs.get("agents")
+           else "")
+    intro = (f"{len(card['cells'])} cells, seeds {card['seeds'][0]}..{card['seeds'][-1]} ({len(card['seeds'])}), "
+             f"paired by seed. {zoo}Score: 1 - regret / Random's, clipped to [0, 1] (replay: clicks / Random's - 1). "
+             f"Intervals: {card['interval']}. Wins, ties, losses: {card['test']} (a win at p &lt; {card['alpha']}).")
+    grid = "".join(curve(c, card["cells"][c], {a: curves[c][a] for a in chosen(card, c)}, colour) for c in card["cells"])
+    title = f"Scorecard: suite {card['suite']}, {card['track']} track"
+    overall, by_tag = tables(card, colour)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title><style>{CSS}</style></head>
+<body>
+<h1>{escape(title)}</h1>
+<p class="note">{intro}</p>
+{legend(card, colour)}
+<h2>Score by tag (IQM over cells and seeds)</h2>
+<div class="row">{radar(card, colour)}<div>{overall}<p class="note">W / T / L: wins, ties and losses over all
+cells and other agents.</p></div></div>
+{by_tag}
+<h2>Score per cell</h2>
+<p class="note">Bars: the new agents ({escape(", ".join(card.get("new", [])) or "none")}). Grey band: the range of the
+other agents' scores, a coloured tick each, the dark tick their median.</p>
+{cell_bars(card, colour)}
+<h2>Wins minus losses over all cells</h2>
+{matrix(card)}
+<h2>Curves: cumulative regret (replay: clicks) against the round</h2>
+<p class="note">Mean over the seeds; the new agents, each cell's {BEST} best other agents, Random dashed.</p>
+<div class="grid">{grid}</div>
+</body></html>
+"""

@@ -1,0 +1,204 @@
+"""Reference results: every shipped agent's runs of a suite's report track, in the package.
+
+`references/<suite key>/<agent>.parquet` holds one agent's rows: per cell and report seed, the
+cumulative regret at log-spaced and evenly spaced checkpoints of the logged rounds, the last one
+included (the final values the scorecard compares, the curves it draws), and at the last one the
+cumulative reward and act/observe seconds (NaN before it, as noisy floats cost half the file; on
+the replay, whose measure is the reward, the reward at every checkpoint). `manifest.json` beside them pins the suite (key, seeds, each cell's env, kwargs and
+horizon) and says, per agent, the file's SHA-256 and size, the package and library versions, the
+machine, and the wall and CPU seconds of each cell. `bench report` takes these agents as the zoo
+beside a folder's own (same seeds, hence the same env draws: paired), and `bench regen` rebuilds
+them; one file per agent, so the zoo can be built and committed in slices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
+from gym_ctxbandits.bench.suite import Suite
+from gym_ctxbandits.experiment import is_replay
+
+REFERENCES = Path(__file__).parent / "references"
+MANIFEST = "manifest.json"
+CHECKPOINTS = 16            # log-spaced rows kept per run, and half as many evenly spaced (the last one among them)
+COLUMNS = ["cell", "seed", "round", "cum_regret", "cum_reward", "act_seconds", "observe_seconds"]
+LIBRARIES = ("numpy", "scipy", "pandas", "pyarrow", "gymnasium", "scikit-learn", "torch")
+
+
+class ReferenceMismatch(ValueError):
+    """Reference results that do not belong to the suite asked for, or whose file changed."""
+
+
+def folder(suite: Suite) -> Path:
+    """Where the package keeps `suite`'s references."""
+    return REFERENCES / suite.key
+
+
+def cell_spec(cell) -> dict:
+    """What decides a cell's numbers (besides the seed and the agent): env, kwargs, horizon."""
+    return {"env": cell.env, "kwargs": cell.kwargs, "horizon": cell.horizon}
+
+
+def checkpoints(table):
+    """The rows of `table` (one run per seed, every logged round) at log-spaced positions of each
+    seed's logged rounds (the first included) and at evenly spaced ones (the last included): the
+    start of a curve in detail, its whole length drawn on a linear axis."""
+    def pick(g):
+        k = np.union1d(np.geomspace(1, len(g), CHECKPOINTS), np.linspace(0, len(g), CHECKPOINTS // 2 + 1)[1:])
+        return g.iloc[np.unique(k.round().astype(int)) - 1]
+    table = table.sort_values(["seed", "round"])
+    return table.groupby("seed", group_keys=False)[table.columns.tolist()].apply(pick)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def machine() -> dict:
+    """The machine a reference was made on, as the manifest records it (no host name)."""
+    cpu = platform.processor()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name")) or cpu
+    except (OSError, StopIteration):
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return {"system": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "load_average": round(load, 1) if load is not None else None}
+
+
+def versions() -> dict:
+    """The package's and the numerical libraries' versions (those installed)."""
+    import gym_ctxbandits
+
+    found = {"gym-ctxbandits": gym_ctxbandits.__version__}
+    for name in LIBRARIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def read(where: Path, suite: Suite, verify: bool = True) -> dict:
+    """The manifest of the references in `where`, checked to be `suite`'s report track (same suite
+    key, report seeds and cell definitions) and every file against its SHA-256; a
+    ReferenceMismatch naming the difference otherwise (`verify=False`: the files unchecked)."""
+    path = Path(where) / MANIFEST
+    if not path.exists():
+        raise ReferenceMismatch(f"{where} has no {MANIFEST}: not a folder of reference results (`ctxbandits bench "
+                                "regen` writes one)")
+    manifest = json.loads(path.read_text())
+    mine = {"suite": suite.key, "seeds": list(suite.report_seeds), "cells": {c.id: cell_spec(c) for c in suite.cells}}
+    for key, value in mine.items():
+        if manifest.get(key) != value:
+            raise ReferenceMismatch(f"the references in {where} are not of this suite's report track: their {key!r} "
+                                    f"differs; rebuild them with `ctxbandits bench regen --suite ... --dest {where}`")
+    for agent, entry in manifest["agents"].items() if verify else ():
+        path = Path(where) / entry["file"]
+        if not path.exists() or sha256(path) != entry["sha256"]:
+            raise ReferenceMismatch(f"{path} is missing or does not match its SHA-256 in {MANIFEST}: rebuild it with "
+                                    f"`ctxbandits bench regen --agents {agent}`")
+    return manifest
+
+
+def table(where: Path, manifest: dict, agent: str):
+    """An agent's reference rows (`read` has checked its file)."""
+    import pandas as pd
+
+    return pd.read_parquet(Path(where) / manifest["agents"][agent]["file"])
+
+
+def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess") -> dict:
+    """Write the reference file of each of `agents` from `work` (a `bench run` folder of `suite`'s
+    report track) into `dest`, and record it in dest's manifest; return the manifest."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from gym_ctxbandits.results import load_results
+
+    work, dest = Path(work), Path(dest)
+    run = read_manifest(work)
+    if run["track"] != "report" or run["suite"] != suite.name or run["version"] != suite.version:
+        raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track")
+    dest.mkdir(parents=True, exist_ok=True)
+    head = {"suite": suite.key, "seeds": list(suite.report_seeds), "cells": {c.id: cell_spec(c) for c in suite.cells}}
+    manifest = read(dest, suite, verify=False) if (dest / MANIFEST).exists() else {**head, "agents": {}}
+    manifest["checkpoints"] = (f"logged rounds at {CHECKPOINTS} log-spaced and {CHECKPOINTS // 2} evenly spaced "
+                              "positions per run, the last included")
+    for agent in agents:
+        parts = []
+        for cell in suite.cells:
+            rows = load_results(work / slug(agent) / cell.id)
+            rows = checkpoints(rows[rows["seed"].isin(suite.report_seeds)])
+            final = rows["round"] == rows.groupby("seed")["round"].transform("max")
+            rows.loc[~final, ["act_seconds", "observe_seconds"]] = np.nan
+            if not is_replay(cell.env):
+                rows.loc[~final, "cum_reward"] = np.nan
+            parts.append(rows.assign(cell=cell.id)[COLUMNS])
+        rows = pd.concat(parts, ignore_index=True)
+        schema = pa.schema([("cell", pa.dictionary(pa.int8(), pa.string())), ("seed", pa.int32()),
+                            ("round", pa.int32()), ("cum_regret", pa.float64()), ("cum_reward", pa.float64()),
+                            ("act_seconds", pa.float32()), ("observe_seconds", pa.float32())])
+        path = dest / f"{slug(agent)}.parquet"
+        data = pa.Table.from_pandas(rows, schema, preserve_index=False).replace_schema_metadata(None)
+        pq.write_table(data, path, compression="zstd",
+                       compression_level=19, use_byte_stream_split=["cum_regret", "cum_reward", "act_seconds",
+                                                                    "observe_seconds"])
+        manifest["agents"][agent] = {
+            "file": path.name, "sha256": sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
+            "versions": versions(), "machine": machine(), "backend": backend,
+            "created": time.strftime("%Y-%m-%d", time.gmtime()),
+            "wall_seconds": {c.id: run["wall_seconds"][agent][c.id] for c in suite.cells},
+            "cpu_seconds": {c.id: run.get("cpu_seconds", {}).get(agent, {}).get(c.id) for c in suite.cells}}
+    manifest["agents"] = dict(sorted(manifest["agents"].items()))
+    (dest / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None = None, work: Path | None = None,
+          progress=print, **run_options) -> dict:
+    """Run `agents` (default: those already in `dest`) on `suite`'s report track and write their
+    reference files into `dest` (default: the package's folder of the suite). `work` keeps the
+    runs (resumable; default a temporary folder, removed after); `run_options` go to run_suite."""
+    dest = Path(dest) if dest is not None else folder(suite)
+    if agents is None:
+        agents = list(read(dest, suite, verify=False)["agents"]) if (dest / MANIFEST).exists() else []
+        if not agents:
+            raise ReferenceMismatch(f"{dest} has no references yet: name the agents to build with --agents")
+    scratch = work is None
+    work = Path(tempfile.mkdtemp(prefix="bench-regen-")) if scratch else Path(work)
+    try:
+        run_suite(suite, [a for a in agents if a != BASELINE], work, progress=progress, **run_options)
+        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"))
+    finally:
+        if scratch:
+            shutil.rmtree(work, ignore_errors=True)
+    return manifest
+
+
+def markdown_table(manifest: dict) -> str:
+    """The shipped agents with their bytes and cost, as docs/benchmark.md shows them (a test keeps
+    the two equal)."""
+    rows = ["| agent | bytes | CPU-s | wall s | costliest cell (CPU-s) | made with |", "|---|---|---|---|---|---|"]
+    for agent, e in manifest["agents"].items():
+        cpu = {c: t for c, t in e["cpu_seconds"].items() if t is not None}
+        worst = max(cpu, key=cpu.get, default=None)
+        made = f"gym-ctxbandits {e['versions']['gym-ctxbandits']}, numpy {e['versions']['numpy']}, {e['backend']}"
+        rows.append(f"| {agent} | {e['bytes']:,} | {sum(cpu.values()):.0f} | {sum(e['wall_seconds'].values()):.0f} | "
+                    f"{f'{worst} ({cpu[worst]:.1f})' if worst else 'n/a'} | {made} |")
+    total = sum(e["bytes"] for e in manifest["agents"].values())
+    return "\n".join(rows + [f"| all | {total:,} | | | | |"])
