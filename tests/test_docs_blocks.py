@@ -156,12 +156,12 @@ SKIP = {
                                                                 "cores (most of it the uncached path)",
     # docs/benchmark.md: the suite's real-data cells need the datasets (CPU seconds: 2 cores shared with ~12 jobs)
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench":
-        "needs the datasets; Random and LinUCB 191 CPU-s (19 min of wall time on the loaded cores), LinTS not measured",
+        "needs the datasets; Random 35, LinUCB 139, LinTS 95 CPU-s (about 22 min of wall time on the loaded cores)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --import examples/sw_linucb.py --agents SW-LinUCB --out "
-    "results/bench": "needs the datasets; SW-LinUCB's suite not measured (LinUCB's: 150 CPU-s, 820 s on the loaded "
-                     "cores)",
+    "results/bench": "needs the datasets; SW-LinUCB's suite 1,475 CPU-s (about 25 min of one core; LinUCB's: "
+                     "139 CPU-s)",
     "ctxbandits bench report --import examples/sw_linucb.py --out results/bench":
-        "needs the folder of the two commands above; not measured (the quick track's: 13 s)",
+        "needs the folder of the two commands above; 46 CPU-s with the shipped references as the zoo",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB --quick --out results/smoke":
         "needs the datasets; 9.7 CPU-s, 43 s on the loaded cores",
     "ctxbandits bench report --out results/smoke": "needs the folder of the command above; 3.3 CPU-s, 13 s",
