@@ -161,7 +161,8 @@ SKIP = {
     "results/bench": "needs the datasets; SW-LinUCB's suite 1,475 CPU-s (about 25 min of one core; LinUCB's: "
                      "139 CPU-s)",
     "ctxbandits bench report --import examples/sw_linucb.py --out results/bench":
-        "needs the folder of the two commands above; 46 CPU-s with the shipped references as the zoo",
+        "needs the folder of the two commands above; 46 s of one core (CPU time) with the shipped references as "
+        "the zoo",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB --quick --out results/smoke":
         "needs the datasets; 9.7 CPU-s, 43 s on the loaded cores",
     "ctxbandits bench report --out results/smoke": "needs the folder of the command above; 3.3 CPU-s, 13 s",
