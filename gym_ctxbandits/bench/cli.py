@@ -64,6 +64,16 @@ def cmd_suites(args) -> int:
     return 0
 
 
+def _add_run_options(parser) -> None:
+    """How `bench run` and `bench regen` play the suite: backend, workers, cluster, device, batch, output."""
+    parser.add_argument("--backend", choices=["inprocess", "processes", "ray"], default="inprocess")
+    parser.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
+    parser.add_argument("--address", help="Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--device", default="cpu", help="torch device of the neural agents: cpu, cuda, cuda:N, mps, auto")
+    parser.add_argument("--batch", type=int, default=10, help="seeds per batched run (1: the plain loop)")
+    parser.add_argument("--quiet", action="store_true", help="no line per cell")
+
+
 def add_bench_parser(sub, add_import_option) -> None:
     """Add `bench` and its subcommands to the `ctxbandits` subparsers `sub`."""
     from gym_ctxbandits.bench.suite import DEFAULT
@@ -75,12 +85,7 @@ def add_bench_parser(sub, add_import_option) -> None:
     run.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     run.add_argument("--quick", action="store_true", help="the quick track: a few rounds on two seeds (a smoke run)")
     run.add_argument("--out", required=True, help="the scorecard folder (agents are added to it one run at a time)")
-    run.add_argument("--backend", choices=["inprocess", "processes", "ray"], default="inprocess")
-    run.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
-    run.add_argument("--address", help="Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray)")
-    run.add_argument("--device", default="cpu", help="torch device of the neural agents: cpu, cuda, cuda:N, mps, auto")
-    run.add_argument("--batch", type=int, default=10, help="seeds per batched run (1: the plain loop)")
-    run.add_argument("--quiet", action="store_true", help="no line per cell")
+    _add_run_options(run)
     run.set_defaults(func=cmd_run)
     report = commands.add_parser("report", help="write scorecard.md, .json and .html: the folder's agents beside the "
                                                 "shipped references of the zoo")
@@ -95,12 +100,7 @@ def add_bench_parser(sub, add_import_option) -> None:
     regen.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
     regen.add_argument("--work", help="keep the runs here, resumable (default: a temporary folder, removed after)")
-    regen.add_argument("--backend", choices=["inprocess", "processes", "ray"], default="inprocess")
-    regen.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
-    regen.add_argument("--address", help="Ray cluster for --backend ray (default: RAY_ADDRESS, else a local Ray)")
-    regen.add_argument("--device", default="cpu", help="torch device of the neural agents: cpu, cuda, cuda:N, mps, auto")
-    regen.add_argument("--batch", type=int, default=10, help="seeds per batched run (1: the plain loop)")
-    regen.add_argument("--quiet", action="store_true", help="no line per cell")
+    _add_run_options(regen)
     regen.set_defaults(func=cmd_regen)
     suites = commands.add_parser("suites", help="list the shipped suites and their cells")
     suites.set_defaults(func=cmd_suites)
