@@ -37,9 +37,14 @@ class Agent(Protocol):
 class _Buffer:
     """Variates of one kind (standard normal or uniform) for N streams, drawn a block at a time.
 
-    The streams are consumed in lockstep (every call takes the same number of values from each),
-    so one position serves all rows, and what instance i receives depends only on its own
-    Generator and on the sizes of the calls, never on N.
+    Row i of the buffer holds the next values of stream i, in order. Draws for every row consume
+    the streams in lockstep (every call takes the same number of values from each), so one
+    position `pos` serves all rows, and what instance i receives depends only on its own
+    Generator, never on N. A draw for some rows only (`rows`: an agent updating the instances
+    whose rewards arrived) takes the next values of just those streams: the rows then keep their
+    own positions `at` until they are in step again, and the buffer keeps every value from the
+    lowest position on. Either way instance i gets the values of its own stream in the order it
+    asks for them (numpy's Generators give the same sequence whatever the sizes of the blocks).
     """
 
     BLOCK = 2048
@@ -48,16 +53,36 @@ class _Buffer:
         self.gens, self.method = gens, method
         self.buf = np.empty((len(gens), 0))
         self.pos = 0
+        self.at = None      # (N,) positions of rows out of step; None while they are in step at `pos`
 
-    def take(self, k: int) -> np.ndarray:
-        """The next k values of every stream, (N, k)."""
-        if self.pos + k > self.buf.shape[1]:
-            size = max(self.BLOCK, k)
-            fresh = [getattr(g, self.method)(size) for g in self.gens]
-            self.buf = np.concatenate([self.buf[:, self.pos:], np.stack(fresh)], axis=1)
-            self.pos = 0
-        out = self.buf[:, self.pos:self.pos + k]
-        self.pos += k
+    def _refill(self, start: int, size: int) -> None:
+        """Drop the values before column `start` and append `size` fresh ones to every row."""
+        fresh = [getattr(g, self.method)(size) for g in self.gens]
+        self.buf = np.concatenate([self.buf[:, start:], np.stack(fresh)], axis=1)
+
+    def take(self, k: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """The next k values of every stream, (N, k), or of the streams of `rows` (distinct ints), (len(rows), k)."""
+        if rows is None and self.at is None:
+            if self.pos + k > self.buf.shape[1]:
+                self._refill(self.pos, max(self.BLOCK, k))
+                self.pos = 0
+            out = self.buf[:, self.pos:self.pos + k]
+            self.pos += k
+            return out
+        if self.at is None:
+            self.at = np.full(len(self.gens), self.pos)
+        rows = np.arange(len(self.gens)) if rows is None else rows
+        at = self.at[rows]
+        need = int(at.max(initial=0)) + k
+        if need > self.buf.shape[1]:
+            start = int(self.at.min())
+            self._refill(start, max(self.BLOCK, need - self.buf.shape[1]))
+            self.at -= start
+            at -= start
+        out = self.buf[rows[:, None], at[:, None] + np.arange(k)]
+        self.at[rows] += k
+        if (self.at == self.at[0]).all():     # in step again: back to the one position
+            self.pos, self.at = int(self.at[0]), None
         return out
 
 
@@ -71,6 +96,11 @@ class Streams:
     few hundred rounds, not every round: drawing N small arrays each round would cost more than
     the agents' own math); integers are floor(u * range) of a uniform; `gens` are per-instance
     Generators for the rare draws of a single row (tie-breaking).
+
+    `rows(rows)` is a view of some of the streams, for an agent that updates only the instances
+    whose rewards arrived: its draws have a leading axis of len(rows) and take the next values of
+    just those instances' streams, so instance i's draws never depend on which other instances
+    learn beside it (the rule `_Buffer` states).
 
     `seed` is an int, None (fresh entropy) or a SeedSequence and then serves N = 1 (or is spawned
     into N children for N > 1), or a sequence of N such seeds.
@@ -89,6 +119,14 @@ class Streams:
         self.gens = [np.random.default_rng(_child(s, 0)) for s in seqs]
         self._normal = _Buffer([np.random.default_rng(_child(s, 1)) for s in seqs], "standard_normal")
         self._uniform = _Buffer([np.random.default_rng(_child(s, 2)) for s in seqs], "random")
+        self._sub = None            # the rows of a view (`rows`), None for all of them
+
+    def rows(self, rows: np.ndarray) -> Streams:
+        """The streams of instances `rows` (distinct ints, increasing), as a Streams of len(rows) rows."""
+        view = copy.copy(self)
+        view.gens = [self.gens[i] for i in rows]
+        view.n, view._sub = len(rows), np.asarray(rows) if self._sub is None else self._sub[rows]
+        return view
 
     def _shape(self, size) -> tuple[tuple[int, ...], int]:
         """(shape, values per stream) of a draw of `size` = N or (N, ...)."""
@@ -100,11 +138,11 @@ class Streams:
     def random(self, size) -> np.ndarray:
         """Uniform [0, 1) of shape `size` = (N, ...)."""
         size, k = self._shape(size)
-        return self._uniform.take(k).reshape(size)
+        return self._uniform.take(k, self._sub).reshape(size)
 
     def standard_normal(self, size) -> np.ndarray:
         size, k = self._shape(size)
-        return self._normal.take(k).reshape(size)
+        return self._normal.take(k, self._sub).reshape(size)
 
     def normal(self, loc: float = 0.0, scale: float = 1.0, size=None) -> np.ndarray:
         return loc + scale * self.standard_normal(size)
@@ -204,6 +242,22 @@ def check_single_feedback(action, reward, num_arms: int) -> tuple[int, float]:
     if abs(y) > MAX_REWARD:
         raise ValueError(_too_large_reward(abs(y)))
     return a, y
+
+
+def check_chosen_features(x: np.ndarray) -> np.ndarray:
+    """x itself (the chosen arms' features), or a ValueError unless they are finite and below
+    MAX_REWARD in magnitude (their squares enter the agents' float64 statistics)."""
+    # One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
+    # below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
+    # dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
+    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):
+        top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
+        if not math.isfinite(top):
+            raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
+        if top > MAX_REWARD:
+            raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
+                             f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
+    return x
 
 
 def _too_large_reward(top: float) -> str:
@@ -359,16 +413,7 @@ class BaseAgent:
         else:
             a, y = check_feedback(action, reward, X.shape[0], X.shape[1], False)
             x = X[np.arange(len(a)), a]
-        # One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
-        # below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
-        # dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
-        if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):
-            top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
-            if not math.isfinite(top):
-                raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
-            if top > MAX_REWARD:
-                raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
-                                 f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
+        check_chosen_features(x)
         return a, y
 
     def _ties(self):
@@ -430,13 +475,17 @@ class BaseAgent:
         agent = self if self.n_ is not None else copy.deepcopy(self)
         agent._check_obs(obs)
         counts = np.zeros((agent.n_, np.shape(obs)[-2]))
-        rows = np.arange(agent.n_)
+        rows, observed = np.arange(agent.n_), [int(t) for t in agent._observed()]
         for j in range(draws):
             twin = copy.deepcopy(agent)
-            twin._reseed([np.random.SeedSequence(s.entropy, spawn_key=s.spawn_key + (PROBS_KEY, salt, agent.t_, j),
-                                                 pool_size=s.pool_size) for s in agent.seqs_])
+            twin._reseed([np.random.SeedSequence(s.entropy, spawn_key=s.spawn_key + (PROBS_KEY, salt, t, j),
+                                                 pool_size=s.pool_size) for s, t in zip(agent.seqs_, observed)])
             counts[rows, np.reshape(twin.act(obs), -1)] += 1
         return counts / draws
+
+    def _observed(self):
+        """The rewards each instance has observed ((N,) ints): the round of its propensities' copies."""
+        return [self.t_] * self.n_
 
     def _reseed(self, seqs: list[np.random.SeedSequence]) -> None:
         """Replace every random stream the agent draws from by streams of `seqs` (one per instance),

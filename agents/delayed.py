@@ -38,8 +38,9 @@ class _OnTheFly(LinearAgent):
     """The OTF bookkeeping on LinearAgent: V at act time, b on arrival, a ring buffer of the last m actions.
 
     Subclasses provide `_init_state(n, d)`, `_act_update(x)` (x (N, d) the chosen features, the
-    design matrix step) and `_arrive(x, y)` (a reward y (N,) of features x (N, d) arrived), and
-    `_scores(X)` as any LinearAgent.
+    design matrix step) and `_update(x, y)` (a reward y (N,) of features x (N, d) arrived: b only),
+    and `_scores(X)` as any LinearAgent. `observe` and `observe_rows` are LinearAgent's: a reward
+    that arrives touches b alone (`row_state`), never the act-time state.
     """
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
@@ -56,13 +57,6 @@ class _OnTheFly(LinearAgent):
             self.window_[:, self.rounds_ % self.m] = x
         self.rounds_ += 1
         return self._unwrap(a)
-
-    def observe(self, obs: np.ndarray, action, reward) -> None:
-        """A reward arrived for the round whose features are obs: add x r to b (V already holds x)."""
-        X = self._check_obs(obs)
-        a, y = self._feedback(X, action, reward)
-        self._arrive(X[self._rows, a].astype(float, copy=False), y)
-        self.t_ += 1
 
     def _start(self, X):
         self.rounds_ = 0                                       # actions taken (t_ counts rewards observed)
@@ -118,6 +112,7 @@ class OTFLinUCB(_OnTheFly):
     params = {"m": Int(ge=0), "lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0),
               "delta": (Real(gt=0, lt=1), None), "alpha": Real(ge=0)}
     index_policy = True
+    row_state = ("W_",)
 
     def __init__(self, *, m: int = 100, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0,
                  delta: float | None = None, alpha: float = 1.0, seed=None, dim: int | None = None):
@@ -134,7 +129,7 @@ class OTFLinUCB(_OnTheFly):
         self.logdet_ += np.log(growth[:, 0])
         self._set_width(self.rounds_ + 2)
 
-    def _arrive(self, x, y):
+    def _update(self, x, y):
         self.W_[:, :, -1] += (self.W_[:, :, :-1] @ x[:, :, None])[:, :, 0] * y[:, None]   # + V^{-1} x y
 
     def _set_width(self, t: int = 1) -> None:
@@ -180,6 +175,7 @@ class OTFLinTS(_OnTheFly):
     """
 
     params = {"m": Int(ge=0), "lam": Real(gt=0), "sigma": Real(gt=0), "v": Real(ge=0)}
+    row_state = ("R_", "theta_")
 
     def __init__(self, *, m: int = 100, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
                  seed=None, dim: int | None = None):
@@ -194,7 +190,7 @@ class OTFLinTS(_OnTheFly):
         k = potter_update_(self.R_, x)                                   # k = V_new^{-1} x
         self.theta_ -= k * (x * self.theta_).sum(axis=1)[:, None]        # V_new^{-1} b, b unchanged
 
-    def _arrive(self, x, y):
+    def _update(self, x, y):
         self.theta_ += (self.R_ @ (x[:, None, :] @ self.R_).swapaxes(1, 2))[:, :, 0] * y[:, None]   # + V^{-1} x y
 
     def _in_flight(self, X: np.ndarray) -> np.ndarray:

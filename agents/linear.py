@@ -14,16 +14,22 @@ over N independent instances: a single agent is the N = 1 case of the same math.
 - Statistics use rank-one updates (agents.linalg), never a fresh inverse per round. The ridge
   notation is V_t = lam I + sum_{s<=t} x_s x_s^T, b_t = sum_{s<=t} x_s y_s, theta_hat = V_t^{-1} b_t.
   Learned state lives in attributes ending in `_`.
+- Partial feedback: `observe_rows(obs, action, reward, rows)` updates only the instances `rows`
+  (the run loop's delayed rewards reach the instances of a batch at different rounds); instance i
+  then makes exactly the choices of a single agent fed the rewards that reached instance i. Each
+  instance counts its own rewards (`observed_`), and an update's random draws come from the
+  instance's own stream (`Streams.rows`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
 from scipy.special import softmax
 
-from agents.base import BaseAgent, argmax_probs, check_finite, register
+from agents.base import BaseAgent, argmax_probs, check_chosen_features, check_feedback, check_finite, register
 from agents.params import Int, Real
 from agents.linalg import potter_update_, rls_update_
 
@@ -46,9 +52,14 @@ class LinearAgent(BaseAgent):
 
     `index_policy = True` declares `_scores` a deterministic function of the state (no draws), so
     that `action_probs` is exact: uniform over the arms of maximal score.
+
+    `row_state` names the per-instance state (arrays with a leading axis N) that `_update` reads
+    or writes: `observe_rows` runs `_update` on those rows of it alone (`_restricted`), so a
+    subset of the instances learns with the very arithmetic of a full update.
     """
 
     index_policy = False
+    row_state: tuple[str, ...] = ()
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
@@ -61,9 +72,74 @@ class LinearAgent(BaseAgent):
         x = X[:, a[0]] if self.single_ else X[self._rows, a]      # a view for one instance
         self._update(x.astype(float, copy=False), y)
         self.t_ += 1
+        self.observed_ += 1
+
+    def observe_rows(self, obs: np.ndarray, action, reward, rows) -> None:
+        """Update only the instances `rows` (distinct ints in [0, N)) with their rewards.
+
+        obs (N, K, d), action (N,) and reward (N,) are laid out as for `observe`; only the rows of
+        `rows` are read (the others may hold anything). Each instance learns exactly as a single
+        agent would from the same rewards: its own count of rewards observed (`observed_`) and its
+        own random stream. Several rewards of one instance go in separate calls, in the order they arrived.
+        """
+        X = self._check_obs(obs)
+        rows = self._check_rows(rows)
+        if len(rows) == self.n_:
+            return self.observe(obs, action, reward)
+        if not len(rows):
+            return None
+        a, y = np.asarray(action), np.asarray(reward)
+        if a.shape != (self.n_,) or y.shape != (self.n_,):
+            raise ValueError(f"actions and rewards must have shape ({self.n_},) (every instance's, of which only "
+                             f"`rows` are read), got {a.shape} and {y.shape}")
+        a, y = check_feedback(a[rows], y[rows], len(rows), X.shape[1], False)
+        x = check_chosen_features(X[rows, a]).astype(float, copy=False)
+        with self._restricted(rows):
+            self._update(x, y)
+        self.observed_[rows] += 1
+        self.t_ = int(self.observed_.max())
+        return None
+
+    def _check_rows(self, rows) -> np.ndarray:
+        """`rows` as increasing distinct int64s in [0, N), or a ValueError naming the problem."""
+        r = np.asarray(rows)
+        if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
+            raise ValueError(f"rows must be a 1-D array of instance indices, got {r.dtype} {r.shape}")
+        r = r.astype(np.int64, copy=False)
+        if r.size and (r.min() < 0 or r.max() >= self.n_):
+            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r.tolist()}")
+        if r.size > 1 and not (np.diff(r) > 0).all():
+            r = np.unique(r)
+            if len(r) != len(rows):
+                raise ValueError(f"rows must be distinct, got {np.asarray(rows).tolist()}: give an instance's "
+                                 "several rewards in separate calls, in the order they arrived")
+        return r
+
+    @contextlib.contextmanager
+    def _restricted(self, rows: np.ndarray):
+        """The agent as if it served the instances `rows` alone: its `row_state`, counts, and random
+        streams (`Streams.rows`) cut to those rows, written back to them on success."""
+        full = {name: getattr(self, name) for name in self.row_state}
+        saved = self.n_, self._rows, self.rng_, self.observed_
+        for name, value in full.items():
+            setattr(self, name, value[rows])
+        self.n_, self._rows, self.rng_, self.observed_ = len(rows), np.arange(len(rows)), self.rng_.rows(rows), \
+            self.observed_[rows]
+        try:
+            yield
+            for name, value in full.items():
+                value[rows] = getattr(self, name)
+        finally:
+            for name, value in full.items():
+                setattr(self, name, value)
+            self.n_, self._rows, self.rng_, self.observed_ = saved
+
+    def _observed(self) -> np.ndarray:
+        return self.observed_
 
     def _start(self, X):
         self._rows = np.arange(self.n_)
+        self.observed_ = np.zeros(self.n_, np.int64)     # rewards observed by each instance
         self._init_state(self.n_, self.d_)
 
     def _checked_scores(self, X: np.ndarray) -> np.ndarray:
@@ -127,6 +203,7 @@ class Greedy(LinearAgent):
 
     params = {"lam": Real(gt=0)}
     index_policy = True
+    row_state = ("W_",)
 
     def __init__(self, *, lam: float = 1.0, seed=None, dim: int | None = None):
         self.lam = lam
@@ -238,6 +315,7 @@ class LinUCB(LinearAgent):
     params = {"lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0), "delta": (Real(gt=0, lt=1), None),
               "alpha": Real(ge=0)}
     index_policy = True
+    row_state = ("W_", "logdet_", "width_")
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
                  alpha: float = 1.0, seed=None, dim: int | None = None):
@@ -256,11 +334,20 @@ class LinUCB(LinearAgent):
             self.logdet_[0, 0] += np.log(growth[0, 0, 0])
         else:
             self.logdet_ += np.log(growth[:, 0])
-        self._set_width(self.t_ + 2)
+        self._set_width(self.observed_ + 2)
 
-    def _set_width(self, t: int = 1) -> None:
-        """alpha * beta_t^{1/2} for the coming round t, shape (N, 1)."""
-        log_inv_delta = 3.0 * math.log(t) if self.delta is None else -math.log(self.delta)
+    def _set_width(self, t: int | np.ndarray = 1) -> None:
+        """alpha * beta_t^{1/2} for the coming round t of each instance (an int, or (N,) ints), shape (N, 1).
+
+        Each instance's round is its own (rewards observed + 1): under partial feedback they differ."""
+        if np.ndim(t) and (self.n_ == 1 or (t == t[0]).all()):
+            t = int(t[0])                   # one round for all: Python floats, the arithmetic of a single agent
+        if self.delta is not None:
+            log_inv_delta = -math.log(self.delta)
+        elif np.ndim(t):                    # math.log row by row: the bits a single agent gets
+            log_inv_delta = np.array([3.0 * math.log(v) for v in t.tolist()])[:, None]
+        else:
+            log_inv_delta = 3.0 * math.log(t)
         a = self.alpha
         if self.n_ == 1:    # one instance: the same float64 arithmetic on Python floats (the same bits, no array calls)
             root = math.sqrt(float(self.logdet_[0, 0]) + 2.0 * log_inv_delta)
@@ -294,6 +381,7 @@ class LinTS(LinearAgent):
     """
 
     params = {"lam": Real(gt=0), "sigma": Real(gt=0), "v": Real(ge=0)}
+    row_state = ("R_", "theta_")
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
                  seed=None, dim: int | None = None):
@@ -352,6 +440,8 @@ class _RidgeEnsemble(LinearAgent):
 
     Subclasses give `_spec()`: (ensemble size, lambda, perturbation sd, prior sd).
     """
+
+    row_state = ("W_",)
 
     def _init_state(self, n, d):
         m, lam, _, prior_sd = self._spec()

@@ -93,6 +93,7 @@ class LinearEnsemblePP(LinearAgent):
 
     params = {"M": Int(ge=1), "reference": Options(*DISTRIBUTIONS), "perturbation": Options(*DISTRIBUTIONS),
               "prior_var": Real(gt=0), "sigma": Real(gt=0), "sparsity": Int(ge=1)}
+    row_state = ("W_", "_target")
 
     def __init__(self, *, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, sigma: float = 1.0, sparsity: int = 2,

@@ -145,6 +145,12 @@ class _AllocationAgent:
     index_policy = False         # the decision is not an argmax of LinUCB's scores; `_probs` gives it
     _FIELDS: dict = {}           # per-context state: name -> (shape, dtype, fill), see `_Contexts`
 
+    @property
+    def observe_rows(self):
+        """Not offered (so `hasattr` is False): the per-instance state of the tracked action sets and
+        forced exploration is not cut to rows; under partial feedback the run loop runs N single agents."""
+        raise AttributeError(f"{type(self).__name__} has no observe_rows: it updates all its instances at once")
+
     def _reset(self) -> None:
         super()._reset()
         self.contexts_ = None        # _Contexts, created with the first obs

@@ -175,12 +175,57 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress, queue: F
 
 
 def _deliver(agent, queue: FeedbackQueue, t: int) -> None:
-    """Give the agent the rewards that arrive at round t, oldest first (module docstring)."""
-    for _, obs_s, a_s, r_s, rows in queue.pop(t):
-        if rows is None:
-            agent.observe(obs_s, a_s, r_s)
+    """Give the agent the rewards that arrive at round t, oldest first (module docstring).
+
+    Under partial feedback the round's arrivals are applied in layers: layer k holds every
+    instance's k-th arrival of the round (so its rows are distinct), each instance's layers come in
+    the order its rewards arrived, and each layer is one `observe_rows` (one `observe` when it is
+    one round's rewards for every instance), however many rounds its rows' rewards belong to.
+    """
+    due = queue.pop(t)
+    if len(due) == 1 or all(rows is None for *_, rows in due):
+        for _, obs_s, a_s, r_s, rows in due:
+            if rows is None:
+                agent.observe(obs_s, a_s, r_s)
+            else:
+                agent.observe_rows(obs_s, a_s, r_s, rows)
+        return
+    for layer in _layers(due, queue.n):
+        if len(layer) == 1 and len(layer[0][3]) == queue.n:
+            agent.observe(*layer[0][:3])
+        elif len(layer) == 1:
+            agent.observe_rows(*layer[0])
         else:
-            agent.observe_rows(obs_s, a_s, r_s, rows)
+            agent.observe_rows(*_merge(layer, queue.n))
+
+
+def _layers(due: list, n: int) -> list[list]:
+    """The deliveries `due` ((s, obs, action, reward, rows) oldest first) as layers of (obs, action,
+    reward, rows) parts: layer k holds the k-th arrival of every instance that has one."""
+    depth = np.zeros(n, np.int64)              # arrivals so far, per instance
+    layers: list[list] = []
+    for _, obs, a, r, rows in due:
+        rows = np.arange(n) if rows is None else rows
+        k = depth[rows]
+        depth[rows] += 1
+        low, high = k.min(), k.max()
+        for level in range(low, high + 1):
+            part = rows if low == high else rows[k == level]
+            if len(part):
+                if level == len(layers):
+                    layers.append([])
+                layers[level].append((obs, a, r, part))
+    return layers
+
+
+def _merge(parts: list, n: int) -> tuple:
+    """One (obs, action, reward, rows) of parts from different rounds, on distinct rows: each row's
+    obs, action and reward copied from its own round (the other rows are left unset: not read)."""
+    obs0, a0, r0, _ = parts[0]
+    obs, action, reward = np.empty_like(obs0), np.zeros_like(a0), np.zeros_like(r0)
+    for o, a, r, rows in parts:
+        obs[rows], action[rows], reward[rows] = o[rows], a[rows], r[rows]
+    return obs, action, reward, np.sort(np.concatenate([p[3] for p in parts]))
 
 
 class PerInstance:
