@@ -123,9 +123,9 @@ class Streams:
 
     def rows(self, rows: np.ndarray) -> Streams:
         """The streams of instances `rows` (distinct ints, increasing), as a Streams of len(rows) rows."""
-        view = copy.copy(self)
-        view.gens = [self.gens[i] for i in rows]
-        view.n, view._sub = len(rows), np.asarray(rows) if self._sub is None else self._sub[rows]
+        view = object.__new__(Streams)
+        view.__dict__.update(self.__dict__, n=len(rows), gens=[self.gens[i] for i in rows],
+                             _sub=np.asarray(rows) if self._sub is None else self._sub[rows])
         return view
 
     def _shape(self, size) -> tuple[tuple[int, ...], int]:

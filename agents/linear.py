@@ -108,7 +108,7 @@ class LinearAgent(BaseAgent):
         r = r.astype(np.int64, copy=False)
         if r.size and (r.min() < 0 or r.max() >= self.n_):
             raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r.tolist()}")
-        if r.size > 1 and not (np.diff(r) > 0).all():
+        if r.size > 1 and not (r[1:] > r[:-1]).all():
             r = np.unique(r)
             if len(r) != len(rows):
                 raise ValueError(f"rows must be distinct, got {np.asarray(rows).tolist()}: give an instance's "

@@ -343,6 +343,7 @@ class FeedbackQueue:
     def __init__(self, feedback: Feedback, rngs: list[np.random.Generator], horizon: int | None = None,
                  single: bool = False):
         self.fb, self.model, self.rngs, self.single = feedback, feedback.model, rngs, single
+        self.partial = feedback.partial                  # (parses the delay spec: once, not every round)
         self.n, self.T = len(rngs), NEVER if horizon is None else int(horizon)
         if feedback.batch_grid is not None:
             if horizon is None:
@@ -415,7 +416,7 @@ class FeedbackQueue:
 
     def push(self, t: int, obs, action, reward, mu=None) -> None:
         """File round t's feedback (module docstring: when each instance's reward arrives, if ever)."""
-        if not self.fb.partial:
+        if not self.partial:
             first, value = self.common_arrival(t, reward)
             if first == NEVER:
                 return
@@ -432,11 +433,13 @@ class FeedbackQueue:
             self.due[int(first)].append((t, None))
             groups = 1
         else:
-            groups = 0
-            for when in np.unique(arrive):
+            rows: dict[int, list[int]] = {}               # arrival round -> instances (plain ints: N is small)
+            for i, when in enumerate(arrive.tolist()):
                 if when != NEVER:
-                    self.due[int(when)].append((t, np.flatnonzero(arrive == when)))
-                    groups += 1
+                    rows.setdefault(when, []).append(i)
+            for when, which in rows.items():
+                self.due[when].append((t, np.array(which)))
+            groups = len(rows)
             if not groups:
                 return
         delivered = float(value[0]) if self.single else value

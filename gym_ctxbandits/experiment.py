@@ -191,41 +191,40 @@ def _deliver(agent, queue: FeedbackQueue, t: int) -> None:
                 agent.observe_rows(obs_s, a_s, r_s, rows)
         return
     for layer in _layers(due, queue.n):
-        if len(layer) == 1 and len(layer[0][3]) == queue.n:
-            agent.observe(*layer[0][:3])
-        elif len(layer) == 1:
-            agent.observe_rows(*layer[0])
+        obs, action, reward, rows = _merge(layer, queue.n)
+        if len(rows) == queue.n:                 # every row set: one observe
+            agent.observe(obs, action, reward)
         else:
-            agent.observe_rows(*_merge(layer, queue.n))
+            agent.observe_rows(obs, action, reward, rows)
 
 
 def _layers(due: list, n: int) -> list[list]:
     """The deliveries `due` ((s, obs, action, reward, rows) oldest first) as layers of (obs, action,
-    reward, rows) parts: layer k holds the k-th arrival of every instance that has one."""
-    depth = np.zeros(n, np.int64)              # arrivals so far, per instance
+    reward, instance) arrivals: layer k holds the k-th arrival of every instance that has one."""
+    depth = [0] * n                            # arrivals so far, per instance
     layers: list[list] = []
     for _, obs, a, r, rows in due:
-        rows = np.arange(n) if rows is None else rows
-        k = depth[rows]
-        depth[rows] += 1
-        low, high = k.min(), k.max()
-        for level in range(low, high + 1):
-            part = rows if low == high else rows[k == level]
-            if len(part):
-                if level == len(layers):
-                    layers.append([])
-                layers[level].append((obs, a, r, part))
+        for i in range(n) if rows is None else rows.tolist():
+            k = depth[i]
+            depth[i] = k + 1
+            if k == len(layers):
+                layers.append([])
+            layers[k].append((obs, a, r, i))
     return layers
 
 
-def _merge(parts: list, n: int) -> tuple:
-    """One (obs, action, reward, rows) of parts from different rounds, on distinct rows: each row's
-    obs, action and reward copied from its own round (the other rows are left unset: not read)."""
-    obs0, a0, r0, _ = parts[0]
+def _merge(layer: list, n: int) -> tuple:
+    """One (obs, action, reward, rows) of a layer's arrivals, on distinct rows: as delivered when they
+    are one round's, else each row's obs, action and reward copied from its own round (the other
+    rows left unset: `observe_rows` does not read them)."""
+    obs0, a0, r0, _ = layer[0]
+    rows = sorted(i for *_, i in layer)
+    if all(o is obs0 for o, *_ in layer):
+        return obs0, a0, r0, np.array(rows)
     obs, action, reward = np.empty_like(obs0), np.zeros_like(a0), np.zeros_like(r0)
-    for o, a, r, rows in parts:
-        obs[rows], action[rows], reward[rows] = o[rows], a[rows], r[rows]
-    return obs, action, reward, np.sort(np.concatenate([p[3] for p in parts]))
+    for o, a, r, i in layer:
+        obs[i], action[i], reward[i] = o[i], a[i], r[i]
+    return obs, action, reward, np.array(rows)
 
 
 class PerInstance:
