@@ -1,84 +1,75 @@
-"""What delayed feedback's bookkeeping costs the run loop: LinUCB on the linear bandit, `--seeds`
-seeds as one batched run (vector env, batched agent), for `--horizon` rounds, without delays and
-under each feedback model below. The table is docs/delayed.md's.
+"""What delayed feedback costs the run loop: LinUCB on the linear bandit (d = `--dim`, K = 50 arms),
+`--seeds` seeds as one batched run (vector env, batched agent) for `--horizon` rounds, without
+delays and under each feedback model below. The table is docs/delayed.md's.
 
-The time is the whole batched run (run_batch, no files), the best of `--repeat` runs taken in
-turn, so that a machine's load slows all variants alike. A fixed delay reaches every instance at
-the same round, so the batched agent keeps its one vectorised `observe` per delivered round: the
-difference is the queue's. Random delays reach the instances at different rounds; LinUCB has no
-`observe_rows`, so the batch runs as N single agents (experiment.PerInstance), which the last two
-rows compare with the plain loop's N single runs. Last, the queue alone (FeedbackQueue.push and
-pop of a fixed delay of 50 for N instances, without agent or env): its microseconds per round,
-the bookkeeping's cost less the noise of a whole run.
+Each figure is the CPU time of a whole batched run (run_batch, no files; the process's CPU seconds,
+which another engineer's load slows less than the wall clock), the best of `--repeat` runs taken in
+turn (every variant once, then again), so that a change in the machine's load falls on all variants
+alike. A fixed delay and batched updates reach every instance at the same round: one vectorised
+`observe` per delivered round, the difference being the queue's. Geometric delays reach the
+instances at different rounds, and several rewards of one instance may land in one round: LinUCB's
+`observe_rows` takes them in layers (one call per layer, each instance's k-th arrival of the round
+in layer k). The last row is the same geometric run as N single agents (experiment.PerInstance),
+the fallback for a batched agent without `observe_rows`, and what LinUCB ran as before it had one.
 
-    python scripts/bench_delays.py
-    python scripts/bench_delays.py --seeds 10 --horizon 5000 --repeat 5
+    nice -n 10 python scripts/bench_delays.py
+    nice -n 10 python scripts/bench_delays.py --seeds 10 --horizon 3000 --repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from dataclasses import dataclass
+from unittest import mock
 
-import numpy as np
+from gym_ctxbandits import experiment
+from gym_ctxbandits.delays import Feedback
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, run_batch
 
-from gym_ctxbandits.delays import Feedback, FeedbackQueue, delay_rng
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, Job, run_batch, run_job
-
-ENV = EnvSpec("CtxBandit/Linear-v0")
-VARIANTS = {"no delay (batched)": None, "fixed:50 (batched)": Feedback(delay="fixed:50"),
-            "fixed:50, window 40, default 0 (batched)": Feedback(delay="fixed:50", window=40, default_reward=0.0),
-            "fixed:50, feedback every 10 (batched)": Feedback(delay="fixed:50", feedback_every=10),
-            "geometric:50 (N single agents)": Feedback(delay="geometric:50")}
+VARIANTS = {"no delay": None, "geometric:100": Feedback(delay="geometric:100"), "fixed:50": Feedback(delay="fixed:50"),
+            "feedback every 50": Feedback(feedback_every=50)}
+FALLBACK = "geometric:100, N single agents"
 
 
 @dataclass
 class Args:
     seeds: int = 10
-    horizon: int = 5000
+    horizon: int = 3000
     repeat: int = 5
+    dim: int = 50
 
 
-def seconds(args: Args, feedback, single: bool = False) -> float:
-    jobs = [Job(ENV, AgentSpec("LinUCB"), s, args.horizon, log_every=args.horizon, feedback=feedback)
+def cpu_seconds(args: Args, feedback, fallback: bool = False) -> float:
+    env = EnvSpec("CtxBandit/Linear-v0", {"dim": args.dim})
+    jobs = [Job(env, AgentSpec("LinUCB"), s, args.horizon, log_every=args.horizon, feedback=feedback)
             for s in range(args.seeds)]
-    start = time.perf_counter()
-    if single:
-        for job in jobs:
-            run_job(job)
+    start = time.process_time()
+    if fallback:                      # hide observe_rows: the loop then runs N single agents
+        with mock.patch.object(experiment, "hasattr", lambda obj, name: name != "observe_rows" and hasattr(obj, name),
+                               create=True):
+            run_batch(jobs)
     else:
         run_batch(jobs)
-    return time.perf_counter() - start
-
-
-def queue_microseconds(n: int, rounds: int = 20_000) -> float:
-    """Microseconds per round of the queue alone: push and pop of fixed:50 for n instances."""
-    queue = FeedbackQueue(Feedback(delay="fixed:50"), [delay_rng(s) for s in range(n)], rounds)
-    obs, action, reward = np.zeros((n, 50, 20), np.float32), np.zeros(n, np.int64), np.zeros(n)
-    start = time.perf_counter()
-    for t in range(rounds):
-        queue.push(t, obs, action, reward)
-        queue.pop(t)
-    return 1e6 * (time.perf_counter() - start) / rounds
+    return time.process_time() - start
 
 
 def main(args: Args) -> None:
-    runs = {**{name: (fb, False) for name, fb in VARIANTS.items()}, "no delay (plain loop, N single runs)": (None, True)}
-    seconds(Args(args.seeds, 50, 1), None)                     # imports and first calls, not timed
+    runs = {**{name: (fb, False) for name, fb in VARIANTS.items()}, FALLBACK: (VARIANTS["geometric:100"], True)}
+    cpu_seconds(Args(args.seeds, 50, 1, args.dim), None)          # imports and first calls, not timed
+    load = os.getloadavg()
     best = {name: float("inf") for name in runs}
     for _ in range(args.repeat):
-        for name, (fb, single) in runs.items():
-            best[name] = min(best[name], seconds(args, fb, single))
-    base = best["no delay (batched)"]
-    print(f"LinUCB on {ENV.id}, {args.seeds} seeds x {args.horizon} rounds, best of {args.repeat}\n")
-    print("| feedback | wall s | vs no delay (batched) |\n|---|---|---|")
-    for name, wall in best.items():
-        print(f"| {name} | {wall:.2f} | {100 * (wall / base - 1):+.1f}% |")
-    queue = min(queue_microseconds(args.seeds) for _ in range(args.repeat))
-    per_round = 1e6 * base / args.horizon
-    print(f"\nthe queue alone: {queue:.1f} us per round of {args.seeds} instances, {100 * queue / per_round:.1f}% of an "
-          f"undelayed batched round ({per_round:.0f} us)")
+        for name, (fb, fallback) in runs.items():
+            best[name] = min(best[name], cpu_seconds(args, fb, fallback))
+    base = best["no delay"]
+    print(f"LinUCB on CtxBandit/Linear-v0 (d = {args.dim}, K = 50), {args.seeds} seeds as one batch x {args.horizon} "
+          f"rounds, CPU seconds, best of {args.repeat} interleaved; load average {load[0]:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores\n")
+    print("| feedback | CPU s | vs no delay | us per round |\n|---|---|---|---|")
+    for name, cpu in best.items():
+        print(f"| {name} | {cpu:.2f} | {100 * (cpu / base - 1):+.1f}% | {1e6 * cpu / args.horizon:.0f} |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Delayed, censored and batched feedback: the models (gym_ctxbandits.delays), the run loop that
 delivers late rewards, the CLI and config, and the Gymnasium wrapper."""
 
+import collections
 import json
 import math
 import warnings
@@ -9,8 +10,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import agents
 import gym_ctxbandits
-from gym_ctxbandits import cli
+from agents.linear import LinearAgent
+from gym_ctxbandits import cli, experiment
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.checks import check_env
 from gym_ctxbandits.delays import Feedback, FeedbackQueue, batch_ends, delay_model, delay_rng
@@ -218,33 +221,44 @@ def test_a_delayed_batched_run_equals_its_instances_run_singly(fb):
         assert not undelayed["cum_regret"].equals(batch[0]["cum_regret"])    # the delays reached the agent
 
 
-def test_observe_rows_updates_just_the_instances_whose_rewards_arrived():
-    """A batched agent with `observe_rows` gets row subsets (not N single agents) and its numbers
-    equal the single runs'."""
-    from agents.linear import Greedy
-    from agents.linalg import rls_update_
+LINEAR = ["Random", "Greedy", "epsilon-greedy", "Softmax", "LinUCB", "LinTS", "LinTS-AG", "Lin-ES", "ES", "RRLS",
+          "Linear-Ensemble++", "OTFLinUCB", "OTFLinTS"]
 
-    class RowGreedy(Greedy):
-        calls = 0
 
-        def observe_rows(self, obs, action, reward, rows):
-            X = self._check_obs(obs)
-            a, y = self._feedback(X, action, reward)
-            W = self.W_[rows]
-            rls_update_(W, X[rows, a[rows]].astype(float), y[rows, None])
-            self.W_[rows] = W
-            RowGreedy.calls += 1
+@pytest.mark.parametrize("name", LINEAR)
+def test_a_linear_agent_under_random_delays_learns_row_subsets_as_its_instances_alone(name, monkeypatch):
+    """Geometric delays reach the 4 instances at different rounds, several at once: the batched agent
+    takes them natively (`observe_rows`, one layer of arrivals per call, never N single agents) and
+    instance i acts, round by round, exactly as seed i run alone on the same arrivals."""
+    def no_fallback(singles):
+        raise AssertionError("the batch fell back to N single agents")
 
-    fb, seeds, T = Feedback(delay="uniform:6"), [2, 3, 8], 120
-    envs = gym.make_vec(ENV.id, num_envs=3, vectorization_mode="vector_entry_point", **ENV.kwargs)
-    agent = RowGreedy(seed=seeds)
-    log = RunLog(np.arange(1, T + 1), 3)
-    _rounds(envs, agent, envs.reset(seed=seeds)[0], T, log, "", None, FeedbackQueue(fb, [delay_rng(s) for s in seeds], T))
-    assert RowGreedy.calls > 100
-    for i, s in enumerate(seeds):
-        single = RowGreedy(seed=s)
-        got = run_job(Job(ENV, AgentSpec("Greedy"), s, T, feedback=fb), agent_factory=lambda _, agent=single: agent)
-        assert np.array_equal(got["cum_regret"], log.cum_regret[:, i])
+    calls, merged = collections.Counter(), collections.Counter()
+    observe_rows, merge = LinearAgent.observe_rows, experiment._merge
+
+    def spy(self, obs, action, reward, rows):
+        calls[len(rows)] += 1
+        return observe_rows(self, obs, action, reward, rows)
+
+    def spy_merge(layer, n):
+        merged[len({id(o) for o, *_ in layer}) > 1] += 1
+        return merge(layer, n)
+
+    monkeypatch.setattr(experiment, "PerInstance", no_fallback)
+    monkeypatch.setattr(LinearAgent, "observe_rows", spy)
+    monkeypatch.setattr(experiment, "_merge", spy_merge)
+    cols = ["reward", "regret", "cum_reward", "cum_regret"]
+    fb = Feedback(delay="geometric:4")
+    jobs = [Job(ENV, AgentSpec(name), s, 120, log_every=1, feedback=fb) for s in (0, 4, 7, 9)]
+    batch = run_batch(jobs)
+    assert sum(calls[k] for k in (1, 2, 3)) > 50 and merged[True] > 20    # row subsets, from several rounds at once
+    for job, got in zip(jobs, batch):
+        assert run_job(job)[cols].equals(got[cols])
+
+
+def test_an_agent_without_observe_rows_runs_as_single_agents():
+    """OAM does not offer `observe_rows` (hasattr is False), so random delays run it as N single agents."""
+    assert not hasattr(agents.make("OAM"), "observe_rows") and hasattr(agents.make("LinUCB"), "observe_rows")
 
 
 def test_a_job_without_feedback_keeps_its_file_name():

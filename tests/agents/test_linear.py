@@ -354,3 +354,63 @@ def test_benchmark_script_runs():
         if getattr(entry, "__module__", "") in ("agents.linear", "agents.linear_ensemble"):
             assert f"| {name} |" in out
     assert "| bare numpy LinUCB loop (reference) |" in out and "chose LinUCB's arm in 30 of 30 rounds" in out
+
+
+# -- partial feedback: observe_rows -----------------------------------------------------------------
+def test_a_draw_for_some_rows_takes_the_next_values_of_just_their_streams():
+    """Streams.rows: instance i's values are its own stream in the order it asks, whichever other
+    rows draw beside it (and across the buffer's block boundary); in step again, one position."""
+    seeds = [5, 6, 7]
+    batch, alone = Streams(seeds, 3), [Streams(s, 1) for s in seeds]
+    draws = [([0, 2], 3), (None, 2), ([1], 2500), ([2], 1), ([0, 1], 4), (None, 1), ([2], 2499), ([0], 2497),
+             ([2], 1), (None, 2)]
+    for step, (rows, k) in enumerate(draws):
+        rows = np.arange(3) if rows is None else np.array(rows)
+        draw = batch.rows(rows).standard_normal((len(rows), k)) if len(rows) < 3 else batch.standard_normal((3, k))
+        for j, i in enumerate(rows):
+            np.testing.assert_array_equal(draw[j], alone[i].standard_normal((1, k))[0])
+        if step == 7:
+            assert batch._normal.at is not None                  # out of step: rows at 2507, 2507, 2506
+    assert batch._normal.at is None                              # in step again: one position
+
+
+@pytest.mark.parametrize("name", ["LinUCB", "Lin-ES", "Linear-Ensemble++", "OTFLinTS"])
+def test_observe_rows_of_every_row_is_observe_and_of_some_rows_leaves_the_others(name):
+    obs, actions, rewards = random_rounds(3, rounds=30, n=4)
+    whole, rows_all, part = (agents.make(name, seed=[1, 2, 3, 4]) for _ in range(3))
+    for t in range(30):
+        for agent in (whole, rows_all, part):
+            agent.act(obs[t])
+        whole.observe(obs[t], actions[t], rewards[t])
+        rows_all.observe_rows(obs[t], actions[t], rewards[t], np.array([2, 0, 3, 1]))
+        before = copy.deepcopy(part)
+        part.observe_rows(obs[t], actions[t], rewards[t], np.array([1, 3]))
+        for key in part.row_state:
+            np.testing.assert_array_equal(getattr(part, key)[[0, 2]], getattr(before, key)[[0, 2]])
+    for key in whole.row_state:
+        np.testing.assert_array_equal(getattr(whole, key), getattr(rows_all, key))
+    assert part.observed_.tolist() == [0, 30, 0, 30] and part.t_ == 30
+
+
+def test_linucb_counts_each_instance_s_rewards_in_its_radius():
+    """LinUCB's beta_t uses t = rewards observed + 1 of each instance, as a single agent fed the same rewards."""
+    obs, actions, rewards = random_rounds(4, rounds=20, n=2)
+    batch, single = LinUCB(seed=[0, 1]), LinUCB(seed=1)
+    for t in range(20):
+        batch.act(obs[t])
+        batch.observe_rows(obs[t], actions[t], rewards[t], np.array([1] if t % 2 else [0, 1]))
+        single.act(obs[t][1])
+        single.observe(obs[t][1], int(actions[t][1]), float(rewards[t][1]))
+    assert batch.observed_.tolist() == [10, 20] and batch.width_[1, 0] == single.width_[0, 0]
+    np.testing.assert_allclose(batch.W_[1], single.W_[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("rows, match", [([0, 0], "distinct"), ([3], r"\[0, 3\)"), ([[0]], "1-D"), ([0.5], "1-D")])
+def test_observe_rows_refuses_bad_rows(rows, match):
+    obs, actions, rewards = random_rounds(0, rounds=1, n=3)
+    agent = LinUCB(seed=[0, 1, 2])
+    agent.act(obs[0])
+    with pytest.raises(ValueError, match=match):
+        agent.observe_rows(obs[0], actions[0], rewards[0], rows)
+    with pytest.raises(ValueError, match="shape"):
+        agent.observe_rows(obs[0], actions[0][:2], rewards[0], [0])
