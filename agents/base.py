@@ -23,8 +23,9 @@ class Agent(Protocol):
     """What every policy of the zoo provides.
 
     Optional capabilities are discovered with `hasattr`: `action_probs(obs)`, batched
-    `act(obs[N, K, d]) -> actions[N]` (attribute `batched = True`), `state_dict()` /
-    `load_state_dict()`.
+    `act(obs[N, K, d]) -> actions[N]` (attribute `batched = True`), `observe_rows(obs, action,
+    reward, rows)` (a batched agent updating only the instances `rows`, for rewards that reach the
+    instances at different rounds), `state_dict()` / `load_state_dict()`.
     """
 
     def act(self, obs: np.ndarray) -> int: ...
