@@ -370,17 +370,19 @@ def test_a_damaged_result_file_is_never_used(tmp_path, damage):
 
 def test_two_identical_runs_into_one_folder_share_the_jobs(tmp_path):
     """Each job has a claim, so two identical commands started together run every job once between
-    them, and both end with the whole table."""
+    them, and both end with the whole table. Each unit sleeps 0.5 s, so the nine jobs take over 4 s of
+    wall time (little CPU) and the second process starts while the first holds its claims."""
     script = (
-        "import sys, gym_ctxbandits\nfrom gym_ctxbandits import backends\n"
+        "import sys, time, gym_ctxbandits\nfrom gym_ctxbandits import backends\n"
         "real = backends.run_unit\n"
         "def logged(unit, out, progress=None):\n"
         "    with open(sys.argv[2], 'a') as log:\n"
         "        log.writelines(job.filename + '\\n' for job in unit)\n"
+        "    time.sleep(0.5)\n"
         "    return real(unit, out, progress)\n"
         "backends.run_unit = logged\n"
-        "table = gym_ctxbandits.run('CtxBandit/Linear-v0', ['LinUCB', 'LinTS', 'Random'], seeds=3, horizon=20_000,"
-        " log_every=1000, batch=1, out=sys.argv[1])\n"
+        "table = gym_ctxbandits.run('CtxBandit/Linear-v0', ['LinUCB', 'LinTS', 'Random'], seeds=3, horizon=1000,"
+        " log_every=50, batch=1, out=sys.argv[1])\n"
         "print(len(table))\n")
     out = tmp_path / "shared"
     procs = [subprocess.Popen([sys.executable, "-c", script, str(out), str(tmp_path / f"log{i}")],
