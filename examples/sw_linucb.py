@@ -40,7 +40,7 @@ class SlidingWindowLinUCB(LinearAgent):
     def _scores(self, X):                         # X (N, K, d) -> (N, K)
         V_inv = np.linalg.inv(self.V_)
         theta = np.einsum("nde,ne->nd", V_inv, self.b_)
-        width = np.sqrt(np.einsum("nkd,nde,nke->nk", X, V_inv, X))
+        width = np.sqrt(np.einsum("nkd,nkd->nk", X @ V_inv, X))    # X V^{-1} by BLAS, then the sum over d
         return np.einsum("nkd,nd->nk", X, theta) + self.alpha * width
 
 

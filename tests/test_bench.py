@@ -124,6 +124,65 @@ def test_outcome_wins_loses_and_ties_by_wilcoxon():
     assert stats.outcome(better, b, lower_is_better=False) == -1
 
 
+def _scipy_p(d):
+    import warnings
+
+    from scipy.stats import wilcoxon
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)       # scipy's z of an all-zero row, unused
+        return np.array([wilcoxon(r).pvalue for r in d])
+
+
+def _differences(rng, n, ties):
+    """20 rows of continuous differences (scipy's exact distribution) and `ties` rows with tied |d|
+    and zeros (its permutation test)."""
+    tied = rng.integers(-3, 4, (ties, n)) * 0.1                 # repeated values, zeros
+    tied[:, 0] = tied[:, 1]                                     # every row ties (or holds two zeros)
+    return np.vstack([rng.normal(0.3, 1, (20, n)), tied])
+
+
+def test_signed_rank_p_is_scipys_wilcoxon_with_ties_and_zeros():
+    """The vectorised exact test against scipy.stats.wilcoxon itself, row by row, n = 2..12 (rows
+    with ties up to n = 10 here: scipy's permutation test takes 0.3 CPU-s a row at n = 10, 1.2 at
+    12; the slow test below has them at 11 and 12), an all-zero row and a NaN."""
+    rng = np.random.default_rng(0)
+    for n in range(2, 13):
+        d = _differences(rng, n, 4 if n <= 8 else 1 if n <= 10 else 0)
+        if n == 5:
+            d = np.vstack([d, np.zeros(n)])
+        assert np.abs(stats.signed_rank_p(d) - _scipy_p(d)).max() <= 1e-12, n
+        assert stats.signed_rank_p(d.reshape(-1, 1, n)).shape == (len(d), 1)
+    assert np.isnan(stats.signed_rank_p([[1.0, np.nan, 2.0]]))[0]
+    d = rng.normal(size=(3, 14)).round(0)                       # past 13: scipy row by row
+    np.testing.assert_array_equal(stats.signed_rank_p(d), _scipy_p(d))
+
+
+@pytest.mark.slow
+def test_signed_rank_p_is_scipys_wilcoxon_with_ties_at_11_and_12():
+    """As above, with ties at n = 11 and 12 (about 15 CPU-s, scipy's permutation tests)."""
+    rng = np.random.default_rng(1)
+    for n in (11, 12):
+        d = _differences(rng, n, 4)
+        assert np.abs(stats.signed_rank_p(d) - _scipy_p(d)).max() <= 1e-12, n
+
+
+def test_outcomes_are_every_pairs_test_at_once():
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=(6, 10)) + np.arange(6)[:, None] * 0.4
+    values[5] = values[4].round(0)                                    # ties with zeros in a pair
+    values[3] = values[2]                                             # a pair without a difference
+    for lower in (True, False):
+        got = stats.outcomes(values, lower)
+        assert (got == -got.T).all() and (np.diag(got) == 0).all() and set(got.ravel()) == {-1, 0, 1}
+        for i in range(6):
+            for j in range(6):
+                if i != j:
+                    d = values[i] - values[j]
+                    side = np.median(d) < 0 if lower else np.median(d) > 0
+                    want = 0 if not d.any() or _scipy_p([d])[0] >= 0.05 else (1 if side else -1)
+                    assert got[i, j] == want == stats.outcome(values[i], values[j], lower), (i, j)
+
 # --- end to end on the quick track ---------------------------------------------------------------
 
 # one cell per tag (the replay and a dataset among them): the whole quick track is the slow test below

@@ -158,10 +158,10 @@ SKIP = {
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench":
         "needs the datasets; Random 35, LinUCB 139, LinTS 95 CPU-s (about 22 min of wall time on the loaded cores)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --import examples/sw_linucb.py --agents SW-LinUCB --out "
-    "results/bench": "needs the datasets; SW-LinUCB's suite 1,475 CPU-s (about 25 min of one core; LinUCB's: "
-                     "139 CPU-s)",
+    "results/bench": "needs the datasets; SW-LinUCB's suite 778 CPU-s, Random's 35 (about 13.5 min of one core; "
+                     "LinUCB's: 139 CPU-s)",
     "ctxbandits bench report --import examples/sw_linucb.py --out results/bench":
-        "needs the folder of the two commands above; 46 s of one core (CPU time) with the shipped references as "
+        "needs the folder of the two commands above; 8 s of one core (CPU time) with the shipped references as "
         "the zoo",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB --quick --out results/smoke":
         "needs the datasets; 9.7 CPU-s, 43 s on the loaded cores",

@@ -101,13 +101,12 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
         means = np.array([values[a].mean() for a in names])
         random = values[BASELINE].mean()
         ranks = rankdata(means if lower else -means)
+        matrix = stats.outcomes([values[a] for a in names], lower, alpha)   # every pair's test at once
         rows = {}
         for i, a in enumerate(names):
             ratio, low, high = stats.ratio_ci(values[a], values[BASELINE], resamples=resamples)
             per_seed[cell.id, a] = stats.scores(values[a], values[BASELINE], lower)
-            for b in names[i + 1:]:                 # one test a pair: b's outcome against a is the opposite
-                outcomes[cell.id, a, b] = stats.outcome(values[a], values[b], lower, alpha)
-                outcomes[cell.id, b, a] = -outcomes[cell.id, a, b]
+            outcomes.update({(cell.id, a, b): int(matrix[i, j]) for j, b in enumerate(names) if j != i})
             rows[a] = {column: float(means[i]), "ratio": ratio, "ratio_ci": [low, high],
                        "score": float(stats.scores(means[i], random, lower)), "rank": float(ranks[i]),
                        "outcomes": {b: outcomes[cell.id, a, b] for b in names if b != a}}

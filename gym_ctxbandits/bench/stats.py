@@ -6,8 +6,10 @@ words; tests/test_bench.py checks each on a case computed by hand).
 - `scores`: the bsuite-style score in [0, 1] of each seed, against Random's on the same seed.
 - `iqm_ci`: the interquartile mean of scores over (cell, seed) with a stratified bootstrap CI, the
   seeds resampled within each cell (Agarwal et al. 2021, rliable).
-- `outcome`: win, tie or loss of one agent against another on a cell by the Wilcoxon signed-rank
-  test on the paired seeds, two-sided at `alpha`, with no correction for the many pairs tested.
+- `signed_rank_p`: the two-sided Wilcoxon signed-rank p-value of many rows of paired differences
+  at once, scipy's `wilcoxon` exactly, by enumerating the 2^n sign flips with one matrix product.
+- `outcomes`: win, tie or loss of every agent against every other on a cell by that test on the
+  paired seeds, two-sided at `alpha`, with no correction for the many pairs tested; `outcome`: one pair.
 """
 
 from __future__ import annotations
@@ -66,14 +68,56 @@ def iqm_ci(per_cell, level: float = LEVEL, resamples: int = RESAMPLES, seed: int
     return iqm(np.concatenate(cells)), float(np.quantile(boot, tail)), float(np.quantile(boot, 1 - tail))
 
 
+EXACT_MAX = 13      # scipy's exact sign-flip limit: 2^13 = 8,192 patterns, within its 9,999 resamples
+
+
+def signed_rank_p(d) -> np.ndarray:
+    """Two-sided p-values of the Wilcoxon signed-rank test of each row of paired differences `d`
+    (..., n): `scipy.stats.wilcoxon(row).pvalue` for every row, bit for bit, computed for all rows at
+    once. Zeros are dropped (scipy's zero_method "wilcox"), tied |d| share their mean rank, and the
+    statistic, the rank sum of the positive differences, is compared with its exact null
+    distribution: its value under each of the 2^n sign flips, one matrix product of the flips by
+    the ranks. That is scipy's exact distribution where nothing ties and its exact permutation test
+    where something does (n <= 13); p = 2 min(P(T <= t), P(T >= t)), at most 1. Twice the ranks are
+    integers, so every sum is exact. A row of zeros gets 1, as in scipy, a row holding a NaN gets NaN;
+    rows longer than 13 (scipy then turns to its normal approximation where ranks tie) go to scipy one
+    by one."""
+    d = np.asarray(d, float)
+    rows, n = d.reshape(-1, d.shape[-1]), d.shape[-1]
+    if n > EXACT_MAX:
+        return np.array([stats.wilcoxon(r).pvalue for r in rows]).reshape(d.shape[:-1])
+    a = np.abs(rows)
+    zeros = (a == 0).sum(-1, keepdims=True)                                # the smallest |d|: ranks 1..zeros
+    ranks2 = np.where(a == 0, 0.0, 2 * (stats.rankdata(a, axis=-1) - zeros))  # twice the ranks among non-zeros
+    observed = (ranks2 * (rows > 0)).sum(-1)
+    flips = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(float)  # (2^n, n): the positive signs
+    p = np.empty(len(rows))
+    step = max(1, 2 ** 22 >> n)                                            # rows a product: 32 MiB of null values
+    for i in range(0, len(rows), step):
+        null, t = flips @ ranks2[i:i + step].T, observed[i:i + step]
+        tail = np.minimum((null <= t).sum(0), (null >= t).sum(0))
+        p[i:i + step] = np.minimum(2 * (tail / 2 ** n), 1.0)
+    p[np.isnan(rows).any(-1)] = np.nan
+    return p.reshape(d.shape[:-1])
+
+
+def outcomes(values, lower_is_better: bool = True, alpha: float = 0.05) -> np.ndarray:
+    """(A, A) matrix of +1 where row agent i beats agent j, -1 where it loses, 0 for a tie, from
+    `values` (A, n): each agent's final value per seed, paired by seed. The two-sided Wilcoxon
+    signed-rank test (`signed_rank_p`, all pairs at once) at `alpha` decides a win; the median
+    difference, its side. With n seeds and no ties the smallest p-value is 2 / 2^n, so fewer than 6
+    seeds can only tie."""
+    v = np.asarray(values, float)
+    i, j = np.triu_indices(len(v), 1)
+    d = v[i] - v[j]
+    median = np.median(d, axis=-1)
+    better = median < 0 if lower_is_better else median > 0
+    won = np.where(signed_rank_p(d) < alpha, np.where(better, 1, -1), 0)
+    out = np.zeros((len(v), len(v)), int)
+    out[i, j], out[j, i] = won, -won
+    return out
+
+
 def outcome(a, b, lower_is_better: bool = True, alpha: float = 0.05) -> int:
-    """+1 when `a` beats `b` (paired by seed), -1 when it loses, 0 for a tie: the two-sided Wilcoxon
-    signed-rank test at `alpha`, the side given by the median difference. With n seeds and no ties
-    the smallest p-value is 2 / 2^n, so fewer than 6 seeds can only tie."""
-    d = np.asarray(a, float) - np.asarray(b, float)
-    if not np.any(d):
-        return 0
-    if stats.wilcoxon(d).pvalue >= alpha:
-        return 0
-    better = np.median(d) < 0 if lower_is_better else np.median(d) > 0
-    return 1 if better else -1
+    """+1 when `a` beats `b` (paired by seed), -1 when it loses, 0 for a tie: `outcomes` of the pair."""
+    return int(outcomes([a, b], lower_is_better, alpha)[0, 1])
