@@ -58,7 +58,10 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     agent run in the folder is taken from the folder, not from the references."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
-    cells = suite.track(manifest["track"] == "quick")[0]
+    cells, seeds = suite.track(manifest["track"] == "quick")
+    if shared := sorted(set(manifest.get("tuned", {}).get("tune_seeds", ())) & set(seeds)):
+        raise ValueError(f"{out}'s agents were tuned on seeds {shared[:5]}, which are its report seeds: a tuned agent "
+                         "is never reported on a seed it was tuned on; tune on the suite's tune_seeds, run again")
     own = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
     rows = {a: {c.id: results(out, a, c.id) for c in cells} for a in own}
     if references == "auto":
@@ -66,7 +69,7 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
         references = refs.folder(suite) if shipped and (refs.folder(suite) / refs.MANIFEST).exists() else None
     summary = {"folder": None, "agents": []}
     if references is not None:
-        if manifest["track"] != "report":
+        if manifest["track"] == "quick":
             raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
                                          "track: report it without references")
         zoo = refs.read(references, suite)
@@ -84,12 +87,20 @@ def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, refer
     return _card(*sources(out, references), alpha, resamples)
 
 
+def tracks(manifest: dict, names: list[str]) -> dict[str, str]:
+    """Which track each agent's numbers come from: "tuned (budget B)" for an agent a tuned folder
+    ran with its tuned configuration, "defaults" for the others (Random, which has nothing to tune,
+    and the references' agents, which ship at their defaults)."""
+    tuned = manifest.get("tuned", {}).get("configs", {})
+    return {a: f"tuned (budget {manifest['budget']})" if a in tuned else "defaults" for a in names}
+
+
 def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
     cells, seeds = suite.track(manifest["track"] == "quick")
     names = [*own, *sorted(summary["agents"])]
     card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],
-            "references": summary, "alpha": alpha,
+            "tracks": tracks(manifest, names), "references": summary, "alpha": alpha,
             "test": "Wilcoxon signed-rank, two-sided, paired by seed; no multiplicity correction",
             "interval": f"{stats.LEVEL:.0%} percentile bootstrap, {resamples} resamples", "cells": {}}
     per_seed = {}                                   # (cell, agent) -> per-seed scores
@@ -144,10 +155,13 @@ def markdown(card: dict) -> str:
     if card.get("references", {}).get("agents"):
         intro += (f" Run in this folder: {', '.join(names[:len(names) - len(card['references']['agents'])])}; "
                   f"from the shipped references: {', '.join(card['references']['agents'])}.")
+    tracks = card.get("tracks", {})
+    intro += " Track of each agent's numbers: " + "; ".join(f"{a}: {tracks.get(a, 'defaults')}" for a in names) + "."
     lines = [f"# Scorecard: suite {card['suite']}, {card['track']} track", "", intro, "",
-             "## Overall", "", "| agent | IQM score [95% CI] | wins / ties / losses (cells x agents) |", "|---|---|---|"]
-    lines += [f"| {a} | {_interval(*overall['iqm'][a])} | {' / '.join(map(str, overall['wins_ties_losses'][a]))} |"
-              for a in names]
+             "## Overall", "", "| agent | track | IQM score [95% CI] | wins / ties / losses (cells x agents) |",
+             "|---|---|---|---|"]
+    lines += [f"| {a} | {tracks.get(a, 'defaults')} | {_interval(*overall['iqm'][a])} | "
+              f"{' / '.join(map(str, overall['wins_ties_losses'][a]))} |" for a in names]
     tags = [t for t in card["aggregates"] if t != "overall"]
     lines += ["", "## IQM score by tag", "", f"| agent | {' | '.join(tags)} |", "|---" * (len(tags) + 1) + "|"]
     lines += [f"| {a} | " + " | ".join(_interval(*card["aggregates"][t]["iqm"][a]) for t in tags) + " |" for a in names]
