@@ -10,6 +10,12 @@ one rule or a tuple of alternatives, where a rule is a `Real`, `Int`, `Options`,
 once with one message naming the parameter, what it accepts and what it got. A keyword
 hyper-parameter left undeclared is not checked; `agents.checks` passes it with a DeprecationWarning
 in 0.2 and fails it from 0.3 (docs/extending.md, "Deprecation policy").
+
+Beside them, a class may declare what a tuner may try, `search_space`, a dict name -> `LogUniform`,
+`Uniform`, `IntLogUniform` or `Choice`, merged with its bases' like `params` (None drops an
+inherited entry); `ctxbandits bench tune` searches it (docs/benchmark.md, "Tuning"):
+
+    search_space = {"alpha": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100)}
 """
 
 from __future__ import annotations

@@ -269,3 +269,12 @@ def test_tpe_without_optuna_is_one_line(folder, capsys, monkeypatch):
     one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "2", "--out", "s",
                     "--sampler", "tpe"], capsys, "needs Optuna", "--sampler halton")
     assert tune.sampler_name("auto") == "halton"
+
+
+def test_the_docs_table_is_the_registrys_spaces_and_the_shipped_file():
+    from gym_ctxbandits.bench import suite
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
+    table = text.partition("<!-- spaces:begin -->\n")[2].partition("\n<!-- spaces:end -->")[0]
+    assert table == tune.markdown_spaces(suite.load()), \
+        "docs/benchmark.md's table of search spaces is stale: paste tune.markdown_spaces(suite.load()) there"

@@ -269,3 +269,35 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
         record["agents"] = dict(sorted(record["agents"].items()))
         (out / FILE).write_text(json.dumps(record, indent=1) + "\n")
     return record
+
+
+# Why an agent of the zoo has no search space (docs/benchmark.md's table of spaces says it).
+NO_SPACE = {
+    "GLM-ES-DT": "a doubling trick over GLM-ES, whose ensemble grows per epoch: tune GLM-ES",
+    "Neural-ES-DT": "a doubling trick over Neural-ES: tune Neural-ES",
+    "GPT-Ensemble++": "text envs only, not in the suite; each configuration fine-tunes a language model (a GPU's job)",
+    "GPT-Greedy": "text envs only, not in the suite; each configuration fine-tunes a language model (a GPU's job)",
+}
+
+
+def markdown_spaces(suite: Suite) -> str:
+    """Every registered agent's search space and whether the package ships its tuned configuration
+    of `suite`, as docs/benchmark.md shows them (a test keeps the two equal)."""
+    import agents
+
+    path = shipped(suite)
+    tuned = json.loads(path.read_text())["agents"] if path.exists() else {}
+    rows = ["| agent | search space | tuned configuration shipped |", "|---|---|---|"]
+    for name in agents.REGISTRY:
+        try:
+            space = space_of(name)
+            text = "; ".join(f"{k}: {v}" for k, v in space.items())
+        except TuneError as err:
+            text = "none: " + (NO_SPACE.get(name) or str(err).partition(": ")[2] or str(err))
+        except ImportError:
+            text = "(needs PyTorch to read)"
+        entry = tuned.get(name)
+        shipped_ = (f"budget {json.loads(path.read_text())['budget']}: {entry['config']}" if entry else
+                    "n/a" if text.startswith("none") else "not yet")
+        rows.append(f"| {name} | {text} | {shipped_} |")
+    return "\n".join(rows)
