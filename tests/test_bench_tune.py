@@ -74,9 +74,10 @@ def entries():
 
 
 def test_every_declared_space_holds_the_agents_defaults():
-    spaces = {name: search_space(cls) for name, cls in entries()}
+    classes = dict(entries())
+    spaces = {name: search_space(cls) for name, cls in classes.items()}
     for name, space in spaces.items():
-        for param, value in defaults(dict(entries())[name], space).items():
+        for param, value in defaults(classes[name], space).items():
             assert space[param].contains(value), f"{name}'s default {param}={value!r} is outside {space[param]}"
     assert spaces["Random"] == {}
     for name in ("Greedy", "epsilon-greedy", "Softmax", "LinUCB", "LinTS", "LinTS-AG", "RRLS", "GLM-TSL", "GLM-UCB",
@@ -188,6 +189,15 @@ def test_bad_input_is_one_line(folder, capsys):
     assert study(agents_="LinUCB", budget=1) == 0
     one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinTS", "--budget", "2", "--out", "study"],
                    capsys, "budget=1", "same budget")
+
+
+def test_the_quick_study_plays_the_quick_cells_on_the_first_tune_seeds(folder, capsys):
+    assert study("--quick", agents_="LinUCB", budget=2) == 0
+    record = json.loads((folder / "study" / "tuned.json").read_text())
+    assert record["quick"] and record["tune_seeds"] == [0, 1] and seeds_under(folder / "study") == {0, 1}
+    assert {c["horizon"] for c in record["cells"].values()} == {20}
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "study/tuned.json",
+                    "--out", "card"], capsys, "(quick track)", "without --quick")
 
 
 # --- the tuned track -----------------------------------------------------------------------------

@@ -62,8 +62,8 @@ def space_of(name: str, override: dict | None = None) -> dict:
         raise TuneError(f"{name} has no hyper-parameters: nothing to tune (its defaults are its tuned track)")
     if not (space := search_space(cls)):
         raise TuneError(f"{name} declares no search space, so `bench tune` cannot search it: give its class "
-                        "`search_space = {'lam': LogUniform(0.01, 100), ...}` (agents/params.py) or pass --space "
-                        f"'{SPACE_SYNTAX.split(',')[0]}, ...' ({SPACE_SYNTAX})")
+                        "`search_space = {'lam': LogUniform(0.01, 100), ...}` (agents/params.py), or pass --space "
+                        f"({SPACE_SYNTAX})")
     return space
 
 
@@ -79,16 +79,12 @@ def defaults_in(name: str, space: dict) -> dict:
 
 
 def halton(space: dict, defaults: dict, budget: int) -> list[dict]:
-    """The defaults and budget - 1 points of a scrambled Halton design (fixed seed) over `space`."""
-    names = list(space)
-    points = qmc_points(len(names), budget - 1)
-    return [defaults, *({n: space[n].value(u) for n, u in zip(names, row)} for row in points)]
-
-
-def qmc_points(d: int, n: int) -> np.ndarray:
+    """The defaults and budget - 1 points of a scrambled Halton design (fixed seed) over `space`:
+    the first points of one sequence, so a larger budget keeps a smaller one's configurations."""
     from scipy.stats import qmc
 
-    return qmc.Halton(d=d, scramble=True, seed=SEED).random(n) if n > 0 else np.zeros((0, d))
+    points = qmc.Halton(d=len(space), scramble=True, seed=SEED).random(budget - 1) if budget > 1 else ()
+    return [defaults, *({n: s.value(u) for (n, s), u in zip(space.items(), row)} for row in points)]
 
 
 def config_id(config: dict) -> str:
@@ -254,8 +250,8 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     else:
         record = {**head, "agents": {}}
     out.mkdir(parents=True, exist_ok=True)
+    search = search_tpe if kind == "tpe" else search_halton
     for name in agents:
-        search = search_tpe if kind == "tpe" else search_halton
         candidates = search(study, name, spaces[name], starts[name], budget)
         first = {c["id"]: c["cpu_seconds"] for c in record["agents"].get(name, {}).get("candidates", ())}
         for c in candidates:                                # a reused configuration keeps its first run's cost
@@ -286,7 +282,7 @@ def markdown_spaces(suite: Suite) -> str:
     import agents
 
     path = shipped(suite)
-    tuned = json.loads(path.read_text())["agents"] if path.exists() else {}
+    record = json.loads(path.read_text()) if path.exists() else {"agents": {}}
     rows = ["| agent | search space | tuned configuration shipped |", "|---|---|---|"]
     for name in agents.REGISTRY:
         try:
@@ -296,8 +292,8 @@ def markdown_spaces(suite: Suite) -> str:
             text = "none: " + (NO_SPACE.get(name) or str(err).partition(": ")[2] or str(err))
         except ImportError:
             text = "(needs PyTorch to read)"
-        entry = tuned.get(name)
-        shipped_ = (f"budget {json.loads(path.read_text())['budget']}: {entry['config']}" if entry else
-                    "n/a" if text.startswith("none") else "not yet")
-        rows.append(f"| {name} | {text} | {shipped_} |")
+        entry = record["agents"].get(name)
+        status = (f"budget {record['budget']}: {entry['config']}" if entry else
+                  "n/a" if text.startswith("none") else "not yet")
+        rows.append(f"| {name} | {text} | {status} |")
     return "\n".join(rows)
