@@ -15,10 +15,9 @@ import time
 
 
 def cmd_run(args) -> int:
+    from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.run import run_suite
     from gym_ctxbandits.bench.suite import load
-
-    from gym_ctxbandits.bench import tune
 
     suite = load(args.suite)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]

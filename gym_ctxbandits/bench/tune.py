@@ -187,7 +187,7 @@ def sampler_name(sampler: str) -> str:
     """"halton" or "tpe" for the --sampler choice ("auto": tpe when Optuna is installed)."""
     if sampler == "auto":
         try:
-            import optuna  # noqa: F401
+            import optuna
             return "tpe"
         except ImportError:
             return "halton"
