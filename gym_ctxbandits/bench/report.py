@@ -8,6 +8,8 @@ Per cell: final regret over Random's (paired bootstrap CI), the bsuite-style sco
 the agents present, and each pair's win, tie or loss by the Wilcoxon signed-rank test. Per tag and
 overall: the IQM of the per-seed scores with a stratified bootstrap CI, and the Bake-off's
 wins-minus-losses matrix. On the replay cell, reward (clicks) replaces regret: higher is better.
+Each agent's numbers are labelled with their track: "defaults", or "tuned (budget B)" for an agent
+a `bench run --tuned` folder played with its tuned configuration (tune.py).
 """
 
 from __future__ import annotations
@@ -53,9 +55,11 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
 
     `references`: "auto" takes the package's references of the folder's suite on the report track
-    of a shipped suite (none on the quick track or a suite file of one's own); a folder takes
-    those (a ReferenceMismatch unless they are of this suite's report track); None takes none. An
-    agent run in the folder is taken from the folder, not from the references."""
+    of a shipped suite (none on the quick track, on the tuned track, whose zoo would be of the
+    defaults track, or on a suite file of one's own); a folder takes those (a ReferenceMismatch
+    unless they are of this suite's report seeds and cells; on a tuned folder they are labelled
+    "defaults"); None takes none. An agent run in the folder is taken from the folder, not from the
+    references. A tuned folder whose tune seeds include a report seed is refused."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
     cells, seeds = suite.track(manifest["track"] == "quick")
