@@ -6,6 +6,8 @@ manifest lists its own jobs only), and a finished (agent, cell) is never run aga
 resumes. `OUT/bench.json` pins the folder to one suite version and track, and keeps each
 (agent, cell)'s wall time and this process's CPU time (the whole cost on the in-process backend;
 on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
+The tracks: "report" (the defaults), "quick" (a smoke run) and "tuned" (each agent with its
+configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations).
 """
 
 from __future__ import annotations
