@@ -222,6 +222,11 @@ def test_the_tuned_track_plays_the_tuned_configurations_on_the_report_seeds(fold
     text = (folder / "card" / "scorecard.md").read_text()
     assert "| LinUCB | tuned (budget 3) |" in text and "| Random | defaults |" in text
     assert "LinUCB: tuned (budget 3)" in (folder / "card" / "scorecard.html").read_text()
+    # the shipped references are of the defaults track: none by default, labelled so when asked for
+    assert main(["bench", "regen", "--suite", "tiny.toml", "--agents", "Random,Greedy", "--dest", "refs", "--quiet"]) == 0
+    assert main(["bench", "report", "--out", "card", "--references", "refs"]) == 0
+    card = json.loads((folder / "card" / "scorecard.json").read_text())
+    assert card["tracks"]["Greedy"] == "defaults" and card["tracks"]["LinUCB"] == "tuned (budget 3)"
 
 
 def test_the_tuned_track_refuses_report_seeds_it_was_tuned_on(folder, capsys):
