@@ -293,3 +293,30 @@ def test_the_docs_table_is_the_registrys_spaces_and_the_shipped_file():
     table = text.partition("<!-- spaces:begin -->\n")[2].partition("\n<!-- spaces:end -->")[0]
     assert table == tune.markdown_spaces(suite.load()), \
         "docs/benchmark.md's table of search spaces is stale: paste tune.markdown_spaces(suite.load()) there"
+
+
+# --- the shipped tuned configurations ------------------------------------------------------------
+
+def test_the_shipped_tuned_configurations_are_the_codes_study_of_the_suite():
+    """The package's tuned file is of bakeoff-v1's cells and tune seeds, its candidates are the
+    Halton design of each agent's declared space (the defaults first), the chosen one is the best,
+    and one cheap cell's loss reproduces exactly from the tune seeds."""
+    from gym_ctxbandits.bench import suite
+    from gym_ctxbandits.bench.run import tuned_configs
+
+    shipped = suite.load()
+    record = tune.read(tune.shipped(shipped))
+    assert record["tune_seeds"] == list(shipped.tune_seeds) and not record["quick"] and record["suite_file"] is None
+    configs = tuned_configs(record, shipped, list(record["agents"]), quick=False)     # what `bench run --tuned` checks
+    for name, entry in record["agents"].items():
+        space = tune.space_of(name)
+        assert entry["space"] == {k: v.to_json() for k, v in space.items()} and entry["sampler"] == "scrambled-halton"
+        assert [c["config"] for c in entry["candidates"]] == tune.halton(space, entry["defaults"], record["budget"])
+        best = min(entry["candidates"], key=lambda c: c["objective"])
+        assert configs[name] == entry["config"] == best["config"] and entry["objective"] <= entry["default_objective"]
+        assert set(best["cells"]) == {c.id for c in shipped.cells}
+    name, entry = next(iter(record["agents"].items()))
+    seeds = list(shipped.tune_seeds)
+    final = {a: run(EnvSpec("CtxBandit/Linear-v0"), AgentSpec(a, c), seeds=seeds, horizon=2000, log_every=20)
+             .groupby("seed")["cum_regret"].last().mean() for a, c in ((name, entry["config"]), ("Random", {}))}
+    assert final[name] / final["Random"] == min(entry["candidates"], key=lambda c: c["objective"])["cells"]["s0-linear"]

@@ -118,8 +118,8 @@ class Study:
             values[cell.id] = finals(folder.parent, folder.name, cell.id, self.seeds)[column]
         return values
 
-    @property
     def random(self) -> dict[str, np.ndarray]:
+        """Random's final values per cell and tune seed: run once into OUT/Random, then kept."""
         if self._random is None:
             self._random = self._play(AgentSpec(BASELINE), self.out / BASELINE)
         return self._random
@@ -129,7 +129,7 @@ class Study:
         mine = self._play(AgentSpec(name, config), self.out / slug(name) / config_id(config))
         losses = {}
         for cell in self.cells:
-            a, r = mine[cell.id].mean(), self.random[cell.id].mean()
+            a, r = mine[cell.id].mean(), self.random()[cell.id].mean()
             with np.errstate(divide="ignore", invalid="ignore"):
                 losses[cell.id] = float(2 - a / r if is_replay(cell.env) else a / r) if r else float("nan")
         scored = [v for v in losses.values() if np.isfinite(v)]
@@ -250,6 +250,9 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     else:
         record = {**head, "agents": {}}
     out.mkdir(parents=True, exist_ok=True)
+    start = time.process_time()
+    study.random()                                          # Random first, so no candidate's cost includes it
+    record.setdefault("random_cpu_seconds", round(time.process_time() - start, 2))
     search = search_tpe if kind == "tpe" else search_halton
     for name in agents:
         candidates = search(study, name, spaces[name], starts[name], budget)
