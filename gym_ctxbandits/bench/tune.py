@@ -243,6 +243,7 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     head = _head(suite, study, budget)
     if (out / FILE).exists():
         record = read(out / FILE)
+        record.pop("source")
         if theirs := {k: record.get(k) for k in head if record.get(k) != head[k]}:
             raise TuneError(f"{out / FILE} is a study of {', '.join(f'{k}={v}' for k, v in theirs.items())}, not this "
                             f"one: one folder, one suite, track and budget (every agent gets the same budget); give "
