@@ -29,7 +29,7 @@ import numpy as np
 from agents.base import MAX_REWARD, BaseAgent, argmax_probs, register
 from agents.linalg import potter_update_, rls_update_
 from agents.linear import LinearAgent, _ridge_init
-from agents.params import Int, Options, Real
+from agents.params import Int, IntLogUniform, LogUniform, Options, Real
 
 __all__ = ["BaSE", "OTFLinTS", "OTFLinUCB", "base_grid"]
 
@@ -111,6 +111,7 @@ class OTFLinUCB(_OnTheFly):
 
     params = {"m": Int(ge=0), "lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0),
               "delta": (Real(gt=0, lt=1), None), "alpha": Real(ge=0)}
+    search_space = {"alpha": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100), "m": IntLogUniform(10, 1000)}
     index_policy = True
     row_state = ("W_",)
 
@@ -176,6 +177,7 @@ class OTFLinTS(_OnTheFly):
 
     params = {"m": Int(ge=0), "lam": Real(gt=0), "sigma": Real(gt=0), "v": Real(ge=0)}
     row_state = ("R_", "theta_")
+    search_space = {"v": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100), "m": IntLogUniform(10, 1000)}
 
     def __init__(self, *, m: int = 100, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
                  seed=None, dim: int | None = None):
@@ -266,6 +268,7 @@ class BaSE(BaseAgent):
 
     params = {"horizon": Int(ge=2), "M": Int(ge=2), "grid": Options("minimax", "geometric", "arithmetic"),
               "gamma": Real(gt=0)}
+    search_space = {"gamma": LogUniform(0.5, 32), "M": IntLogUniform(2, 8)}
 
     def __init__(self, *, horizon: int = 10_000, M: int = 3, grid: str = "minimax", gamma: float = 4.0,
                  seed=None, dim: int | None = None):

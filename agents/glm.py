@@ -33,7 +33,7 @@ from agents.base import BaseAgent, _child, argmax_probs, check_finite, hyperpara
 from agents.design import g_optimal_design, round_design, round_robin
 from agents.glm_batch import (LINKS, ArmStats, BatchedGLMAgent, RaggedNormals, _link, _logistic_dmu, _PerInstance,
                               fit_glm_batched, fit_glm_ensemble, glm_hessians)
-from agents.params import Int, Options, Real
+from agents.params import Int, IntLogUniform, LogUniform, Options, Real
 from agents.linalg import rls_update_
 
 
@@ -145,6 +145,7 @@ class _PerturbedGLM(BatchedGLMAgent):
 
     theory = ""          # the algorithm whose theory scale `theory_a` gives
     params = {"a": _SCALE, "horizon": (Int(ge=2), None)}
+    search_space = {"a": LogUniform(0.05, 5)}               # and lam (BatchedGLMAgent)
     theta_ = _PerInstance()
 
     def _check_params(self):
@@ -238,6 +239,7 @@ class _GLMUCBBase(BatchedGLMAgent):
     """MLE theta_hat_t plus a bonus alpha_t ||x||_{V_t^{-1}}, V_t = lam I + sum_l X_l X_l^T."""
 
     params = {"alpha": _SCALE, "delta": _POSITIVE, "sigma": _POSITIVE, "mu_dot_min": _POSITIVE}
+    search_space = {"alpha": LogUniform(0.05, 5)}           # and lam (BatchedGLMAgent)
     index_policy = True
     theta_ = _PerInstance()
     V_inv_ = _PerInstance()
@@ -357,6 +359,7 @@ class GLMES(_GLMAgent):
 
     params = {"m": Int(ge=1), "sigma_R": Real(ge=0), "lam": _POSITIVE, "warmup": Int(ge=0),
               "design_a": Real(gt=0, lt=1), "link": Options(*LINKS)}
+    search_space = {"m": IntLogUniform(2, 50), "sigma_R": LogUniform(0.01, 1), "lam": LogUniform(0.01, 100)}
     theta_ = _PerInstance()        # members' estimates, (m, d) or (N, m, d)
     warmup_end_ = _PerInstance()   # last warm-up round (tau, or the sum of the rounded counts once known)
 
@@ -477,6 +480,7 @@ class LogisticUCB1(_GLMAgent):
 
     index_policy = True
     params = {"nu": _POSITIVE, "kappa": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
+    search_space = {"nu": LogUniform(0.01, 1), "lam": LogUniform(0.01, 100)}
     theta_ = _PerInstance()
     V_inv_ = _PerInstance()
     logdet_H_ = _PerInstance()
@@ -530,6 +534,7 @@ class AdaOFUECOLog(_GLMAgent):
 
     index_policy = True
     params = {"nu": _POSITIVE, "S": _POSITIVE, "lam": _POSITIVE, "delta": _POSITIVE}
+    search_space = {"nu": LogUniform(0.1, 10), "lam": LogUniform(0.01, 100)}
     theta_ = _PerInstance()
     W_inv_ = _PerInstance()
 

@@ -27,7 +27,7 @@ import numpy as np
 from scipy.special import expit
 
 from agents.base import BaseAgent, argmax_probs, check_finite, random_argmax
-from agents.params import Bool, Options, Real
+from agents.params import Bool, LogUniform, Options, Real
 
 __all__ = ["LINKS", "ArmStats", "BatchedGLMAgent", "RaggedNormals", "fit_glm", "fit_glm_batched", "fit_glm_ensemble", "glm_hessians"]
 
@@ -405,6 +405,7 @@ class BatchedGLMAgent(BaseAgent):
     """
 
     params = {"lam": Real(gt=0), "init_explore": Bool(), "link": Options(*LINKS)}
+    search_space = {"lam": LogUniform(1e-5, 0.1)}
     index_policy = False
     rank_ = _PerInstance()
     basis_ = _PerInstance()

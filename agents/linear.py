@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import softmax
 
 from agents.base import BaseAgent, argmax_probs, check_chosen_features, check_feedback, check_finite, register
-from agents.params import Int, Real
+from agents.params import Int, IntLogUniform, LogUniform, Real
 from agents.linalg import potter_update_, rls_update_
 
 __all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "Softmax", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES",
@@ -202,6 +202,7 @@ class Greedy(LinearAgent):
     """
 
     params = {"lam": Real(gt=0)}
+    search_space = {"lam": LogUniform(0.01, 100)}
     index_policy = True
     row_state = ("W_",)
 
@@ -229,6 +230,7 @@ class EpsilonGreedy(Greedy):
     """
 
     params = {"epsilon": Real(ge=0, le=1)}
+    search_space = {"epsilon": LogUniform(0.01, 0.5)}        # and Greedy's lam
 
     def __init__(self, *, epsilon: float = 0.1, lam: float = 1.0, seed=None, dim: int | None = None):
         self.epsilon = epsilon
@@ -272,6 +274,7 @@ class Softmax(Greedy):
     """
 
     params = {"tau": Real(gt=0), "epsilon": Real(ge=0, le=1)}
+    search_space = {"tau": LogUniform(0.01, 1.0)}            # and lam; epsilon (OPE weights' floor) stays 0
     index_policy = False
 
     def __init__(self, *, tau: float = 0.1, epsilon: float = 0.0, lam: float = 1.0, seed=None,
@@ -314,6 +317,7 @@ class LinUCB(LinearAgent):
 
     params = {"lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0), "delta": (Real(gt=0, lt=1), None),
               "alpha": Real(ge=0)}
+    search_space = {"alpha": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100)}
     index_policy = True
     row_state = ("W_", "logdet_", "width_")
 
@@ -382,6 +386,7 @@ class LinTS(LinearAgent):
 
     params = {"lam": Real(gt=0), "sigma": Real(gt=0), "v": Real(ge=0)}
     row_state = ("R_", "theta_")
+    search_space = {"v": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100)}
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
                  seed=None, dim: int | None = None):
@@ -423,6 +428,7 @@ class LinTSAG(LinTS):
 
     params = {"R": Real(gt=0), "epsilon": (Real(gt=0, le=1), None), "delta": (Real(gt=0, lt=1), None),
               "horizon": Int(ge=3)}
+    search_space = {"R": LogUniform(0.001, 10)}           # the theory scale is wide: smaller R, the usual tuning
 
     def __init__(self, *, R: float = 1.0, epsilon: float | None = None, delta: float | None = None,
                  horizon: int = 10_000, seed=None, dim: int | None = None):
@@ -479,6 +485,7 @@ class LinES(_RidgeEnsemble):
     """
 
     params = {"m": Int(ge=1), "lam": Real(gt=0), "sigma_R": Real(gt=0), "prior_sd": Real(ge=0)}
+    search_space = {"m": IntLogUniform(4, 100), "lam": LogUniform(0.01, 100), "sigma_R": LogUniform(0.01, 1)}
 
     def __init__(self, *, m: int = 25, lam: float = 1.0, sigma_R: float = 0.1, prior_sd: float = 0.0,
                  seed=None, dim: int | None = None):
@@ -508,6 +515,7 @@ class ES(_RidgeEnsemble):
     """
 
     params = {"M": Int(ge=1), "prior_var": Real(gt=0), "sigma": Real(gt=0)}
+    search_space = {"M": IntLogUniform(2, 32), "prior_var": LogUniform(0.1, 1000), "sigma": LogUniform(0.1, 10)}
 
     def __init__(self, *, M: int = 8, prior_var: float = 10.0, sigma: float = 1.0,
                  seed=None, dim: int | None = None):

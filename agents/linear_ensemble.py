@@ -15,7 +15,7 @@ import numpy as np
 from agents.base import register
 from agents.linalg import rls_update_
 from agents.linear import LinearAgent, arm_scores
-from agents.params import Int, Options, Real
+from agents.params import Int, IntLogUniform, LogUniform, Options, Real
 
 __all__ = ["LinearEnsemblePP", "DISTRIBUTIONS", "sample_reference", "sample_perturbation"]
 
@@ -94,6 +94,7 @@ class LinearEnsemblePP(LinearAgent):
     params = {"M": Int(ge=1), "reference": Options(*DISTRIBUTIONS), "perturbation": Options(*DISTRIBUTIONS),
               "prior_var": Real(gt=0), "sigma": Real(gt=0), "sparsity": Int(ge=1)}
     row_state = ("W_", "_target")
+    search_space = {"M": IntLogUniform(2, 32), "prior_var": LogUniform(0.1, 1000), "sigma": LogUniform(0.1, 10)}
 
     def __init__(self, *, M: int = 8, reference: str = "gaussian", perturbation: str = "sphere",
                  prior_var: float = 10.0, sigma: float = 1.0, sparsity: int = 2,

@@ -37,7 +37,7 @@ import numpy as np
 from agents.base import _child, argmax_probs, check_finite, random_argmax, register
 from agents.linear import LinUCB
 from agents.oam_program import barycentric_spanner, oam_f, optimal_allocation
-from agents.params import Bool, Int, Real, Str
+from agents.params import Bool, Int, LogUniform, Real, Str, Uniform
 
 __all__ = ["OAM", "OSSB", "optimal_allocation", "barycentric_spanner", "oam_f"]
 
@@ -320,6 +320,7 @@ class OAM(_AllocationAgent, LinUCB):
     """
 
     params = {**_COMMON, "c": Real(ge=0), "epsilon": (Real(ge=0, le=1), None), "spanner": Bool()}
+    search_space = {"c": LogUniform(0.01, 10), "lam": None}   # lam: a numerical ridge of the allocation, not searched
     _FIELDS = {"pulls": (("K",), np.int64, 0), "spanner": (("K",), bool, True), "alloc": (("K",), float, 0.0),
                "optimal_at_solve": (("K",), bool, False), "visits": ((), np.int64, 0)}
 
@@ -565,6 +566,7 @@ class OSSB(_AllocationAgent, LinUCB):
     """
 
     params = {**_COMMON, "epsilon": Real(ge=0), "gamma": Real(ge=0)}
+    search_space = {"epsilon": Uniform(0, 1), "gamma": Uniform(0, 1), "lam": None}   # lam: as OAM's
 
     def __init__(self, *, epsilon: float = 0.0, gamma: float = 0.0, horizon: int = 10_000, zeta: float = 0.1,
                  lam: float = 1e-6, max_contexts: int = 10, solver: str | None = "CLARABEL",

@@ -166,6 +166,14 @@ SKIP = {
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB --quick --out results/smoke":
         "needs the datasets; 9.7 CPU-s, 43 s on the loaded cores",
     "ctxbandits bench report --out results/smoke": "needs the folder of the command above; 3.3 CPU-s, 13 s",
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench tune --agents LinUCB,epsilon-greedy --budget 6 --out results/tune":
+        "needs the datasets; 6 configurations of each agent's suite and Random's once: measured 806 (LinUCB) + 562 "
+        "(epsilon-greedy, Random's run included) CPU-s, about 23 min of one core (docs/benchmark.md, Tuning)",
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,epsilon-greedy --tuned results/tune/tuned.json "
+    "--out results/tuned": "needs the datasets and the study above; about 4.5 min of one core (the agents' suites, "
+                           "139 + 90 CPU-s at their defaults, and Random's 35)",
+    "ctxbandits bench report --out results/tuned": "needs the folder of the command above; about 5 s of one "
+                                                   "core (three agents)",
 }
 
 # What makes the commands that do run small: (pattern, replacement, why). Applied in order to every

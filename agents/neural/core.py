@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from agents.base import BaseAgent, argmax_probs, check_finite
-from agents.params import Bool, Device, Int, Options, Real
+from agents.params import Bool, Device, Int, LogUniform, Options, Real
 from agents.neural.buffer import ReplayBuffer, Schedule
 
 from agents.neural.nets import NTKEnsemble, device_of
@@ -113,6 +113,7 @@ class NeuralAgent(TorchAgent):
     params = {"width": Int(ge=2), "depth": Int(ge=2), "lam": Real(ge=0), "lr": Real(gt=0), "steps": Int(ge=0),
               "update_every": Int(ge=1), "batch_size": (Int(ge=1), None), "buffer_size": (Int(ge=1), None),
               "warm_start": Bool(), "warmup": Int(ge=0), "mean_loss": Bool(), "duplicate_input": Bool()}
+    search_space = {"lr": LogUniform(1e-3, 0.1), "lam": LogUniform(0.1, 10)}
 
     def __init__(self, *, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1, batch_size=None,
                  buffer_size=None, warm_start=True, warmup=0, mean_loss=True, duplicate_input=True, device="cpu",

@@ -28,7 +28,7 @@ import torch
 
 from agents.base import hyperparameters
 from agents.linear import LinearAgent
-from agents.params import Device, Int, Real, Widths
+from agents.params import Device, Int, LogUniform, Real, Widths
 from agents.neural.buffer import ReplayBuffer
 from agents.neural.optim import Adam, clear_grads
 from agents.neural.nets import device_of, einsum, sphere, StackedMLP, tensor
@@ -63,6 +63,7 @@ class MLPAgent(LinearAgent):
 
     params = {"hidden": Widths(), "lr": Real(gt=0), "weight_decay": Real(ge=0), "batch_size": Int(ge=1),
               "updates": Int(ge=1), "buffer_size": Int(ge=1), "device": Device()}
+    search_space = {"lr": LogUniform(1e-5, 1e-3), "weight_decay": LogUniform(1e-3, 0.1)}
 
     def __init__(self, *, hidden=(64, 64), lr=1e-4, weight_decay=0.01, batch_size=128, updates=1,
                  buffer_size=10_000, device="cpu", seed=None, dim=None, **family):
@@ -141,6 +142,7 @@ class EnsemblePP(MLPAgent):
     """
 
     params = {"M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0), "posterior_scale": Real(ge=0)}
+    search_space = {"prior_scale": LogUniform(0.1, 10), "sigma_z": LogUniform(1e-3, 0.1)}   # and lr, weight_decay
 
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, posterior_scale=1.0, hidden=(64, 64), lr=1e-4,
                  weight_decay=0.01, batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):
@@ -203,6 +205,7 @@ class EnsemblePlus(MLPAgent):
     """
 
     params = {"M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0)}
+    search_space = {"prior_scale": LogUniform(0.1, 10), "sigma_z": LogUniform(1e-3, 0.1)}   # and lr, weight_decay
 
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, hidden=(64, 64), lr=1e-4, weight_decay=0.01,
                  batch_size=128, updates=1, buffer_size=10_000, device="cpu", seed=None, dim=None):

@@ -11,7 +11,7 @@ import torch
 
 from agents.base import hyperparameters
 from agents.neural.ensemble_pp import MLPAgent
-from agents.params import Int, Real, Widths
+from agents.params import Int, LogUniform, Real, Widths
 from agents.neural.nets import baddbmm, einsum, linear_layer, StackedMLP, tensor
 
 
@@ -29,6 +29,7 @@ class EpiNet(MLPAgent):
 
     params = {"M": Int(ge=1), "sigma_z": Real(ge=0), "prior_scale": Real(ge=0), "index_samples": Int(ge=1),
               "epinet_hidden": Widths(), "prior_hidden": Widths()}
+    search_space = {"prior_scale": LogUniform(0.1, 10), "sigma_z": LogUniform(1e-3, 0.1)}   # and lr, weight_decay
 
     def __init__(self, *, M=8, sigma_z=0.01, prior_scale=1.0, index_samples=16, epinet_hidden=(15, 15),
                  prior_hidden=(5, 5), hidden=(64, 64), lr=1e-4, weight_decay=0.01, batch_size=128, updates=1,

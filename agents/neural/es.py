@@ -6,7 +6,7 @@ import torch
 
 from agents.anytime import GOLDEN_B, DoublingTrick
 from agents.neural.core import NeuralAgent
-from agents.params import Int, Real
+from agents.params import Int, LogUniform, Real
 
 
 class NeuralES(NeuralAgent):
@@ -41,6 +41,7 @@ class NeuralES(NeuralAgent):
     """
 
     params = {"m": Int(ge=1), "sigma_R": Real(ge=0), "prior_sd": Real(ge=0)}
+    search_space = {"sigma_R": LogUniform(0.01, 1)}         # and lr, lam (NeuralAgent)
 
     def __init__(self, *, m=10, sigma_R=0.1, prior_sd=0.0, width=20, depth=3, lam=1.0, lr=0.01, steps=100,
                  update_every=1, batch_size=None, buffer_size=None, warm_start=True, warmup=50, mean_loss=True,

@@ -51,7 +51,7 @@ from agents.neural.buffer import ReplayBuffer
 from agents.neural.core import TorchAgent
 from agents.neural.nets import baddbmm, sigmoid
 from agents.neural.optim import KerasAdam
-from agents.params import Int, Options, Real
+from agents.params import Int, LogUniform, Options, Real
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
 LOSSES = ("bce", "mse")
@@ -84,6 +84,7 @@ class DeepFPL(TorchAgent):
               "batch_size": Int(ge=1), "steps": Int(ge=0),
               "loss": Options(*LOSSES),                  # cross-entropy ([S1] default here) or squared error
               "perturbation": Options(*PERTURBATIONS)}   # redrawn each round, or one per example
+    search_space = {"a": LogUniform(0.05, 5), "lr": LogUniform(1e-4, 1e-2)}
 
     def __init__(self, *, a=1.0, hidden=50, activation="relu", lr=1e-3, batch_size=32, steps=1, loss="bce",
                  perturbation="fresh", device="cpu", dim=None, seed=None):

@@ -14,7 +14,7 @@ from agents.base import hyperparameters
 from agents.neural.ensemble_pp import MLPAgent
 from agents.neural.nets import einsum, tensor
 from agents.neural.optim import Langevin, clear_grads
-from agents.params import Int, Real
+from agents.params import Int, LogUniform, Real
 
 
 class LMCTS(MLPAgent):
@@ -30,6 +30,7 @@ class LMCTS(MLPAgent):
     """
 
     params = {"steps": Int(ge=1), "beta_inv": Real(gt=0)}
+    search_space = {"lr": LogUniform(1e-4, 1e-2), "beta_inv": LogUniform(1e-3, 0.1)}   # and weight_decay
 
     def __init__(self, *, steps=10, lr=1e-3, beta_inv=0.01, weight_decay=0.01, hidden=(64, 64),
                  buffer_size=10_000, device="cpu", seed=None, dim=None):

@@ -64,7 +64,7 @@ import torch
 
 from agents.neural.buffer import Schedule
 from agents.neural.core import ROW_BLOCK, NeuralAgent
-from agents.params import Bool, Options, Real
+from agents.params import Bool, LogUniform, Options, Real
 from agents.neural.nets import bmm, bmm_t, NTKEnsemble, readout, sigmoid
 
 GRADIENTS = ("current", "initial")
@@ -139,6 +139,7 @@ class NeuralLogistic(NeuralAgent):
               "gradient": Options(*GRADIENTS),    # g(x; theta_t) ([S2] §7) or g(x; theta_0)/sqrt(m) (Alg. 1-2)
               "schedule": Options(*SCHEDULES),    # fixed nu, lam ([S2] §7) or eqs. 1-3
               "diag": Bool()}
+    search_space = {"nu": LogUniform(1e-4, 1)}              # and lr, lam (NeuralAgent)
 
     def _check_params(self) -> None:
         super()._check_params()

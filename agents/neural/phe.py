@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from agents.neural.core import NeuralAgent
-from agents.params import Real
+from agents.params import LogUniform, Real
 
 
 class NeuralPHE(NeuralAgent):
@@ -33,6 +33,7 @@ class NeuralPHE(NeuralAgent):
     """
 
     params = {"nu": Real(ge=0)}
+    search_space = {"nu": LogUniform(0.01, 1)}              # and lr, lam (NeuralAgent)
 
     def __init__(self, *, nu=0.1, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1, batch_size=None,
                  buffer_size=None, warm_start=True, warmup=0, mean_loss=True, duplicate_input=True, device="cpu",

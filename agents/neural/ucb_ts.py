@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 
 from agents.neural.core import NeuralAgent
-from agents.params import Bool, Real
+from agents.params import Bool, LogUniform, Real
 from agents.neural.nets import bmm, NTKEnsemble, readout
 
 
@@ -30,6 +30,7 @@ class _NeuralConfidence(NeuralAgent):
     """A single NTK network with a (diagonal or full) design matrix Z of its gradient features."""
 
     params = {"nu": Real(ge=0), "diag": Bool(), "lam": Real(gt=0)}   # Z_0 = lam I must be invertible
+    search_space = {"nu": LogUniform(0.01, 10)}             # and lr, lam (NeuralAgent)
 
     def __init__(self, *, nu=1.0, diag=True, width=20, depth=3, lam=1.0, lr=0.01, steps=100, update_every=1,
                  batch_size=None, buffer_size=None, warm_start=True, warmup=0, mean_loss=True, duplicate_input=True,

@@ -3,6 +3,8 @@
     ctxbandits bench run --agents LinUCB,LinTS --out results/bench
     ctxbandits bench run --import my_agent.py --agents MyAgent --out results/bench
     ctxbandits bench report --out results/bench
+    ctxbandits bench tune --agents LinUCB --budget 8 --out results/tune
+    ctxbandits bench run --agents LinUCB --tuned results/tune/tuned.json --out results/bench-tuned
     ctxbandits bench regen --agents Random,LinUCB
     ctxbandits bench suites
 """
@@ -13,17 +15,43 @@ import time
 
 
 def cmd_run(args) -> int:
+    from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.run import run_suite
     from gym_ctxbandits.bench.suite import load
 
     suite = load(args.suite)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    tuned = None
+    if args.tuned:
+        tuned = tune.read(tune.shipped(suite) if args.tuned == "shipped" else args.tuned)
     start = time.perf_counter()
     run_suite(suite, agents, args.out, quick=args.quick, imports=args.imports, backend=args.backend,
               workers=args.workers, address=args.address, device=args.device, batch=args.batch,
-              progress=None if args.quiet else print)
-    print(f"{', '.join(agents)} on {suite.key} ({'quick' if args.quick else 'report'} track) in {args.out}/ "
+              progress=None if args.quiet else print, tuned=tuned)
+    track = f"tuned track, budget {tuned['budget']}" if tuned else f"{'quick' if args.quick else 'report'} track"
+    print(f"{', '.join(agents)} on {suite.key} ({track}) in {args.out}/ "
           f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench report --out {args.out}")
+    return 0
+
+
+def cmd_tune(args) -> int:
+    from agents.params import parse_space
+    from gym_ctxbandits.bench.suite import load
+    from gym_ctxbandits.bench.tune import FILE, tune
+
+    suite = load(args.suite)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    space = parse_space(args.space) if args.space else None
+    start = time.perf_counter()
+    record = tune(suite, agents, args.budget, args.out, quick=args.quick, sampler=args.sampler, space=space,
+                  imports=args.imports, backend=args.backend, workers=args.workers, address=args.address,
+                  device=args.device, batch=args.batch, progress=None if args.quiet else print)
+    for name in agents:
+        entry = record["agents"][name]
+        print(f"{name}: {entry['config']} (objective {entry['objective']:.4f}; defaults {entry['default_objective']:.4f})")
+    print(f"{len(agents)} agent(s), budget {args.budget}, on {suite.key}'s tune seeds in {args.out}/{FILE} "
+          f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench run --agents {','.join(agents)} --tuned "
+          f"{args.out}/{FILE} --out DIR")
     return 0
 
 
@@ -85,6 +113,8 @@ def add_bench_parser(sub, add_import_option) -> None:
     run.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     run.add_argument("--quick", action="store_true", help="the quick track: a few rounds on two seeds (a smoke run)")
     run.add_argument("--out", required=True, help="the scorecard folder (agents are added to it one run at a time)")
+    run.add_argument("--tuned", help="the tuned track: play each agent's configuration of this file (`bench tune`'s "
+                                     "tuned.json, or 'shipped': the package's for the suite)")
     _add_run_options(run)
     run.set_defaults(func=cmd_run)
     report = commands.add_parser("report", help="write scorecard.md, .json and .html: the folder's agents beside the "
@@ -102,7 +132,21 @@ def add_bench_parser(sub, add_import_option) -> None:
     regen.add_argument("--work", help="keep the runs here, resumable (default: a temporary folder, removed after)")
     _add_run_options(regen)
     regen.set_defaults(func=cmd_regen)
+    tune = commands.add_parser("tune", help="choose one configuration per agent on the suite's tune seeds, the same "
+                                            "budget for every agent; resumes")
+    tune.add_argument("--agents", required=True, help="comma-separated agent names, e.g. LinUCB,LinTS")
+    tune.add_argument("--budget", required=True, type=int, help="configurations per agent, its defaults one of them")
+    tune.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
+    tune.add_argument("--quick", action="store_true", help="the quick track's cells on the first tune seeds (a smoke run)")
+    tune.add_argument("--out", required=True, help="the study's folder: its runs, tuned.json (and optuna.db)")
+    tune.add_argument("--sampler", choices=["auto", "halton", "tpe"], default="auto",
+                      help="halton: the defaults and a scrambled Halton design (fixed seed); tpe: Optuna's TPE "
+                           "(fixed seed); auto: tpe when Optuna is installed")
+    tune.add_argument("--space", help="search space of the one agent named, replacing its declared one: "
+                                      "'lam=log:0.01:100,epsilon=uniform:0:0.5' (log, uniform, intlog, choice:A|B)")
+    _add_run_options(tune)
+    tune.set_defaults(func=cmd_tune)
     suites = commands.add_parser("suites", help="list the shipped suites and their cells")
     suites.set_defaults(func=cmd_suites)
-    for command in (run, report, regen):
+    for command in (run, report, regen, tune):
         add_import_option(command)

@@ -217,7 +217,9 @@ def page(card: dict, curves: dict) -> str:
            else "")
     intro = (f"{len(card['cells'])} cells, seeds {card['seeds'][0]}..{card['seeds'][-1]} ({len(card['seeds'])}), "
              f"paired by seed. {zoo}Score: 1 - regret / Random's, clipped to [0, 1] (replay: clicks / Random's - 1). "
-             f"Intervals: {card['interval']}. Wins, ties, losses: {card['test']} (a win at p &lt; {card['alpha']}).")
+             f"Intervals: {card['interval']}. Wins, ties, losses: {card['test']} (a win at p &lt; {card['alpha']}). "
+             "Track of each agent's numbers: " + escape("; ".join(f"{a}: {t}" for a, t in card.get("tracks", {}).items()))
+             + ".")
     grid = "".join(curve(c, card["cells"][c], {a: curves[c][a] for a in chosen(card, c)}, colour) for c in card["cells"])
     title = f"Scorecard: suite {card['suite']}, {card['track']} track"
     overall, by_tag = tables(card, colour)

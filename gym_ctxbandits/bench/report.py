@@ -8,6 +8,8 @@ Per cell: final regret over Random's (paired bootstrap CI), the bsuite-style sco
 the agents present, and each pair's win, tie or loss by the Wilcoxon signed-rank test. Per tag and
 overall: the IQM of the per-seed scores with a stratified bootstrap CI, and the Bake-off's
 wins-minus-losses matrix. On the replay cell, reward (clicks) replaces regret: higher is better.
+Each agent's numbers are labelled with their track: "defaults", or "tuned (budget B)" for an agent
+a `bench run --tuned` folder played with its tuned configuration (tune.py).
 """
 
 from __future__ import annotations
@@ -53,12 +55,17 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
 
     `references`: "auto" takes the package's references of the folder's suite on the report track
-    of a shipped suite (none on the quick track or a suite file of one's own); a folder takes
-    those (a ReferenceMismatch unless they are of this suite's report track); None takes none. An
-    agent run in the folder is taken from the folder, not from the references."""
+    of a shipped suite (none on the quick track, on the tuned track, whose zoo would be of the
+    defaults track, or on a suite file of one's own); a folder takes those (a ReferenceMismatch
+    unless they are of this suite's report seeds and cells; on a tuned folder they are labelled
+    "defaults"); None takes none. An agent run in the folder is taken from the folder, not from the
+    references. A tuned folder whose tune seeds include a report seed is refused."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
-    cells = suite.track(manifest["track"] == "quick")[0]
+    cells, seeds = suite.track(manifest["track"] == "quick")
+    if shared := sorted(set(manifest.get("tuned", {}).get("tune_seeds", ())) & set(seeds)):
+        raise ValueError(f"{out}'s agents were tuned on seeds {shared[:5]}, which are its report seeds: a tuned agent "
+                         "is never reported on a seed it was tuned on; tune on the suite's tune_seeds, run again")
     own = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
     rows = {a: {c.id: results(out, a, c.id) for c in cells} for a in own}
     if references == "auto":
@@ -66,7 +73,7 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
         references = refs.folder(suite) if shipped and (refs.folder(suite) / refs.MANIFEST).exists() else None
     summary = {"folder": None, "agents": []}
     if references is not None:
-        if manifest["track"] != "report":
+        if manifest["track"] == "quick":
             raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
                                          "track: report it without references")
         zoo = refs.read(references, suite)
@@ -84,12 +91,20 @@ def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, refer
     return _card(*sources(out, references), alpha, resamples)
 
 
+def tracks(manifest: dict, names: list[str]) -> dict[str, str]:
+    """Which track each agent's numbers come from: "tuned (budget B)" for an agent a tuned folder
+    ran with its tuned configuration, "defaults" for the others (Random, which has nothing to tune,
+    and the references' agents, which ship at their defaults)."""
+    tuned = manifest.get("tuned", {}).get("configs", {})
+    return {a: f"tuned (budget {manifest['budget']})" if a in tuned else "defaults" for a in names}
+
+
 def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
     cells, seeds = suite.track(manifest["track"] == "quick")
     names = [*own, *sorted(summary["agents"])]
     card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],
-            "references": summary, "alpha": alpha,
+            "tracks": tracks(manifest, names), "references": summary, "alpha": alpha,
             "test": "Wilcoxon signed-rank, two-sided, paired by seed; no multiplicity correction",
             "interval": f"{stats.LEVEL:.0%} percentile bootstrap, {resamples} resamples", "cells": {}}
     per_seed = {}                                   # (cell, agent) -> per-seed scores
@@ -143,10 +158,13 @@ def markdown(card: dict) -> str:
     if card.get("references", {}).get("agents"):
         intro += (f" Run in this folder: {', '.join(names[:len(names) - len(card['references']['agents'])])}; "
                   f"from the shipped references: {', '.join(card['references']['agents'])}.")
+    tracks = card.get("tracks", {})
+    intro += " Track of each agent's numbers: " + "; ".join(f"{a}: {tracks.get(a, 'defaults')}" for a in names) + "."
     lines = [f"# Scorecard: suite {card['suite']}, {card['track']} track", "", intro, "",
-             "## Overall", "", "| agent | IQM score [95% CI] | wins / ties / losses (cells x agents) |", "|---|---|---|"]
-    lines += [f"| {a} | {_interval(*overall['iqm'][a])} | {' / '.join(map(str, overall['wins_ties_losses'][a]))} |"
-              for a in names]
+             "## Overall", "", "| agent | track | IQM score [95% CI] | wins / ties / losses (cells x agents) |",
+             "|---|---|---|---|"]
+    lines += [f"| {a} | {tracks.get(a, 'defaults')} | {_interval(*overall['iqm'][a])} | "
+              f"{' / '.join(map(str, overall['wins_ties_losses'][a]))} |" for a in names]
     tags = [t for t in card["aggregates"] if t != "overall"]
     lines += ["", "## IQM score by tag", "", f"| agent | {' | '.join(tags)} |", "|---" * (len(tags) + 1) + "|"]
     lines += [f"| {a} | " + " | ".join(_interval(*card["aggregates"][t]["iqm"][a]) for t in tags) + " |" for a in names]

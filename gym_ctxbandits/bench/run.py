@@ -6,6 +6,8 @@ manifest lists its own jobs only), and a finished (agent, cell) is never run aga
 resumes. `OUT/bench.json` pins the folder to one suite version and track, and keeps each
 (agent, cell)'s wall time and this process's CPU time (the whole cost on the in-process backend;
 on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
+The tracks: "report" (the defaults), "quick" (a smoke run) and "tuned" (each agent with its
+configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations).
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ def read_manifest(out: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def _pinned(out: Path, suite: Suite, quick: bool) -> dict:
-    """The folder's manifest, new or checked to be of this suite version and track."""
-    track = "quick" if quick else "report"
+def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None) -> dict:
+    """The folder's manifest, new or checked to be of this suite version and track (and budget)."""
+    track = "tuned" if tuned else "quick" if quick else "report"
     mine = {"suite": suite.name, "version": suite.version, "track": track}
+    if tuned:
+        mine["budget"] = tuned["budget"]
     if (out / MANIFEST).exists():
         manifest = read_manifest(out)
         theirs = {k: manifest.get(k) for k in mine}
@@ -48,7 +52,27 @@ def _pinned(out: Path, suite: Suite, quick: bool) -> dict:
         return manifest
     file = {} if suite.path is None or suite.path.parent == SUITES else {"file": str(suite.path.resolve())}
     return {**mine, **file, "seeds": list(suite.track(quick)[1]), "cells": [c.id for c in suite.cells],
-            "wall_seconds": {}}
+            "wall_seconds": {}, **({"tuned": {"tune_seeds": tuned["tune_seeds"], "configs": {}}} if tuned else {})}
+
+
+def tuned_configs(tuned: dict, suite: Suite, agents: Sequence[str], quick: bool) -> dict[str, dict]:
+    """Each agent's configuration in the tuned file `tuned` (bench/tune.py), checked to be of this
+    suite's cells and tuned on seeds none of which is a report seed; Random's is its defaults."""
+    if quick:
+        raise ValueError("--tuned plays the report seeds; --quick is a smoke run of the defaults: drop one of them")
+    cells = {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in suite.cells}
+    if tuned["suite"] != suite.key or tuned["cells"] != cells or tuned.get("quick"):
+        raise ValueError(f"the tuned configurations are of {tuned['suite']}{' (quick track)' * bool(tuned.get('quick'))}, "
+                         f"not of {suite.key}'s cells: tune on this suite (`ctxbandits bench tune --suite ...`, "
+                         "without --quick)")
+    if shared := sorted(set(tuned["tune_seeds"]) & set(suite.report_seeds)):
+        raise ValueError(f"the tuned configurations were tuned on seeds {shared[:5]}, which are report seeds: a "
+                         "tuned agent is never reported on a seed it was tuned on; tune on the suite's tune_seeds")
+    missing = [a for a in agents if a != BASELINE and a not in tuned["agents"]]
+    if missing:
+        raise ValueError(f"no tuned configuration of {', '.join(missing)}: run `ctxbandits bench tune --agents "
+                         f"{','.join(missing)} --budget {tuned['budget']}` (the same budget as the others)")
+    return {a: tuned["agents"][a]["config"] for a in agents if a != BASELINE}
 
 
 def _write(out: Path, manifest: dict) -> None:
@@ -59,9 +83,11 @@ def _write(out: Path, manifest: dict) -> None:
 
 def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imports: Sequence[str] = (),
               backend: str = "inprocess", workers: int | None = None, address: str | None = None,
-              device: str = "cpu", batch: int = 10, progress=print) -> dict:
+              device: str = "cpu", batch: int = 10, progress=print, tuned: dict | None = None) -> dict:
     """Run `agents` (registered names) and Random on every cell of `suite` (its quick track when
-    `quick`) into `out`; return bench.json's content. Finished (agent, cell) folders are kept."""
+    `quick`) into `out`; return bench.json's content. Finished (agent, cell) folders are kept.
+    `tuned`: a tuned-configuration file's content (bench/tune.py): the agents play its
+    configurations on the report seeds, the folder's track is "tuned" with its budget."""
     from gym_ctxbandits.compare import check_comparison, run
     from gym_ctxbandits.user_modules import import_modules
 
@@ -69,9 +95,18 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
     names = list(dict.fromkeys([BASELINE, *agents]))
     cells, seeds = suite.track(quick)
     import_modules(imports)          # every name, env and option checked before anything runs (a typo costs nothing)
-    check_comparison([EnvSpec(c.env, c.kwargs) for c in cells], [AgentSpec(n) for n in names], list(seeds), workers,
+    configs = tuned_configs(tuned, suite, names, quick) if tuned else {}
+    specs = {n: AgentSpec(n, configs.get(n, {})) for n in names}
+    check_comparison([EnvSpec(c.env, c.kwargs) for c in cells], list(specs.values()), list(seeds), workers,
                      out, device, backend)
-    manifest = _pinned(out, suite, quick)
+    manifest = _pinned(out, suite, quick, tuned)
+    if tuned:
+        if changed := [a for a, c in configs.items() if manifest["tuned"]["configs"].get(a, c) != c]:
+            raise ValueError(f"{out} holds {', '.join(changed)} with another tuned configuration: give another --out "
+                             "(one configuration per agent per folder)")
+        manifest["tuned"]["configs"].update(configs)
+        manifest["tuned"].setdefault("sources", {}).update({a: tuned.get("source") for a in configs})
+        manifest["tuned"]["tune_seeds"] = sorted({*manifest["tuned"]["tune_seeds"], *tuned["tune_seeds"]})
     out.mkdir(parents=True, exist_ok=True)
     _write(out, manifest)
     for name in names:
@@ -80,7 +115,7 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
         for i, cell in enumerate(cells):
             folder = out / slug(name) / cell.id
             start, start_cpu = time.perf_counter(), time.process_time()
-            run(EnvSpec(cell.env, cell.kwargs), AgentSpec(name), seeds=list(seeds), horizon=cell.horizon, out=folder,
+            run(EnvSpec(cell.env, cell.kwargs), specs[name], seeds=list(seeds), horizon=cell.horizon, out=folder,
                 backend=backend, workers=workers, address=address, log_every=cell.log_every, batch=batch,
                 imports=imports, device=device)
             times.setdefault(cell.id, round(time.perf_counter() - start, 2))   # a resumed cell keeps its first run's

@@ -1,0 +1,303 @@
+"""Fair tuning: one configuration per agent per suite, chosen on the tune seeds only, with the same
+budget for every agent (Bietti et al. 2021; Eimer et al. 2023, docs/benchmark.md "Tuning").
+
+An agent's class declares its search space beside its hyper-parameters (`search_space`,
+agents/params.py). A study evaluates `budget` configurations of it, the defaults always the first,
+on every cell of the suite and its `tune_seeds` (never a report seed); the objective is the mean
+over cells of the agent's regret over Random's on the same seeds (the replay, where clicks are
+the measure: 2 - clicks / Random's, so Random is 1 there too and lower is better). Without Optuna
+the other configurations are a scrambled Halton design of the space with a fixed seed (its first
+points are those of any smaller budget); with Optuna (`pip install -e ".[tune]"`), TPE with a
+fixed seed, its study kept in `OUT/optuna.db`. Every configuration's runs are ordinary results
+folders, `OUT/<agent>/<config id>/<cell>/` (Random's once, `OUT/Random/<cell>/`), so a study run
+again reuses what it finished. `OUT/tuned.json` records, per agent, the space, every candidate
+with its objective, and the one chosen; `bench run --tuned` plays those on the report seeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from gym_ctxbandits.bench.run import BASELINE, slug
+from gym_ctxbandits.bench.suite import SUITES, Suite
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, is_replay
+
+FILE = "tuned.json"
+TUNED = Path(__file__).parent / "tuned"           # the package's tuned configurations, one file per suite
+SEED = 0                                          # of the Halton scrambling and of TPE
+OBJECTIVE = ("mean over cells of the agent's final regret / Random's on the tune seeds (the replay: 2 - clicks / "
+             "Random's); lower is better, Random = 1")
+NO_PARAMS = {"seed", "dim", "device", "dtype"}
+
+
+class TuneError(ValueError):
+    """A tuning study that cannot run as asked."""
+
+
+def agent_class(name: str):
+    import agents
+
+    entry = agents.base._registered(name)
+    return entry.cls() if hasattr(entry, "cls") else entry
+
+
+def space_of(name: str, override: dict | None = None) -> dict:
+    """`name`'s search space: `override` (checked against its hyper-parameters), else its class's."""
+    from agents.params import SPACE_SYNTAX, keyword_parameters, search_space
+
+    cls = agent_class(name)
+    takes = [p.name for p in keyword_parameters(cls) if p.name not in NO_PARAMS]
+    if override:
+        if unknown := sorted(set(override) - set(takes)):
+            raise TuneError(f"--space names {', '.join(unknown)}, which {name} does not take; its hyper-parameters "
+                            f"are {', '.join(takes)}")
+        return override
+    if not takes:
+        raise TuneError(f"{name} has no hyper-parameters: nothing to tune (its defaults are its tuned track)")
+    if not (space := search_space(cls)):
+        raise TuneError(f"{name} declares no search space, so `bench tune` cannot search it: give its class "
+                        "`search_space = {'lam': LogUniform(0.01, 100), ...}` (agents/params.py), or pass --space "
+                        f"({SPACE_SYNTAX})")
+    return space
+
+
+def defaults_in(name: str, space: dict) -> dict:
+    """The constructor's defaults of the searched hyper-parameters, each checked to lie in the space."""
+    from agents.params import defaults
+
+    found = defaults(agent_class(name), space)
+    if outside := [f"{k}={v!r} ({space[k]})" for k, v in found.items() if not space[k].contains(v)]:
+        raise TuneError(f"{name}'s default {', '.join(outside)} is outside its search space: widen the space so "
+                        "the defaults are one of the candidates")
+    return found
+
+
+def halton(space: dict, defaults: dict, budget: int) -> list[dict]:
+    """The defaults and budget - 1 points of a scrambled Halton design (fixed seed) over `space`:
+    the first points of one sequence, so a larger budget keeps a smaller one's configurations."""
+    from scipy.stats import qmc
+
+    points = qmc.Halton(d=len(space), scramble=True, seed=SEED).random(budget - 1) if budget > 1 else ()
+    return [defaults, *({n: s.value(u) for (n, s), u in zip(space.items(), row)} for row in points)]
+
+
+def config_id(config: dict) -> str:
+    """A configuration's folder name: a hash of its values (the same values, the same folder)."""
+    return "cfg-" + hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
+
+
+class Study:
+    """One suite's tuning folder: its track (cells, tune seeds), Random's cached values, and the
+    evaluation of an agent's configuration on it (resumable, through the comparison runner)."""
+
+    def __init__(self, suite: Suite, out, quick: bool = False, progress=print, **run_options):
+        self.suite, self.out, self.quick, self.progress, self.run_options = suite, Path(out), quick, progress, run_options
+        self.cells = suite.track(quick)[0]
+        self.seeds = list(suite.tune_seeds[:suite.quick_seeds] if quick else suite.tune_seeds)
+        if shared := sorted(set(self.seeds) & set(suite.report_seeds)):
+            raise TuneError(f"tune seeds {shared[:5]} are report seeds: a tuner never sees a report seed")
+        self._random = None
+
+    def _play(self, spec: AgentSpec, folder: Path) -> dict[str, np.ndarray]:
+        """Run `spec` on every cell and tune seed into `folder`/<cell>; each cell's final (regret or
+        reward) per seed."""
+        from gym_ctxbandits.bench.report import finals
+        from gym_ctxbandits.compare import run
+
+        values = {}
+        for cell in self.cells:
+            run(EnvSpec(cell.env, cell.kwargs), spec, seeds=self.seeds, horizon=cell.horizon, out=folder / cell.id,
+                log_every=cell.log_every, **self.run_options)
+            column = "reward" if is_replay(cell.env) else "regret"
+            values[cell.id] = finals(folder.parent, folder.name, cell.id, self.seeds)[column]
+        return values
+
+    def random(self) -> dict[str, np.ndarray]:
+        """Random's final values per cell and tune seed: run once into OUT/Random, then kept."""
+        if self._random is None:
+            self._random = self._play(AgentSpec(BASELINE), self.out / BASELINE)
+        return self._random
+
+    def evaluate(self, name: str, config: dict) -> tuple[float, dict[str, float]]:
+        """(objective, per-cell loss) of agent `name` with hyper-parameters `config`."""
+        mine = self._play(AgentSpec(name, config), self.out / slug(name) / config_id(config))
+        losses = {}
+        for cell in self.cells:
+            a, r = mine[cell.id].mean(), self.random()[cell.id].mean()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                losses[cell.id] = float(2 - a / r if is_replay(cell.env) else a / r) if r else float("nan")
+        scored = [v for v in losses.values() if np.isfinite(v)]
+        return (float(np.mean(scored)) if scored else float("nan")), losses
+
+
+def _record(config, objective, losses, cpu) -> dict:
+    return {"id": config_id(config), "config": config, "objective": objective, "cells": losses,
+            "cpu_seconds": round(cpu, 2)}
+
+
+def search_halton(study: Study, name: str, space: dict, defaults: dict, budget: int) -> list[dict]:
+    out = []
+    for i, config in enumerate(halton(space, defaults, budget)):
+        start = time.process_time()
+        objective, losses = study.evaluate(name, config)
+        out.append(_record(config, objective, losses, time.process_time() - start))
+        if study.progress:
+            study.progress(f"{name} {i + 1}/{budget} {config}: objective {objective:.4f}")
+    return out
+
+
+def search_tpe(study: Study, name: str, space: dict, defaults: dict, budget: int) -> list[dict]:
+    """TPE (Optuna) with a fixed seed, the defaults enqueued first; the study lives in
+    OUT/optuna.db, so a rerun continues it: only its finished trials count towards the budget."""
+    import optuna
+    from optuna.trial import TrialState
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    distributions = {n: s.distribution() for n, s in space.items()}
+    storage = f"sqlite:///{(study.out / 'optuna.db').resolve()}"
+    tpe = optuna.create_study(study_name=f"{study.suite.key}{'-quick' if study.quick else ''}:{name}", storage=storage,
+                              sampler=optuna.samplers.TPESampler(seed=SEED), direction="minimize", load_if_exists=True)
+    for trial in tpe.get_trials(states=(TrialState.RUNNING,)):      # cut short by an interruption: run again
+        tpe.tell(trial.number, state=TrialState.FAIL)
+    if not tpe.get_trials(states=(TrialState.COMPLETE, TrialState.WAITING)):
+        tpe.enqueue_trial(defaults)                                 # the defaults are always a candidate
+    records = {}
+    for trial in tpe.get_trials(states=(TrialState.COMPLETE,)):
+        records[trial.number] = trial.user_attrs["record"]
+    while len(records) < budget:
+        trial = tpe.ask(distributions)
+        config = {n: trial.params[n] for n in space}
+        start = time.process_time()
+        objective, losses = study.evaluate(name, config)
+        records[trial.number] = _record(config, objective, losses, time.process_time() - start)
+        trial.set_user_attr("record", records[trial.number])
+        tpe.tell(trial, objective)
+        if study.progress:
+            study.progress(f"{name} {len(records)}/{budget} {config}: objective {objective:.4f}")
+    return [records[k] for k in sorted(records)][:budget]
+
+
+def sampler_name(sampler: str) -> str:
+    """"halton" or "tpe" for the --sampler choice ("auto": tpe when Optuna is installed)."""
+    if sampler == "auto":
+        try:
+            import optuna
+            return "tpe"
+        except ImportError:
+            return "halton"
+    if sampler == "tpe":
+        try:
+            import optuna  # noqa: F401
+        except ImportError:
+            raise TuneError('--sampler tpe needs Optuna: pip install optuna, or pip install -e ".[tune]" in the '
+                            "gym-ctxbandits clone (or --sampler halton, the deterministic design)") from None
+    return sampler
+
+
+def _head(suite: Suite, study: Study, budget: int) -> dict:
+    file = None if suite.path is None or suite.path.parent == SUITES else str(suite.path.resolve())
+    return {"suite": suite.key, "suite_file": file, "quick": study.quick, "tune_seeds": study.seeds,
+            "cells": {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in study.cells},
+            "budget": budget, "objective": OBJECTIVE}
+
+
+def read(path) -> dict:
+    """A tuned-configuration file (`bench tune`'s tuned.json, or a shipped one)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TuneError(f"no tuned-configuration file {str(path)!r}: `ctxbandits bench tune --out DIR` writes "
+                        f"DIR/{FILE}")
+    return {**json.loads(path.read_text()), "source": str(path)}
+
+
+def shipped(suite: Suite) -> Path:
+    """The package's tuned configurations of `suite`."""
+    return TUNED / f"{suite.key}.json"
+
+
+def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = False, sampler: str = "auto",
+         space: dict | None = None, imports: Sequence[str] = (), progress=print, **run_options) -> dict:
+    """Tune each of `agents` with `budget` configurations on `suite`'s tune seeds into folder `out`;
+    write and return OUT/tuned.json. `space` replaces the declared search space (one agent only)."""
+    from gym_ctxbandits.user_modules import import_modules
+
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise TuneError(f"--budget must be an integer >= 1 (configurations per agent, the defaults one of them), "
+                        f"got {budget!r}")
+    if space and len(agents) != 1:
+        raise TuneError("--space is one agent's search space: name one agent with --agents")
+    if BASELINE in agents:
+        raise TuneError(f"{BASELINE} has no hyper-parameters: nothing to tune (it is run once as the baseline)")
+    import_modules(imports)
+    spaces = {a: space_of(a, space) for a in agents}          # every agent checked before anything runs
+    starts = {a: defaults_in(a, spaces[a]) for a in agents}
+    kind = sampler_name(sampler)
+    out = Path(out)
+    study = Study(suite, out, quick, progress, imports=imports, **run_options)
+    head = _head(suite, study, budget)
+    if (out / FILE).exists():
+        record = read(out / FILE)
+        record.pop("source")
+        if theirs := {k: record.get(k) for k in head if record.get(k) != head[k]}:
+            raise TuneError(f"{out / FILE} is a study of {', '.join(f'{k}={v}' for k, v in theirs.items())}, not this "
+                            f"one: one folder, one suite, track and budget (every agent gets the same budget); give "
+                            "another --out")
+    else:
+        record = {**head, "agents": {}}
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.process_time()
+    study.random()                                          # Random first, so no candidate's cost includes it
+    record.setdefault("random_cpu_seconds", round(time.process_time() - start, 2))
+    search = search_tpe if kind == "tpe" else search_halton
+    for name in agents:
+        candidates = search(study, name, spaces[name], starts[name], budget)
+        first = {c["id"]: c["cpu_seconds"] for c in record["agents"].get(name, {}).get("candidates", ())}
+        for c in candidates:                                # a reused configuration keeps its first run's cost
+            c["cpu_seconds"] = first.get(c["id"], c["cpu_seconds"])
+        best = min(candidates, key=lambda c: (not np.isfinite(c["objective"]), c["objective"]))
+        record["agents"][name] = {
+            "config": best["config"], "objective": best["objective"], "default_objective": candidates[0]["objective"],
+            "sampler": "optuna-tpe" if kind == "tpe" else "scrambled-halton", "seed": SEED,
+            "space": {k: v.to_json() for k, v in spaces[name].items()}, "defaults": starts[name],
+            "candidates": candidates, "cpu_seconds": round(sum(c["cpu_seconds"] for c in candidates), 2)}
+        record["agents"] = dict(sorted(record["agents"].items()))
+        (out / FILE).write_text(json.dumps(record, indent=1) + "\n")
+    return record
+
+
+# Why an agent of the zoo has no search space (docs/benchmark.md's table of spaces says it).
+NO_SPACE = {
+    "GLM-ES-DT": "a doubling trick over GLM-ES, whose ensemble grows per epoch: tune GLM-ES",
+    "Neural-ES-DT": "a doubling trick over Neural-ES: tune Neural-ES",
+    "GPT-Ensemble++": "text envs only, not in the suite; each configuration fine-tunes a language model (a GPU's job)",
+    "GPT-Greedy": "text envs only, not in the suite; each configuration fine-tunes a language model (a GPU's job)",
+}
+
+
+def markdown_spaces(suite: Suite) -> str:
+    """Every registered agent's search space and whether the package ships its tuned configuration
+    of `suite`, as docs/benchmark.md shows them (a test keeps the two equal)."""
+    import agents
+
+    path = shipped(suite)
+    record = json.loads(path.read_text()) if path.exists() else {"agents": {}}
+    rows = ["| agent | search space | tuned configuration shipped |", "|---|---|---|"]
+    for name in agents.REGISTRY:
+        try:
+            space = space_of(name)
+            text = "; ".join(f"{k}: {v}" for k, v in space.items())
+        except TuneError as err:
+            text = "none: " + (NO_SPACE.get(name) or str(err).partition(": ")[2] or str(err))
+        except ImportError:
+            text = "(needs PyTorch to read)"
+        entry = record["agents"].get(name)
+        status = (f"budget {record['budget']}: {entry['config']}" if entry else
+                  "n/a" if text.startswith("none") else "not yet")
+        rows.append(f"| {name} | {text} | {status} |")
+    return "\n".join(rows)

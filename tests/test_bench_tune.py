@@ -1,0 +1,322 @@
+"""Fair tuning (issue 29, item 4): search spaces beside the hyper-parameters, `ctxbandits bench tune`
+on the tune seeds only with the same budget for every agent, and the tuned track of `bench run`
+and `bench report`. A tiny suite of its own (two cells of 60 rounds, three tune and three report
+seeds) keeps every study here to a few seconds."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents.params import Choice, IntLogUniform, LogUniform, Uniform, defaults, parse_space, search_space
+from gym_ctxbandits.bench import tune
+from gym_ctxbandits.bench.report import finals
+from gym_ctxbandits.cli import main
+from gym_ctxbandits.compare import run
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+from gym_ctxbandits.results import load_results
+
+TUNE_SEEDS, REPORT_SEEDS = [0, 1, 2], [1000, 1001, 1002]
+SUITE = """name = "tiny"
+version = 1
+tune_seeds = "{tune}"
+report_seeds = "{report}"
+quick = {{ horizon = 20, seeds = 2 }}
+
+[[cells]]
+id = "s0-linear"
+env = "CtxBandit/Linear-v0"
+horizon = 60
+tags = ["linear"]
+
+[[cells]]
+id = "s4-changing-1"
+env = "CtxBandit/ChangingActionSet1-v0"
+horizon = 60
+tags = ["action-sets", "linear"]
+"""
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny.toml").write_text(SUITE.format(tune="0:3", report="1000:1003"))
+    yield tmp_path
+
+
+def study(*extra: str, agents_: str = "LinUCB,epsilon-greedy", budget: int = 3, out: str = "study") -> int:
+    return main(["bench", "tune", "--suite", "tiny.toml", "--agents", agents_, "--budget", str(budget), "--out", out,
+                 "--quiet", "--sampler", "halton", *extra])
+
+
+def seeds_under(where: Path) -> set[int]:
+    """Every seed any results folder under `where` holds a run of."""
+    return {int(s) for m in where.rglob("manifest.json") for s in load_results(m.parent)["seed"].unique()}
+
+
+def one_line_error(argv, capsys, *words) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and all(w in err for w in words), err
+
+
+# --- search spaces -------------------------------------------------------------------------------
+
+def entries():
+    for name, entry in agents.REGISTRY.items():
+        try:
+            yield name, entry.cls() if hasattr(entry, "cls") else entry
+        except ImportError:                         # a neural agent without torch: its space is not reachable
+            continue
+
+
+def test_every_declared_space_holds_the_agents_defaults():
+    classes = dict(entries())
+    spaces = {name: search_space(cls) for name, cls in classes.items()}
+    for name, space in spaces.items():
+        for param, value in defaults(classes[name], space).items():
+            assert space[param].contains(value), f"{name}'s default {param}={value!r} is outside {space[param]}"
+    assert spaces["Random"] == {}
+    for name in ("Greedy", "epsilon-greedy", "Softmax", "LinUCB", "LinTS", "LinTS-AG", "RRLS", "GLM-TSL", "GLM-UCB",
+                 "UCB-GLM", "GLM-ES", "Logistic-UCB-1", "ada-OFU-ECOLog"):
+        assert spaces[name], f"{name} declares no search space"
+    assert set(spaces["epsilon-greedy"]) == {"lam", "epsilon"}          # Greedy's lam, inherited
+    assert set(spaces["LinTS-AG"]) == {"R"} and set(spaces["RRLS"]) == {"prior_var", "sigma"}   # what they take
+
+
+def test_spaces_map_the_unit_interval_onto_their_range():
+    log, ints = LogUniform(0.01, 100), IntLogUniform(2, 32)
+    assert log.value(0) == 0.01 and log.value(1) == 100 and log.value(0.5) == 1.0
+    assert Uniform(0, 0.5).value(0.5) == 0.25 and Uniform(0, 1).contains(0) and not Uniform(0, 1).contains(1.5)
+    assert [ints.value(u) for u in (0, 0.25, 0.5, 1)] == [2, 4, 8, 32] and not ints.contains(8.0)
+    assert [Choice("a", "b").value(u) for u in (0, 0.49, 0.5, 1)] == ["a", "a", "b", "b"]
+    assert log.value(0.3) == 0.1585                          # four significant digits
+    with pytest.raises(ValueError, match="lo > 0"):
+        LogUniform(0, 1)
+    with pytest.raises(ValueError, match="lo < hi"):
+        Uniform(1, 1)
+
+
+def test_a_space_on_the_command_line():
+    space = parse_space("lam=log:0.01:100, M=intlog:1:32,eps=uniform:0:0.5,link=choice:logistic|identity")
+    assert space == {"lam": LogUniform(0.01, 100), "M": IntLogUniform(1, 32), "eps": Uniform(0, 0.5),
+                     "link": Choice("logistic", "identity")}
+    for bad in ("lam=log:0.01", "lam=normal:0:1", "lam=log:1:0.1", ""):
+        with pytest.raises(ValueError, match="NAME=log:LO:HI"):
+            parse_space(bad)
+
+
+def test_the_design_starts_at_the_defaults_and_a_larger_budget_extends_it():
+    space = {"alpha": LogUniform(0.01, 10), "M": IntLogUniform(2, 32)}
+    start = {"alpha": 1.0, "M": 8}
+    six = tune.halton(space, start, 6)
+    assert six[0] == start and len(six) == 6 and tune.halton(space, start, 3) == six[:3] == tune.halton(space, start, 6)[:3]
+    assert len({tune.config_id(c) for c in six}) == 6
+    assert all(space[k].contains(v) for c in six for k, v in c.items())
+    assert tune.halton(space, start, 1) == [start]
+
+
+# --- the study -----------------------------------------------------------------------------------
+
+def test_a_study_never_evaluates_a_report_seed_and_gives_every_agent_the_budget(folder, monkeypatch):
+    played = []
+    real = tune.Study._play
+
+    def spy(self, spec, where):                              # every comparison a study asks the runner for
+        played.append((spec.name, tuple(self.seeds)))
+        return real(self, spec, where)
+
+    monkeypatch.setattr(tune.Study, "_play", spy)
+    assert study() == 0
+    assert {s for _, seeds in played for s in seeds} == set(TUNE_SEEDS)
+    assert seeds_under(folder / "study") == set(TUNE_SEEDS)                    # the files say so too
+    assert [n for n, _ in played].count("Random") == 1                          # run once, cached
+    record = json.loads((folder / "study" / "tuned.json").read_text())
+    assert record["budget"] == 3 and record["tune_seeds"] == TUNE_SEEDS and not record["quick"]
+    for name in ("LinUCB", "epsilon-greedy"):
+        entry = record["agents"][name]
+        candidates = entry["candidates"]
+        assert len(candidates) == 3 == len({c["id"] for c in candidates})       # the same budget for each
+        assert candidates[0]["config"] == entry["defaults"] == defaults(agents.REGISTRY[name], entry["space"])
+        best = min(candidates, key=lambda c: c["objective"])
+        assert entry["config"] == best["config"] and entry["objective"] == best["objective"]
+        assert entry["default_objective"] == candidates[0]["objective"]
+        assert all(c["objective"] == np.mean(list(c["cells"].values())) for c in candidates)
+
+
+def test_the_objective_is_regret_over_randoms_on_the_tune_seeds(folder):
+    assert study(agents_="LinUCB", budget=1) == 0
+    entry = json.loads((folder / "study" / "tuned.json").read_text())["agents"]["LinUCB"]
+    for cell, env in (("s0-linear", "CtxBandit/Linear-v0"), ("s4-changing-1", "CtxBandit/ChangingActionSet1-v0")):
+        mine = run(EnvSpec(env), "LinUCB", seeds=TUNE_SEEDS, horizon=60).groupby("seed")["cum_regret"].last()
+        random = run(EnvSpec(env), "Random", seeds=TUNE_SEEDS, horizon=60).groupby("seed")["cum_regret"].last()
+        assert entry["candidates"][0]["cells"][cell] == mine.mean() / random.mean()
+
+
+def test_a_rerun_reuses_every_finished_configuration(folder):
+    assert study(agents_="LinUCB", budget=2) == 0
+    files = sorted((folder / "study").rglob("*.parquet"))
+    stamps = [f.stat().st_mtime_ns for f in files]
+    before = json.loads((folder / "study" / "tuned.json").read_text())
+    assert study(agents_="LinUCB", budget=2) == 0
+    assert sorted((folder / "study").rglob("*.parquet")) == files and [f.stat().st_mtime_ns for f in files] == stamps
+    after = json.loads((folder / "study" / "tuned.json").read_text())
+    assert after == before
+
+
+def test_a_space_given_on_the_command_line_replaces_the_declared_one(folder):
+    assert study("--space", "alpha=log:0.1:1", agents_="LinUCB", budget=2) == 0
+    entry = json.loads((folder / "study" / "tuned.json").read_text())["agents"]["LinUCB"]
+    assert entry["space"] == {"alpha": {"log-uniform": [0.1, 1]}}
+    assert [set(c["config"]) for c in entry["candidates"]] == [{"alpha"}, {"alpha"}]
+
+
+def test_bad_input_is_one_line(folder, capsys):
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "0", "--out", "s"],
+                   capsys, "--budget must be an integer >= 1")
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "GLM-ES-DT", "--budget", "2", "--out", "s"],
+                   capsys, "GLM-ES-DT declares no search space", "search_space", "--space")
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "Random", "--budget", "2", "--out", "s"],
+                   capsys, "nothing to tune")
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "2", "--out", "s",
+                    "--space", "beta=log:0.1:1"], capsys, "does not take", "alpha")
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "2", "--out", "s",
+                    "--space", "alpha=log:0.1:0.5"], capsys, "alpha=1.0", "outside its search space")
+    assert not Path("s").exists()                                          # nothing ran
+    assert study(agents_="LinUCB", budget=1) == 0
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinTS", "--budget", "2", "--out", "study"],
+                   capsys, "budget=1", "same budget")
+
+
+def test_the_quick_study_plays_the_quick_cells_on_the_first_tune_seeds(folder, capsys):
+    assert study("--quick", agents_="LinUCB", budget=2) == 0
+    record = json.loads((folder / "study" / "tuned.json").read_text())
+    assert record["quick"] and record["tune_seeds"] == [0, 1] and seeds_under(folder / "study") == {0, 1}
+    assert {c["horizon"] for c in record["cells"].values()} == {20}
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "study/tuned.json",
+                    "--out", "card"], capsys, "(quick track)", "without --quick")
+
+
+# --- the tuned track -----------------------------------------------------------------------------
+
+def test_the_tuned_track_plays_the_tuned_configurations_on_the_report_seeds(folder):
+    assert study() == 0
+    tuned = json.loads((folder / "study" / "tuned.json").read_text())
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB,epsilon-greedy", "--tuned",
+                 "study/tuned.json", "--out", "card", "--quiet"]) == 0
+    manifest = json.loads((folder / "card" / "bench.json").read_text())
+    assert manifest["track"] == "tuned" and manifest["budget"] == 3 and manifest["tuned"]["tune_seeds"] == TUNE_SEEDS
+    assert manifest["tuned"]["configs"] == {a: tuned["agents"][a]["config"] for a in ("LinUCB", "epsilon-greedy")}
+    assert seeds_under(folder / "card") == set(REPORT_SEEDS)
+    config = tuned["agents"]["LinUCB"]["config"]
+    direct = run(EnvSpec("CtxBandit/Linear-v0"), AgentSpec("LinUCB", config), seeds=REPORT_SEEDS, horizon=60)
+    np.testing.assert_array_equal(finals("card", "LinUCB", "s0-linear", REPORT_SEEDS)["regret"],
+                                  direct.groupby("seed")["cum_regret"].last().to_numpy())
+    assert main(["bench", "report", "--out", "card"]) == 0
+    card = json.loads((folder / "card" / "scorecard.json").read_text())
+    assert card["track"] == "tuned" and card["tracks"] == {"Random": "defaults", "LinUCB": "tuned (budget 3)",
+                                                           "epsilon-greedy": "tuned (budget 3)"}
+    text = (folder / "card" / "scorecard.md").read_text()
+    assert "| LinUCB | tuned (budget 3) |" in text and "| Random | defaults |" in text
+    assert "LinUCB: tuned (budget 3)" in (folder / "card" / "scorecard.html").read_text()
+    # the shipped references are of the defaults track: none by default, labelled so when asked for
+    assert main(["bench", "regen", "--suite", "tiny.toml", "--agents", "Random,Greedy", "--dest", "refs", "--quiet"]) == 0
+    assert main(["bench", "report", "--out", "card", "--references", "refs"]) == 0
+    card = json.loads((folder / "card" / "scorecard.json").read_text())
+    assert card["tracks"]["Greedy"] == "defaults" and card["tracks"]["LinUCB"] == "tuned (budget 3)"
+
+
+def test_the_tuned_track_refuses_report_seeds_it_was_tuned_on(folder, capsys):
+    # the same suite's cells, but its tune seeds are the tiny suite's report seeds
+    Path("leaky.toml").write_text(SUITE.format(tune="1000:1003", report="0:3"))
+    assert main(["bench", "tune", "--suite", "leaky.toml", "--agents", "LinUCB", "--budget", "1", "--out", "leak",
+                 "--quiet"]) == 0
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "leak/tuned.json",
+                    "--out", "card"], capsys, "tuned on seeds [1000, 1001, 1002]", "report seeds")
+    assert not Path("card").exists()
+    assert study(agents_="LinUCB", budget=1) == 0
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "study/tuned.json",
+                 "--out", "card", "--quiet"]) == 0
+    manifest = json.loads(Path("card/bench.json").read_text())
+    manifest["tuned"]["tune_seeds"] = [2, 1001]                           # a folder whose record says otherwise
+    Path("card/bench.json").write_text(json.dumps(manifest))
+    one_line_error(["bench", "report", "--out", "card"], capsys, "tuned on seeds [1001]", "report seeds")
+
+
+def test_the_tuned_track_is_one_line_when_it_does_not_fit(folder, capsys):
+    assert study(agents_="LinUCB", budget=1) == 0
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinTS", "--tuned", "study/tuned.json",
+                    "--out", "card"], capsys, "no tuned configuration of LinTS", "--budget 1")
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "nowhere.json",
+                    "--out", "card"], capsys, "no tuned-configuration file")
+    one_line_error(["bench", "run", "--agents", "LinUCB", "--tuned", "study/tuned.json", "--out", "card"], capsys,
+                   "not of bakeoff-v1's cells")
+    one_line_error(["bench", "run", "--agents", "LinUCB", "--tuned", "shipped", "--suite", "tiny.toml",
+                    "--out", "card"], capsys, "tiny-v1.json")
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--out", "card", "--quiet"]) == 0
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "study/tuned.json",
+                    "--out", "card"], capsys, "holds results of", "give another --out")
+
+
+# --- Optuna --------------------------------------------------------------------------------------
+
+def test_the_tpe_study_starts_at_the_defaults_and_resumes(folder):
+    pytest.importorskip("optuna", reason="Optuna is not installed (pip install -e '.[tune]'): the TPE path is "
+                                         "untested here; the Halton path above is")
+    argv = ["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "3", "--out", "tpe", "--quiet",
+            "--sampler", "tpe"]
+    assert main(argv) == 0
+    entry = json.loads(Path("tpe/tuned.json").read_text())["agents"]["LinUCB"]
+    assert entry["sampler"] == "optuna-tpe" and Path("tpe/optuna.db").exists()
+    assert len(entry["candidates"]) == 3 and entry["candidates"][0]["config"] == {"alpha": 1.0, "lam": 1.0}
+    assert seeds_under(Path("tpe")) == set(TUNE_SEEDS)
+    stamps = {f: f.stat().st_mtime_ns for f in Path("tpe").rglob("*.parquet")}
+    assert main(argv) == 0                                                  # resumed: no trial, no run again
+    assert {f: f.stat().st_mtime_ns for f in Path("tpe").rglob("*.parquet")} == stamps
+    assert json.loads(Path("tpe/tuned.json").read_text())["agents"]["LinUCB"] == entry
+
+
+def test_tpe_without_optuna_is_one_line(folder, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "optuna", None)                      # as if it were not installed
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "2", "--out", "s",
+                    "--sampler", "tpe"], capsys, "needs Optuna", "--sampler halton")
+    assert tune.sampler_name("auto") == "halton"
+
+
+def test_the_docs_table_is_the_registrys_spaces_and_the_shipped_file():
+    from gym_ctxbandits.bench import suite
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
+    table = text.partition("<!-- spaces:begin -->\n")[2].partition("\n<!-- spaces:end -->")[0]
+    assert table == tune.markdown_spaces(suite.load()), \
+        "docs/benchmark.md's table of search spaces is stale: paste tune.markdown_spaces(suite.load()) there"
+
+
+# --- the shipped tuned configurations ------------------------------------------------------------
+
+def test_the_shipped_tuned_configurations_are_the_codes_study_of_the_suite():
+    """The package's tuned file is of bakeoff-v1's cells and tune seeds, its candidates are the
+    Halton design of each agent's declared space (the defaults first), the chosen one is the best,
+    and one cheap cell's loss reproduces exactly from the tune seeds."""
+    from gym_ctxbandits.bench import suite
+    from gym_ctxbandits.bench.run import tuned_configs
+
+    shipped = suite.load()
+    record = tune.read(tune.shipped(shipped))
+    assert record["tune_seeds"] == list(shipped.tune_seeds) and not record["quick"] and record["suite_file"] is None
+    configs = tuned_configs(record, shipped, list(record["agents"]), quick=False)     # what `bench run --tuned` checks
+    for name, entry in record["agents"].items():
+        space = tune.space_of(name)
+        assert entry["space"] == {k: v.to_json() for k, v in space.items()} and entry["sampler"] == "scrambled-halton"
+        assert [c["config"] for c in entry["candidates"]] == tune.halton(space, entry["defaults"], record["budget"])
+        best = min(entry["candidates"], key=lambda c: c["objective"])
+        assert configs[name] == entry["config"] == best["config"] and entry["objective"] <= entry["default_objective"]
+        assert set(best["cells"]) == {c.id for c in shipped.cells}
+    name, entry = next(iter(record["agents"].items()))
+    seeds = list(shipped.tune_seeds)
+    final = {a: run(EnvSpec("CtxBandit/Linear-v0"), AgentSpec(a, c), seeds=seeds, horizon=2000, log_every=20)
+             .groupby("seed")["cum_regret"].last().mean() for a, c in ((name, entry["config"]), ("Random", {}))}
+    assert final[name] / final["Random"] == min(entry["candidates"], key=lambda c: c["objective"])["cells"]["s0-linear"]
