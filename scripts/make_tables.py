@@ -1,13 +1,17 @@
-"""Write the README's environment table from the registry, so that it lists every id there is.
+"""Write the docs' generated tables: README's environments, docs/benchmark.md's suite, references,
+search spaces and leaderboard, so that each mirrors the registry or the shipped files.
 
 The table sits between `<!-- envs:begin -->` and `<!-- envs:end -->` in README.md. Its rows come
 from the Gymnasium registry (every `CtxBandit/` id in registration order, T = `max_episode_steps`)
 and from `gym_ctxbandits.registration.TABLE_ROWS` (paper section and reward model, next to the
-registrations); consecutive ids with the same entry share a row. tests/test_docs_blocks.py fails
-when the committed table differs from this output.
+registrations); consecutive ids with the same entry share a row. docs/benchmark.md's tables sit
+between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (BENCH_TABLES: the bakeoff-v1 suite, its
+shipped references, every agent's search space, and the leaderboard of the references). Tests fail
+when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
+tests/test_bench_tune.py).
 
-    python scripts/make_tables.py           # rewrite the table in README.md
-    python scripts/make_tables.py --check   # exit 1, saying so, if README.md's table is not this output
+    python scripts/make_tables.py           # rewrite the tables in README.md and docs/benchmark.md
+    python scripts/make_tables.py --check   # exit 1, naming the stale pages, if a table is not this output
 """
 
 from __future__ import annotations
@@ -22,7 +26,29 @@ import gym_ctxbandits  # noqa: F401  (registers the ids)
 from gym_ctxbandits.registration import TABLE_ROWS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+BENCHMARK = README.parent / "docs" / "benchmark.md"
 BEGIN, END = "<!-- envs:begin -->", "<!-- envs:end -->"
+
+
+def bench_tables() -> dict:
+    """docs/benchmark.md's generated tables of the shipped suite bakeoff-v1, by marker name."""
+    from gym_ctxbandits.bench import leaderboard, references, suite, tune
+
+    shipped = suite.load()
+    return {"suite": suite.markdown_table(shipped),
+            "references": references.markdown_table(references.read(references.folder(shipped), shipped)),
+            "spaces": tune.markdown_spaces(shipped),
+            "leaderboard": leaderboard.markdown(leaderboard.card(shipped))}
+
+
+def replaced(text: str, name: str, table: str) -> str:
+    """`text` with the block between `<!-- name:begin -->` and `<!-- name:end -->` replaced by `table`."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    head, found, rest = text.partition(begin)
+    _, found_end, tail = rest.partition(end)
+    if not (found and found_end):
+        raise ValueError(f"the page needs the markers {begin} and {end} around the {name} table")
+    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 def env_table() -> str:
@@ -58,19 +84,21 @@ def rewritten(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="compare only; exit 1 if README.md is out of date")
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 if a table is out of date")
     args = parser.parse_args(argv)
-    text = README.read_text()
-    new = rewritten(text)
+    bench = BENCHMARK.read_text()
+    new_bench = bench
+    for name, table in bench_tables().items():
+        new_bench = replaced(new_bench, name, table)
+    stale = [(path, text, new) for path, text, new in [(README, README.read_text(), rewritten(README.read_text())),
+                                                        (BENCHMARK, bench, new_bench)] if new != text]
     if args.check:
-        if new != text:
-            print("README.md's environment table is not the registry's: run `python scripts/make_tables.py`",
-                  file=sys.stderr)
-            return 1
-        return 0
-    if new != text:
-        README.write_text(new)
-        print(f"rewrote the environment table of {README}")
+        for path, *_ in stale:
+            print(f"{path.name}'s generated tables are stale: run `python scripts/make_tables.py`", file=sys.stderr)
+        return 1 if stale else 0
+    for path, _, new in stale:
+        path.write_text(new)
+        print(f"rewrote the generated tables of {path}")
     return 0
 
 

@@ -311,7 +311,7 @@ def test_the_docs_table_is_the_suite():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- suite:begin -->\n")[2].partition("\n<!-- suite:end -->")[0]
     assert table == suite.markdown_table(suite.load()), \
-        "docs/benchmark.md's suite table is not the suite's: paste `ctxbandits bench suites`'s table there"
+        "docs/benchmark.md's suite table is not the suite's: run `python scripts/make_tables.py`"
 
 
 def test_an_unknown_agent_is_one_line_before_anything_runs(folder, capsys):
@@ -367,7 +367,25 @@ def test_the_docs_table_is_the_references():
     table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
     shipped = suite.load()
     assert table == references.markdown_table(references.read(references.folder(shipped), shipped)), \
-        "docs/benchmark.md's references table is not the manifest's: paste references.markdown_table's there"
+        "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
+
+
+def test_the_docs_leaderboard_is_the_references():
+    """The leaderboard ranks every shipped agent by its overall IQM (Random's is 0) and is the one
+    docs/benchmark.md shows."""
+    from gym_ctxbandits.bench import leaderboard
+
+    shipped = suite.load()
+    board = leaderboard.card(shipped)
+    manifest = references.read(references.folder(shipped), shipped, verify=False)
+    assert sorted(board["agents"]) == sorted(manifest["agents"])
+    table = leaderboard.markdown(board)
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    iqm = {row[1]: float(row[2].split()[0]) for row in rows}
+    assert list(iqm.values()) == sorted(iqm.values(), reverse=True) and iqm["Random"] == 0 < iqm["LinUCB"]
+    text = (ROOT / "docs" / "benchmark.md").read_text()
+    assert text.partition(leaderboard.BEGIN + "\n")[2].partition("\n" + leaderboard.END)[0] == table, \
+        "docs/benchmark.md's leaderboard is not the references': run `python scripts/make_tables.py`"
 
 
 def test_every_registered_agent_has_a_reference_or_a_stated_reason():

@@ -292,7 +292,7 @@ def test_the_docs_table_is_the_registrys_spaces_and_the_shipped_file():
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- spaces:begin -->\n")[2].partition("\n<!-- spaces:end -->")[0]
     assert table == tune.markdown_spaces(suite.load()), \
-        "docs/benchmark.md's table of search spaces is stale: paste tune.markdown_spaces(suite.load()) there"
+        "docs/benchmark.md's table of search spaces is stale: run `python scripts/make_tables.py`"
 
 
 # --- the shipped tuned configurations ------------------------------------------------------------

@@ -1,0 +1,68 @@
+"""The leaderboard of a shipped suite: the scorecard of the zoo's reference results alone.
+
+Every agent of the suite's references is scored as `bench report` scores it (report.py: the IQM of
+the per-seed scores over the cells with its stratified bootstrap interval, per tag and overall, and
+wins, ties and losses by the paired signed-rank test against every other agent), and the table is
+ranked by the overall IQM. docs/benchmark.md shows it between `<!-- leaderboard:begin -->` and
+`<!-- leaderboard:end -->`, written by `python scripts/make_tables.py`; a test keeps the two equal,
+so a reference rebuilt or added moves the page with it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gym_ctxbandits.bench import references as refs
+from gym_ctxbandits.bench import report, stats
+from gym_ctxbandits.bench.run import BASELINE
+from gym_ctxbandits.bench.suite import Suite, load
+
+BEGIN, END = "<!-- leaderboard:begin -->", "<!-- leaderboard:end -->"
+
+
+def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES) -> dict:
+    """The scorecard (report.py's dict) of every agent of the references in `where` (default: the
+    package's of `suite`), Random the baseline they are normalised by."""
+    where = refs.folder(suite) if where is None else Path(where)
+    shipped = refs.read(where, suite)
+    if BASELINE not in shipped["agents"]:
+        raise refs.ReferenceMismatch(f"the references in {where} lack {BASELINE}, which every score is normalised by")
+    tables = {}
+    for agent in shipped["agents"]:
+        table = refs.table(where, shipped, agent)
+        tables[agent] = {c.id: table[table["cell"] == c.id] for c in suite.cells}
+    manifest = {"suite": suite.name, "version": suite.version, "track": "report"}
+    summary = {"folder": f"package: references/{suite.key}" if where == refs.folder(suite) else str(where),
+               "agents": sorted(a for a in shipped["agents"] if a != BASELINE)}
+    return report._card(manifest, [BASELINE], tables, summary, report.ALPHA, resamples)
+
+
+def markdown(board: dict) -> str:
+    """The leaderboard as a Markdown table: rank, agent, overall IQM score [95% CI], wins / ties /
+    losses over all cells and agents, and the IQM of each tag; best overall IQM first."""
+    overall = board["aggregates"]["overall"]
+    tags = [t for t in board["aggregates"] if t != "overall"]
+    order = sorted(board["agents"], key=lambda a: (-np.nan_to_num(overall["iqm"][a][0], nan=-np.inf), a))
+    lines = [f"| rank | agent | IQM score [95% CI] | W / T / L | {' | '.join(tags)} |",
+             "|---" * (len(tags) + 4) + "|"]
+    for rank, agent in enumerate(order, 1):
+        by_tag = " | ".join(_point(board["aggregates"][t]["iqm"][agent][0]) for t in tags)
+        lines.append(f"| {rank} | {agent} | {report._interval(*overall['iqm'][agent])} | "
+                     f"{' / '.join(map(str, overall['wins_ties_losses'][agent]))} | {by_tag} |")
+    return "\n".join(lines)
+
+
+def _point(x: float) -> str:
+    return f"{x:.2f}" if np.isfinite(x) else "n/a"
+
+
+def rewritten(text: str, suite: Suite | None = None) -> str:
+    """`text` (docs/benchmark.md) with the table between the markers replaced by the leaderboard of
+    `suite`'s shipped references (default: bakeoff-v1)."""
+    head, begin, rest = text.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not (begin and end):
+        raise ValueError(f"the page needs the markers {BEGIN} and {END} around the leaderboard")
+    return f"{head}{BEGIN}\n{markdown(card(suite or load('bakeoff-v1')))}\n{END}{tail}"
