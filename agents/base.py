@@ -359,16 +359,7 @@ class BaseAgent:
         else:
             a, y = check_feedback(action, reward, X.shape[0], X.shape[1], False)
             x = X[np.arange(len(a)), a]
-        # One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
-        # below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
-        # dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
-        if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):
-            top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
-            if not math.isfinite(top):
-                raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
-            if top > MAX_REWARD:
-                raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
-                                 f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
+        check_chosen(x)
         return a, y
 
     def _ties(self):
@@ -466,6 +457,23 @@ class BaseAgent:
 def hyperparameters(local_vars: dict) -> dict:
     """A constructor's keyword arguments from its `locals()`, for `super().__init__(**hyperparameters(locals()))`."""
     return {k: v for k, v in local_vars.items() if k not in ("self", "__class__")}
+
+
+def check_chosen(x: np.ndarray) -> None:
+    """A ValueError unless the chosen arms' features x (any shape) are finite and at most MAX_REWARD in
+    magnitude (their squares enter the agent's float64 statistics).
+
+    One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
+    below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
+    dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
+    """
+    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):
+        top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
+        if not math.isfinite(top):
+            raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
+        if top > MAX_REWARD:
+            raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
+                             f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
 
 
 def check_finite(X: np.ndarray) -> np.ndarray:

@@ -21,10 +21,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import softmax
 
-from agents.base import BaseAgent, argmax_probs, check_finite, register
+from agents.base import BaseAgent, argmax_probs, check_chosen, check_finite, check_single_feedback, random_argmax, register
 from agents.params import Int, Real
+
+try:    # np.einsum (optimize=False) calls this C function through a Python wrapper that costs about as much
+    from numpy._core.multiarray import c_einsum as einsum      # as a LinUCB score sum at K = 50, d = 20
+except ImportError:     # numpy < 2
+    einsum = np.einsum
 from agents.linalg import potter_update_, rls_update_
 
 __all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "Softmax", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES",
@@ -46,16 +50,56 @@ class LinearAgent(BaseAgent):
 
     `index_policy = True` declares `_scores` a deterministic function of the state (no draws), so
     that `action_probs` is exact: uniform over the arms of maximal score.
+
+    One-instance rounds. A started single agent (first obs (K, d)) is what an RL pipeline drives
+    round by round, and there the (1, K, d) forms and the dozen hook calls of the batched code
+    cost more than the arithmetic (K = 50, d = 20: a third of a round). A family may therefore give
+    the same arithmetic on one instance's arrays: `_scores1(X) -> (K,)` (X (K, d)), and/or
+    `_choose1(X) -> int` where it overrides `_choose`, and `_update1(x, y)` (x (d,) float, y a
+    float). `act` and `observe` then check the obs with one test (2-D, d columns, K >= 1, a real
+    dtype; anything else takes the general path, which names the problem), and keep every other
+    check: the scores' sum is finite, the feedback is an arm index and a finite reward
+    (`check_single_feedback`), the chosen features are finite and bounded (`check_chosen`), ties go
+    to `random_argmax` with the instance's own stream. The hooks run the batched forms' numpy and
+    BLAS calls on views of instance 0 (the same kernels, so the same bits: a single agent seeded
+    s still makes exactly the choices of instance s of a batched agent; tests/agents/
+    test_one_instance.py holds every family to it, state included). A hook is used only where it
+    is defined at or below every class that defines the batched methods it stands for
+    (`ONE_INSTANCE`): a subclass that overrides `_scores`, `_choose` or `_update` without its
+    one-instance form gets the general path, never a stale shortcut.
     """
 
     index_policy = False
+    # each one-instance hook and the batched methods it stands for (see the class docstring)
+    ONE_INSTANCE = {"_choose1": ("_choose", "_checked_scores", "_argmax", "_probs", "_ties", "_check_obs", "_unwrap"),
+                    "_scores1": ("_scores",),
+                    "_update1": ("_update", "_feedback", "_check_obs")}
+    _act1 = _observe1 = False     # whether this class's one-instance hooks stand for its act and observe
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._act1 = _stands_for(cls, "_choose1") and _stands_for(cls, "_scores1")
+        cls._observe1 = _stands_for(cls, "_update1")
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
+        if self.single_ and self._act1:
+            X = np.asarray(obs)
+            if X.ndim == 2 and X.shape[1] == self.d_ and X.shape[0] and X.dtype.kind in "fiu":
+                return self._choose1(X)
         return self._unwrap(self._choose(self._check_obs(obs)))
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
+        if self.single_ and self._observe1:
+            X = np.asarray(obs)
+            if X.ndim == 2 and X.shape[1] == self.d_ and X.shape[0] and X.dtype.kind in "fiu":
+                a, y = check_single_feedback(action, reward, X.shape[0])
+                x = X[a]
+                check_chosen(x)
+                self._update1(x.astype(float, copy=False), y)
+                self.t_ += 1
+                return
         X = self._check_obs(obs)
         a, y = self._feedback(X, action, reward)
         x = X[:, a[0]] if self.single_ else X[self._rows, a]      # a view for one instance
@@ -67,14 +111,27 @@ class LinearAgent(BaseAgent):
         self._init_state(self.n_, self.d_)
 
     def _checked_scores(self, X: np.ndarray) -> np.ndarray:
-        scores = self._scores(X)
-        if not math.isfinite(scores.sum()):   # NaN or +-inf anywhere makes the sum non-finite
-            raise ValueError("obs contains NaN or inf (or features so large that the arm scores overflow)")
-        return scores
+        return _finite_scores(self._scores(X))
 
     def _choose(self, X: np.ndarray) -> np.ndarray:
         """Greedy arm of the scores, uniform among tied arms."""
         return self._argmax(self._checked_scores(X))
+
+    def _choose1(self, X: np.ndarray) -> int:
+        """`_choose` on one instance's X (K, d): the greedy arm of `_scores1`, a tie to `random_argmax`
+        (which draws from the instance's stream as `_argmax` does).
+
+        The scores are all finite exactly when the largest and the smallest are (argmax and argmin
+        stop at the first NaN): two index scans instead of a sum's reduction. With no NaN, argmax
+        from the front and from the back agreeing is a unique maximum.
+        """
+        scores = self._scores1(X)
+        a = scores.argmax()
+        if not (math.isfinite(scores[a]) and math.isfinite(scores[scores.argmin()])):
+            raise ValueError(NOT_FINITE)
+        if a + scores[::-1].argmax() == len(scores) - 1:
+            return int(a)
+        return random_argmax(scores, self._ties())
 
     def _probs(self, X: np.ndarray) -> np.ndarray | None:
         """An index policy's action distribution: uniform over the maximisers of its scores."""
@@ -86,6 +143,36 @@ class LinearAgent(BaseAgent):
     def _update(self, x: np.ndarray, y: np.ndarray) -> None:
         pass
 
+    def _update1(self, x: np.ndarray, y: float) -> None:
+        pass
+
+
+NOT_FINITE = "obs contains NaN or inf (or features so large that the arm scores overflow)"
+
+
+def _finite_scores(scores: np.ndarray) -> np.ndarray:
+    """scores, or a ValueError if any is NaN or +-inf (one sum in the usual case; the exact test only
+    when the sum is not finite, so finite scores whose sum overflows pass, as in `_choose1`)."""
+    if not math.isfinite(scores.sum()) and not np.isfinite(scores).all():
+        raise ValueError(NOT_FINITE)
+    return scores
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class of cls's MRO that defines `name`, or None."""
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+def _stands_for(cls: type, hook: str) -> bool:
+    """Whether cls's one-instance `hook` is defined at or below every class that defines one of the
+    batched methods it stands for (a hook that no class defines stands for nothing defined)."""
+    owner = _owner(cls, hook)
+    for name in cls.ONE_INSTANCE[hook]:
+        defined = _owner(cls, name)
+        if defined is not None and (owner is None or not issubclass(owner, defined)):
+            return False
+    return True
+
 
 def arm_scores(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """<x, theta> of every arm: X (N, K, d), theta (N, d) -> (N, K).
@@ -96,6 +183,20 @@ def arm_scores(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
     if X.shape[1] * X.shape[2] > 20_000:
         return np.einsum("nkd,nd->nk", X, theta)
     return (X @ theta[:, :, None])[:, :, 0]
+
+
+def softmax(z: np.ndarray, axis: int) -> np.ndarray:
+    """exp(z) normalised along `axis`: scipy.special.softmax's numpy operations, without its array-API
+    dispatch (which costs as much as the rest of a Softmax round at K = 50)."""
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def arm_scores1(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """`arm_scores` of one instance: X (K, d), theta (d,) -> (K,), by the same kernels (the same bits)."""
+    if X.shape[0] * X.shape[1] > 20_000:
+        return np.einsum("kd,d->k", X, theta)
+    return X @ theta
 
 
 def _ridge_init(agent, n: int, d: int, lam: float, p: int = 1) -> None:
@@ -111,6 +212,10 @@ class Random(LinearAgent):
     def _choose(self, X):
         check_finite(X)
         return self.rng_.integers(X.shape[1], size=self.n_)
+
+    def _choose1(self, X):
+        check_finite(X)
+        return int(self.rng_.integers(X.shape[0], size=1)[0])
 
     def _probs(self, X):
         check_finite(X)
@@ -138,8 +243,14 @@ class Greedy(LinearAgent):
     def _update(self, x, y):
         rls_update_(self.W_, x, y[:, None])                 # V_t^{-1}, theta_hat_t = V_t^{-1} b_t
 
+    def _update1(self, x, y):
+        rls_update_(self.W_[0], x, (y,))
+
     def _scores(self, X):
         return arm_scores(X, self.W_[:, :, -1])              # <x, theta_hat>
+
+    def _scores1(self, X):
+        return arm_scores1(X, self.W_[0, :, -1])
 
 
 @register("epsilon-greedy")
@@ -162,6 +273,12 @@ class EpsilonGreedy(Greedy):
         explore = self.rng_.random(self.n_) < self.epsilon
         uniform = self.rng_.integers(X.shape[1], size=self.n_)
         return np.where(explore, uniform, greedy)
+
+    def _choose1(self, X):
+        greedy = super()._choose1(X)
+        explore = self.rng_.random(1)[0] < self.epsilon          # the same draws, in the same order
+        uniform = self.rng_.integers(X.shape[0], size=1)[0]
+        return int(uniform) if explore else greedy
 
     def _probs(self, X):
         return (1.0 - self.epsilon) * super()._probs(X) + self.epsilon / X.shape[1]
@@ -203,15 +320,22 @@ class Softmax(Greedy):
         super().__init__(lam=lam, seed=seed, dim=dim)
 
     def _probs(self, X):
-        scores = self._checked_scores(X)
+        return self._mixed_softmax(self._checked_scores(X), axis=1)
+
+    def _mixed_softmax(self, scores: np.ndarray, axis: int) -> np.ndarray:
+        """The distribution of the scores, (N, K) along axis 1 or (K,) along axis 0."""
         # shifting by the maximum first keeps (scores - max) / tau <= 0 finite or -inf for any tau > 0
-        probs = softmax((scores - scores.max(axis=1, keepdims=True)) / self.tau, axis=1)
-        return (1 - self.epsilon) * probs + self.epsilon / probs.shape[1] if self.epsilon else probs
+        probs = softmax((scores - scores.max(axis=axis, keepdims=True)) / self.tau, axis=axis)
+        return (1 - self.epsilon) * probs + self.epsilon / probs.shape[axis] if self.epsilon else probs
 
     def _choose(self, X):
         cdf = np.cumsum(self._probs(X), axis=1)
         u = self.rng_.random(self.n_)[:, None] * cdf[:, -1:]           # u ~ Unif[0, total), total = 1 up to rounding
         return (cdf <= u).sum(axis=1)                                  # the arm a with cdf_{a-1} <= u < cdf_a
+
+    def _choose1(self, X):
+        cdf = np.cumsum(self._mixed_softmax(_finite_scores(self._scores1(X)), axis=0))
+        return int(np.count_nonzero(cdf <= self.rng_.random(1)[0] * cdf[-1]))
 
 
 @register("LinUCB")
@@ -238,6 +362,8 @@ class LinUCB(LinearAgent):
     params = {"lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0), "delta": (Real(gt=0, lt=1), None),
               "alpha": Real(ge=0)}
     index_policy = True
+    # _scores1 reads the width as the scalar of LinUCB's (N, 1) width_: a subclass with its own width takes the general path
+    ONE_INSTANCE = {**LinearAgent.ONE_INSTANCE, "_scores1": ("_scores", "_set_width")}
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
                  alpha: float = 1.0, seed=None, dim: int | None = None):
@@ -258,6 +384,10 @@ class LinUCB(LinearAgent):
             self.logdet_ += np.log(growth[:, 0])
         self._set_width(self.t_ + 2)
 
+    def _update1(self, x, y):
+        self.logdet_[0, 0] += np.log(rls_update_(self.W_[0], x, (y,)))
+        self._set_width(self.t_ + 2)
+
     def _set_width(self, t: int = 1) -> None:
         """alpha * beta_t^{1/2} for the coming round t, shape (N, 1)."""
         log_inv_delta = 3.0 * math.log(t) if self.delta is None else -math.log(self.delta)
@@ -270,10 +400,18 @@ class LinUCB(LinearAgent):
 
     def _scores(self, X):
         XW = X @ self.W_                                     # [x^T V^{-1} | <x, theta_hat>]
-        scores = np.einsum("nkd,nkd->nk", XW[:, :, :-1], X)  # ||x||^2_{V^{-1}}, then in place (no temporaries):
+        scores = einsum("nkd,nkd->nk", XW[:, :, :-1], X)  # ||x||^2_{V^{-1}}, then in place (no temporaries):
         np.sqrt(scores, out=scores)
         scores *= self.width_
         scores += XW[:, :, -1]                               # <x, theta_hat> + width ||x||_{V^{-1}}
+        return scores
+
+    def _scores1(self, X):
+        XW = X @ self.W_[0]
+        scores = einsum("kd,kd->k", XW[:, :-1], X)
+        np.sqrt(scores, out=scores)
+        scores *= self.width_[0, 0]                          # a scalar: no broadcasting iterator
+        scores += XW[:, -1]
         return scores
 
 
@@ -312,10 +450,19 @@ class LinTS(LinearAgent):
         k = potter_update_(self.R_, x)                      # k = V_t^{-1} x
         self.theta_ += k * (y - (x * self.theta_).sum(axis=1))[:, None]   # recursive least squares
 
+    def _update1(self, x, y):
+        k = potter_update_(self.R_[0], x)
+        theta = self.theta_[0]
+        theta += k * (y - (x * theta).sum())
+
     def _scores(self, X):
         eps = self.rng_.standard_normal((self.n_, self.d_, 1))
         theta = self.theta_ + self._scale_ * (self.R_ @ eps)[:, :, 0]
         return arm_scores(X, theta)
+
+    def _scores1(self, X):
+        eps = self.rng_.standard_normal((1, self.d_, 1))
+        return arm_scores1(X, self.theta_[0] + self._scale_ * (self.R_[0] @ eps[0])[:, 0])
 
 
 @register("LinTS-AG")
@@ -364,10 +511,18 @@ class _RidgeEnsemble(LinearAgent):
         z = self.rng_.normal(0.0, sigma_R, (self.n_, m))   # Z^j_t, drawn once and kept
         rls_update_(self.W_, x, y[:, None] + z)
 
+    def _update1(self, x, y):
+        z = self.rng_.normal(0.0, self._spec()[2], (1, self._spec()[0]))
+        rls_update_(self.W_[0], x, y + z[0])
+
     def _scores(self, X):
         j = self.rng_.integers(self._spec()[0], size=self.n_)        # j_t ~ Unif[m]
         theta = self.W_[self._rows, :, self.d_ + j]                    # (N, d)
         return arm_scores(X, theta)
+
+    def _scores1(self, X):
+        j = self.rng_.integers(self._spec()[0], size=1)[0]
+        return arm_scores1(X, self.W_[0, :, self.d_ + j].copy())      # contiguous, as the batched copy
 
 
 @register("Lin-ES")
