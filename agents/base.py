@@ -60,6 +60,14 @@ class _Buffer:
         self.pos += k
         return out
 
+    def take1(self, k: int) -> np.ndarray:
+        """`take(k)[0]` of a single stream (N = 1), (k,)."""
+        pos = self.pos
+        if pos + k > self.buf.shape[1]:
+            return self.take(k)[0]
+        self.pos = pos + k
+        return self.buf[0, pos:pos + k]
+
 
 class Streams:
     """N independent random streams behind a Generator-like interface, for batched agents.
@@ -113,6 +121,24 @@ class Streams:
         """Integers uniform in [low, high) (or [0, low)), as floor of a scaled uniform."""
         low, high = (0, low) if high is None else (low, high)
         return low + (self.random(size) * (high - low)).astype(np.int64)
+
+    # One instance (N = 1): the same values as the draws above with size (1, k) or 1, without their
+    # shape handling (what a one-instance round of agents.linear draws, several times a round).
+    def random1(self) -> float:
+        """The next uniform, as `random(1)[0]`."""
+        return self._uniform.take1(1)[0]
+
+    def standard_normal1(self, k: int) -> np.ndarray:
+        """The next k standard normals (k,), as `standard_normal((1, k))[0]`."""
+        return self._normal.take1(k)
+
+    def normal1(self, loc: float, scale: float, k: int) -> np.ndarray:
+        """The next k normals N(loc, scale^2) (k,), as `normal(loc, scale, (1, k))[0]`."""
+        return loc + scale * self._normal.take1(k)
+
+    def integers1(self, high: int) -> int:
+        """An integer uniform in [0, high), as `integers(high, size=1)[0]`."""
+        return int(self._uniform.take1(1)[0] * high)
 
 
 # First spawn-key element of the streams of `action_probs`' copies (the agent's own streams use 0-3).

@@ -121,14 +121,10 @@ class LinearAgent(BaseAgent):
         """`_choose` on one instance's X (K, d): the greedy arm of `_scores1`, a tie to `random_argmax`
         (which draws from the instance's stream as `_argmax` does).
 
-        The scores are all finite exactly when the largest and the smallest are (argmax and argmin
-        stop at the first NaN): two index scans instead of a sum's reduction. With no NaN, argmax
-        from the front and from the back agreeing is a unique maximum.
+        With finite scores (`_greatest`), argmax from the front and from the back agreeing is a unique maximum.
         """
         scores = self._scores1(X)
-        a = scores.argmax()
-        if not (math.isfinite(scores[a]) and math.isfinite(scores[scores.argmin()])):
-            raise ValueError(NOT_FINITE)
+        a = _greatest(scores)
         if a + scores[::-1].argmax() == len(scores) - 1:
             return int(a)
         return random_argmax(scores, self._ties())
@@ -158,6 +154,16 @@ def _finite_scores(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
+def _greatest(scores: np.ndarray) -> int:
+    """The first maximiser of one instance's scores (K,), or `_finite_scores`' ValueError: they are all
+    finite exactly when the largest and the smallest are (argmax and argmin stop at the first NaN),
+    two index scans instead of a sum's reduction."""
+    a = scores.argmax()
+    if not (math.isfinite(scores[a]) and math.isfinite(scores[scores.argmin()])):
+        raise ValueError(NOT_FINITE)
+    return a
+
+
 def _owner(cls: type, name: str) -> type | None:
     """The class of cls's MRO that defines `name`, or None."""
     return next((c for c in cls.__mro__ if name in c.__dict__), None)
@@ -185,13 +191,6 @@ def arm_scores(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return (X @ theta[:, :, None])[:, :, 0]
 
 
-def softmax(z: np.ndarray, axis: int) -> np.ndarray:
-    """exp(z) normalised along `axis`: scipy.special.softmax's numpy operations, without its array-API
-    dispatch (which costs as much as the rest of a Softmax round at K = 50)."""
-    e = np.exp(z - z.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def arm_scores1(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """`arm_scores` of one instance: X (K, d), theta (d,) -> (K,), by the same kernels (the same bits)."""
     if X.shape[0] * X.shape[1] > 20_000:
@@ -215,7 +214,7 @@ class Random(LinearAgent):
 
     def _choose1(self, X):
         check_finite(X)
-        return int(self.rng_.integers(X.shape[0], size=1)[0])
+        return self.rng_.integers1(X.shape[0])
 
     def _probs(self, X):
         check_finite(X)
@@ -276,9 +275,9 @@ class EpsilonGreedy(Greedy):
 
     def _choose1(self, X):
         greedy = super()._choose1(X)
-        explore = self.rng_.random(1)[0] < self.epsilon          # the same draws, in the same order
-        uniform = self.rng_.integers(X.shape[0], size=1)[0]
-        return int(uniform) if explore else greedy
+        explore = self.rng_.random1() < self.epsilon               # the same draws, in the same order
+        uniform = self.rng_.integers1(X.shape[0])
+        return uniform if explore else greedy
 
     def _probs(self, X):
         return (1.0 - self.epsilon) * super()._probs(X) + self.epsilon / X.shape[1]
@@ -320,12 +319,23 @@ class Softmax(Greedy):
         super().__init__(lam=lam, seed=seed, dim=dim)
 
     def _probs(self, X):
-        return self._mixed_softmax(self._checked_scores(X), axis=1)
+        scores = self._checked_scores(X)
+        return self._softmax(scores - scores.max(axis=1, keepdims=True), axis=1)
 
-    def _mixed_softmax(self, scores: np.ndarray, axis: int) -> np.ndarray:
-        """The distribution of the scores, (N, K) along axis 1 or (K,) along axis 0."""
-        # shifting by the maximum first keeps (scores - max) / tau <= 0 finite or -inf for any tau > 0
-        probs = softmax((scores - scores.max(axis=axis, keepdims=True)) / self.tau, axis=axis)
+    def _probs1(self, X):
+        """`_probs` of one instance's X (K, d), (K,)."""
+        scores = self._scores1(X)
+        return self._softmax(scores - scores[_greatest(scores)], axis=0)
+
+    def _softmax(self, shifted: np.ndarray, axis: int) -> np.ndarray:
+        """P(a) from the scores less their maximum, (N, K) along axis 1 or (K,) along axis 0.
+
+        shifted / tau is <= 0 with maximum 0 exactly for any tau > 0, so exp cannot overflow and
+        scipy.special.softmax's own shift (by that 0) would change no bit: its other numpy calls,
+        without its array-API dispatch (which cost as much as the rest of a round at K = 50).
+        """
+        e = np.exp(shifted / self.tau)
+        probs = e / e.sum(axis=axis, keepdims=True)
         return (1 - self.epsilon) * probs + self.epsilon / probs.shape[axis] if self.epsilon else probs
 
     def _choose(self, X):
@@ -334,8 +344,8 @@ class Softmax(Greedy):
         return (cdf <= u).sum(axis=1)                                  # the arm a with cdf_{a-1} <= u < cdf_a
 
     def _choose1(self, X):
-        cdf = np.cumsum(self._mixed_softmax(_finite_scores(self._scores1(X)), axis=0))
-        return int(np.count_nonzero(cdf <= self.rng_.random(1)[0] * cdf[-1]))
+        cdf = np.cumsum(self._probs1(X))
+        return int(np.count_nonzero(cdf <= self.rng_.random1() * cdf[-1]))
 
 
 @register("LinUCB")
@@ -461,8 +471,8 @@ class LinTS(LinearAgent):
         return arm_scores(X, theta)
 
     def _scores1(self, X):
-        eps = self.rng_.standard_normal((1, self.d_, 1))
-        return arm_scores1(X, self.theta_[0] + self._scale_ * (self.R_[0] @ eps[0])[:, 0])
+        eps = self.rng_.standard_normal1(self.d_)
+        return arm_scores1(X, self.theta_[0] + self._scale_ * (self.R_[0] @ eps))
 
 
 @register("LinTS-AG")
@@ -512,8 +522,8 @@ class _RidgeEnsemble(LinearAgent):
         rls_update_(self.W_, x, y[:, None] + z)
 
     def _update1(self, x, y):
-        z = self.rng_.normal(0.0, self._spec()[2], (1, self._spec()[0]))
-        rls_update_(self.W_[0], x, y + z[0])
+        m, _, sigma_R, _ = self._spec()
+        rls_update_(self.W_[0], x, y + self.rng_.normal1(0.0, sigma_R, m))
 
     def _scores(self, X):
         j = self.rng_.integers(self._spec()[0], size=self.n_)        # j_t ~ Unif[m]
@@ -521,7 +531,7 @@ class _RidgeEnsemble(LinearAgent):
         return arm_scores(X, theta)
 
     def _scores1(self, X):
-        j = self.rng_.integers(self._spec()[0], size=1)[0]
+        j = self.rng_.integers1(self._spec()[0])
         return arm_scores1(X, self.W_[0, :, self.d_ + j].copy())      # contiguous, as the batched copy
 
 
