@@ -198,3 +198,17 @@ def test_a_subclass_without_one_instance_hooks_takes_the_general_path():
         single.observe(X, a, noise)
         batched.observe(X[None], np.array([a]), np.array([noise]))
     np.testing.assert_array_equal(single.width_, batched.width_)
+
+
+@pytest.mark.parametrize("reference", ["gaussian", "sphere", "cube", "coordinate", "sparse"])
+def test_ensemble_pp_one_instance_for_every_reference(reference):
+    """Linear-Ensemble++ draws a Gaussian reference through its one-instance stream, the others through
+    sample_reference: every kind matches the batched agent, actions and state."""
+    fast = agents.make("Linear-Ensemble++", seed=2, reference=reference, perturbation="coordinate", M=4)
+    batched = agents.make("Linear-Ensemble++", seed=[2], reference=reference, perturbation="coordinate", M=4)
+    for X, noise in rounds(2, n=60):
+        a = fast.act(X)
+        assert batched.act(X[None]).tolist() == [a]
+        fast.observe(X, a, noise)
+        batched.observe(X[None], np.array([a]), np.array([noise]))
+    np.testing.assert_array_equal(fast.W_, batched.W_, strict=True)
