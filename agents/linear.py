@@ -2,7 +2,8 @@
 
 All of them share `LinearAgent`, which validates inputs in one place, infers the feature dimension
 d (and the number of instances N) from the first observation, and runs every computation batched
-over N independent instances: a single agent is the N = 1 case of the same math.
+over N independent instances: a single agent is the N = 1 case of the same math (its rounds run
+one-instance forms of the same numpy calls, see `LinearAgent`).
 
 - `act(obs)` with obs (K, d) returns an int; with obs (N, K, d) it returns an (N,) int array.
 - `observe(obs, action, reward)` takes the same obs shape, an int / (N,) actions and a float / (N,)
@@ -58,14 +59,16 @@ class LinearAgent(BaseAgent):
     `_choose1(X) -> int` where it overrides `_choose`, and `_update1(x, y)` (x (d,) float, y a
     float). `act` and `observe` then check the obs with one test (2-D, d columns, K >= 1, a real
     dtype; anything else takes the general path, which names the problem), and keep every other
-    check: the scores' sum is finite, the feedback is an arm index and a finite reward
+    check: the scores are finite, the feedback is an arm index and a finite reward
     (`check_single_feedback`), the chosen features are finite and bounded (`check_chosen`), ties go
     to `random_argmax` with the instance's own stream. The hooks run the batched forms' numpy and
-    BLAS calls on views of instance 0 (the same kernels, so the same bits: a single agent seeded
-    s still makes exactly the choices of instance s of a batched agent; tests/agents/
-    test_one_instance.py holds every family to it, state included). A hook is used only where it
-    is defined at or below every class that defines the batched methods it stands for
-    (`ONE_INSTANCE`): a subclass that overrides `_scores`, `_choose` or `_update` without its
+    BLAS calls on views of instance 0 and draw the same values from the instance's stream
+    (`Streams.random1` etc.): the same kernels, so the same bits, and a single agent seeded s
+    still makes exactly the choices of instance s of a batched agent (tests/agents/
+    test_one_instance.py holds every family to it, scores and state included). A hook is used
+    only where it is defined at or below every class that defines one of the batched methods it
+    stands for (`ONE_INSTANCE`, which a family extends: LinUCB's `_scores1` stands for
+    `_set_width` too): a subclass that overrides `_scores`, `_choose` or `_update` without the
     one-instance form gets the general path, never a stale shortcut.
     """
 
@@ -85,7 +88,8 @@ class LinearAgent(BaseAgent):
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
         if self.single_ and self._act1:
             X = np.asarray(obs)
-            if X.ndim == 2 and X.shape[1] == self.d_ and X.shape[0] and X.dtype.kind in "fiu":
+            shape = X.shape
+            if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
                 return self._choose1(X)
         return self._unwrap(self._choose(self._check_obs(obs)))
 
@@ -93,8 +97,9 @@ class LinearAgent(BaseAgent):
         """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
         if self.single_ and self._observe1:
             X = np.asarray(obs)
-            if X.ndim == 2 and X.shape[1] == self.d_ and X.shape[0] and X.dtype.kind in "fiu":
-                a, y = check_single_feedback(action, reward, X.shape[0])
+            shape = X.shape
+            if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
+                a, y = check_single_feedback(action, reward, shape[0])
                 x = X[a]
                 check_chosen(x)
                 self._update1(x.astype(float, copy=False), y)
@@ -192,10 +197,14 @@ def arm_scores(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 
 def arm_scores1(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """`arm_scores` of one instance: X (K, d), theta (d,) -> (K,), by the same kernels (the same bits)."""
+    """`arm_scores` of one instance: X (K, d), theta (d,) -> (K,), by the same kernels (the same bits).
+
+    `ndarray.dot` calls the BLAS gemv that matmul calls, with less overhead (3,500 instructions a
+    round here); the one-instance hooks use it for matrix-vector products (for matrix products
+    matmul is the cheaper)."""
     if X.shape[0] * X.shape[1] > 20_000:
         return np.einsum("kd,d->k", X, theta)
-    return X @ theta
+    return X.dot(theta)
 
 
 def _ridge_init(agent, n: int, d: int, lam: float, p: int = 1) -> None:
@@ -395,7 +404,8 @@ class LinUCB(LinearAgent):
         self._set_width(self.t_ + 2)
 
     def _update1(self, x, y):
-        self.logdet_[0, 0] += np.log(rls_update_(self.W_[0], x, (y,)))
+        logdet = self.logdet_
+        logdet[0, 0] = logdet.item() + np.log(rls_update_(self.W_[0], x, (y,)))   # the sum of `_update`
         self._set_width(self.t_ + 2)
 
     def _set_width(self, t: int = 1) -> None:
@@ -403,7 +413,7 @@ class LinUCB(LinearAgent):
         log_inv_delta = 3.0 * math.log(t) if self.delta is None else -math.log(self.delta)
         a = self.alpha
         if self.n_ == 1:    # one instance: the same float64 arithmetic on Python floats (the same bits, no array calls)
-            root = math.sqrt(float(self.logdet_[0, 0]) + 2.0 * log_inv_delta)
+            root = math.sqrt(self.logdet_.item() + 2.0 * log_inv_delta)
             self.width_[0, 0] = a * self.sigma * root + a * math.sqrt(self.lam) * self.S
         else:
             self.width_ = a * self.sigma * np.sqrt(self.logdet_ + 2.0 * log_inv_delta) + a * math.sqrt(self.lam) * self.S
@@ -420,7 +430,7 @@ class LinUCB(LinearAgent):
         XW = X @ self.W_[0]
         scores = einsum("kd,kd->k", XW[:, :-1], X)
         np.sqrt(scores, out=scores)
-        scores *= self.width_[0, 0]                          # a scalar: no broadcasting iterator
+        scores *= self.width_.item()                         # a float: no broadcasting iterator
         scores += XW[:, -1]
         return scores
 
@@ -472,7 +482,7 @@ class LinTS(LinearAgent):
 
     def _scores1(self, X):
         eps = self.rng_.standard_normal1(self.d_)
-        return arm_scores1(X, self.theta_[0] + self._scale_ * (self.R_[0] @ eps))
+        return arm_scores1(X, self.theta_[0] + self._scale_ * self.R_[0].dot(eps))
 
 
 @register("LinTS-AG")

@@ -149,4 +149,4 @@ class LinearEnsemblePP(LinearAgent):
         zeta = (self.rng_.standard_normal1(self.M) if self.reference == "gaussian" else     # the same values
                 sample_reference(self.reference, self.rng_, 1, self.M, self.sparsity)[0])
         W, d = self.W_[0], self.d_
-        return arm_scores1(X, W[:, d] + W[:, d + 1:] @ zeta)
+        return arm_scores1(X, W[:, d] + W[:, d + 1:].dot(zeta))
