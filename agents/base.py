@@ -495,7 +495,7 @@ def check_chosen(x: np.ndarray) -> None:
     below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
     dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
     """
-    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not (x.dot(x) if x.ndim == 1 else np.vdot(x, x)) <= 1e199):
+    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):   # (ndarray.dot warns on overflow)
         top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
         if not math.isfinite(top):
             raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
