@@ -86,6 +86,14 @@ class _Buffer:
             self.pos, self.at = int(self.at[0]), None
         return out
 
+    def take1(self, k: int) -> np.ndarray:
+        """`take(k)[0]` of a single stream (N = 1), (k,)."""
+        pos = self.pos
+        if pos + k > self.buf.shape[1] or self.at is not None:
+            return self.take(k)[0]
+        self.pos = pos + k
+        return self.buf[0, pos:pos + k]
+
 
 class Streams:
     """N independent random streams behind a Generator-like interface, for batched agents.
@@ -152,6 +160,24 @@ class Streams:
         """Integers uniform in [low, high) (or [0, low)), as floor of a scaled uniform."""
         low, high = (0, low) if high is None else (low, high)
         return low + (self.random(size) * (high - low)).astype(np.int64)
+
+    # One instance (N = 1): the same values as the draws above with size (1, k) or 1, without their
+    # shape handling (what a one-instance round of agents.linear draws, several times a round).
+    def random1(self) -> float:
+        """The next uniform, as `random(1)[0]`."""
+        return self._uniform.take1(1)[0]
+
+    def standard_normal1(self, k: int) -> np.ndarray:
+        """The next k standard normals (k,), as `standard_normal((1, k))[0]`."""
+        return self._normal.take1(k)
+
+    def normal1(self, loc: float, scale: float, k: int) -> np.ndarray:
+        """The next k normals N(loc, scale^2) (k,), as `normal(loc, scale, (1, k))[0]`."""
+        return loc + scale * self._normal.take1(k)
+
+    def integers1(self, high: int) -> int:
+        """An integer uniform in [0, high), as `integers(high, size=1)[0]`."""
+        return int(self._uniform.take1(1)[0] * high)
 
 
 # First spawn-key element of the streams of `action_probs`' copies (the agent's own streams use 0-3).
@@ -245,22 +271,6 @@ def check_single_feedback(action, reward, num_arms: int) -> tuple[int, float]:
     return a, y
 
 
-def check_chosen_features(x: np.ndarray) -> np.ndarray:
-    """x itself (the chosen arms' features), or a ValueError unless they are finite and below
-    MAX_REWARD in magnitude (their squares enter the agents' float64 statistics)."""
-    # One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
-    # below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
-    # dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
-    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):
-        top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
-        if not math.isfinite(top):
-            raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
-        if top > MAX_REWARD:
-            raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
-                             f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
-    return x
-
-
 def _too_large_reward(top: float) -> str:
     return (f"reward {top:.3g} is too large for the agent's float64 statistics (|reward| must stay below "
             f"{MAX_REWARD:.0e}); rescale the rewards")
@@ -295,7 +305,9 @@ class BaseAgent:
     `observe(obs, action, reward)` takes the same obs with an int and a float, or (N,) arrays. The
     first obs fixes the mode, N and d until `reset()`. An agent with `batched = False` serves one
     run only. Internally everything is (N, ...) with N = 1 for a single run: a single agent is the
-    N = 1 case of the batched code, never a second code path.
+    N = 1 case of the batched code. (The linear families add one-instance forms of their hooks for
+    the round of a started single agent, the same arithmetic on 2-D arrays, held bit for bit to
+    this code by tests: `agents.linear.LinearAgent`.)
 
     Seeds. `seed` is an int or None (one run, or spawned into N children), or a sequence of N ints,
     one per instance; instance i then makes exactly the draws of a single agent seeded seed[i].
@@ -414,7 +426,7 @@ class BaseAgent:
         else:
             a, y = check_feedback(action, reward, X.shape[0], X.shape[1], False)
             x = X[np.arange(len(a)), a]
-        check_chosen_features(x)
+        check_chosen(x)
         return a, y
 
     def _ties(self):
@@ -516,6 +528,23 @@ class BaseAgent:
 def hyperparameters(local_vars: dict) -> dict:
     """A constructor's keyword arguments from its `locals()`, for `super().__init__(**hyperparameters(locals()))`."""
     return {k: v for k, v in local_vars.items() if k not in ("self", "__class__")}
+
+
+def check_chosen(x: np.ndarray) -> None:
+    """A ValueError unless the chosen arms' features x (any shape) are finite and at most MAX_REWARD in
+    magnitude (their squares enter the agent's float64 statistics).
+
+    One dot product settles the usual float64 case: a sum of squares <= 1e199 puts every |x_i|
+    below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
+    dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
+    """
+    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):   # (ndarray.dot warns on overflow)
+        top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
+        if not math.isfinite(top):
+            raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")
+        if top > MAX_REWARD:
+            raise ValueError(f"obs: the chosen arm's features reach {top:.3g}, too large for the agent's "
+                             f"float64 statistics (|x| must stay below {MAX_REWARD:.0e}); rescale the features")
 
 
 def check_finite(X: np.ndarray) -> np.ndarray:

@@ -43,7 +43,8 @@ def rls_update_(W: np.ndarray, x: np.ndarray, target: np.ndarray | None = None) 
     W is (d, d + p) or (N, d, d + p); its first d columns hold the symmetric V^{-1} and the other p
     columns hold solutions C = V^{-1} B of ridge problems sharing V (theta_hat = V^{-1} b, an
     ensemble's members, Ensemble++'s [mu | A]). One call adds the data point x (shape (d,) or
-    (N, d)) with targets `target` (shape (p,) or (N, p); zeros if None) to all of them:
+    (N, d)) with targets `target` (shape (p,) or (N, p), a sequence of p numbers for x (d,); zeros
+    if None) to all of them:
 
         V <- V + x x^T,  B <- B + x target^T,
         W <- W - k (x^T W - [0 | target]),  k = V_new^{-1} x = V^{-1} x / (1 + x^T V^{-1} x),

@@ -2,7 +2,8 @@
 
 All of them share `LinearAgent`, which validates inputs in one place, infers the feature dimension
 d (and the number of instances N) from the first observation, and runs every computation batched
-over N independent instances: a single agent is the N = 1 case of the same math.
+over N independent instances: a single agent is the N = 1 case of the same math (its rounds run
+one-instance forms of the same numpy calls, see `LinearAgent`).
 
 - `act(obs)` with obs (K, d) returns an int; with obs (N, K, d) it returns an (N,) int array.
 - `observe(obs, action, reward)` takes the same obs shape, an int / (N,) actions and a float / (N,)
@@ -27,11 +28,16 @@ import contextlib
 import math
 
 import numpy as np
-from scipy.special import softmax
 
-from agents.base import BaseAgent, argmax_probs, check_chosen_features, check_feedback, check_finite, register
-from agents.params import Int, IntLogUniform, LogUniform, Real
+from agents.base import (BaseAgent, argmax_probs, check_chosen, check_feedback, check_finite, check_single_feedback,
+                         random_argmax, register)
 from agents.linalg import potter_update_, rls_update_
+from agents.params import Int, IntLogUniform, LogUniform, Real
+
+try:    # np.einsum (optimize=False) calls this C function through a Python wrapper that costs about as much
+    from numpy._core.multiarray import c_einsum as einsum      # as a LinUCB score sum at K = 50, d = 20
+except ImportError:     # numpy < 2
+    einsum = np.einsum
 
 __all__ = ["LinearAgent", "Random", "Greedy", "EpsilonGreedy", "Softmax", "LinUCB", "LinTS", "LinTSAG", "LinES", "ES",
            "RRLS"]
@@ -56,17 +62,62 @@ class LinearAgent(BaseAgent):
     `row_state` names the per-instance state (arrays with a leading axis N) that `_update` reads
     or writes: `observe_rows` runs `_update` on those rows of it alone (`_restricted`), so a
     subset of the instances learns with the very arithmetic of a full update.
+
+    One-instance rounds. A started single agent (first obs (K, d)) is what an RL pipeline drives
+    round by round, and there the (1, K, d) forms and the dozen hook calls of the batched code
+    cost more than the arithmetic (K = 50, d = 20: a third of a round). A family may therefore give
+    the same arithmetic on one instance's arrays: `_scores1(X) -> (K,)` (X (K, d)), and/or
+    `_choose1(X) -> int` where it overrides `_choose`, and `_update1(x, y)` (x (d,) float, y a
+    float). `act` and `observe` then check the obs with one test (2-D, d columns, K >= 1, a real
+    dtype; anything else takes the general path, which names the problem), and keep every other
+    check: the scores are finite, the feedback is an arm index and a finite reward
+    (`check_single_feedback`), the chosen features are finite and bounded (`check_chosen`), ties go
+    to `random_argmax` with the instance's own stream. The hooks run the batched forms' numpy and
+    BLAS calls on views of instance 0 and draw the same values from the instance's stream
+    (`Streams.random1` etc.): the same kernels, so the same bits, and a single agent seeded s
+    still makes exactly the choices of instance s of a batched agent (tests/agents/
+    test_one_instance.py holds every family to it, scores and state included). A hook is used
+    only where it is defined at or below every class that defines one of the batched methods it
+    stands for (`ONE_INSTANCE`, which a family extends: LinUCB's `_scores1` stands for
+    `_set_width` too): a subclass that overrides `_scores`, `_choose` or `_update` without the
+    one-instance form gets the general path, never a stale shortcut.
     """
 
     index_policy = False
     row_state: tuple[str, ...] = ()
+    # each one-instance hook and the batched methods it stands for (see the class docstring)
+    ONE_INSTANCE = {"_choose1": ("_choose", "_checked_scores", "_argmax", "_probs", "_ties", "_check_obs", "_unwrap"),
+                    "_scores1": ("_scores",),
+                    "_update1": ("_update", "_feedback", "_check_obs")}
+    _act1 = _observe1 = False     # whether this class's one-instance hooks stand for its act and observe
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._act1 = _stands_for(cls, "_choose1") and _stands_for(cls, "_scores1")
+        cls._observe1 = _stands_for(cls, "_update1")
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
+        if self.single_ and self._act1:
+            X = np.asarray(obs)
+            shape = X.shape
+            if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
+                return self._choose1(X)
         return self._unwrap(self._choose(self._check_obs(obs)))
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
+        if self.single_ and self._observe1:
+            X = np.asarray(obs)
+            shape = X.shape
+            if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
+                a, y = check_single_feedback(action, reward, shape[0])
+                x = X[a]
+                check_chosen(x)
+                self._update1(x.astype(float, copy=False), y)
+                self.t_ += 1
+                self.observed_[0] += 1
+                return
         X = self._check_obs(obs)
         a, y = self._feedback(X, action, reward)
         x = X[:, a[0]] if self.single_ else X[self._rows, a]      # a view for one instance
@@ -93,7 +144,9 @@ class LinearAgent(BaseAgent):
             raise ValueError(f"actions and rewards must have shape ({self.n_},) (every instance's, of which only "
                              f"`rows` are read), got {a.shape} and {y.shape}")
         a, y = check_feedback(a[rows], y[rows], len(rows), X.shape[1], False)
-        x = check_chosen_features(X[rows, a]).astype(float, copy=False)
+        x = X[rows, a]
+        check_chosen(x)
+        x = x.astype(float, copy=False)
         with self._restricted(rows):
             self._update(x, y)
         self.observed_[rows] += 1
@@ -143,14 +196,23 @@ class LinearAgent(BaseAgent):
         self._init_state(self.n_, self.d_)
 
     def _checked_scores(self, X: np.ndarray) -> np.ndarray:
-        scores = self._scores(X)
-        if not math.isfinite(scores.sum()):   # NaN or +-inf anywhere makes the sum non-finite
-            raise ValueError("obs contains NaN or inf (or features so large that the arm scores overflow)")
-        return scores
+        return _finite_scores(self._scores(X))
 
     def _choose(self, X: np.ndarray) -> np.ndarray:
         """Greedy arm of the scores, uniform among tied arms."""
         return self._argmax(self._checked_scores(X))
+
+    def _choose1(self, X: np.ndarray) -> int:
+        """`_choose` on one instance's X (K, d): the greedy arm of `_scores1`, a tie to `random_argmax`
+        (which draws from the instance's stream as `_argmax` does).
+
+        With finite scores (`_greatest`), argmax from the front and from the back agreeing is a unique maximum.
+        """
+        scores = self._scores1(X)
+        a = _greatest(scores)
+        if a + scores[::-1].argmax() == len(scores) - 1:
+            return int(a)
+        return random_argmax(scores, self._ties())
 
     def _probs(self, X: np.ndarray) -> np.ndarray | None:
         """An index policy's action distribution: uniform over the maximisers of its scores."""
@@ -162,6 +224,46 @@ class LinearAgent(BaseAgent):
     def _update(self, x: np.ndarray, y: np.ndarray) -> None:
         pass
 
+    def _update1(self, x: np.ndarray, y: float) -> None:
+        pass
+
+
+NOT_FINITE = "obs contains NaN or inf (or features so large that the arm scores overflow)"
+
+
+def _finite_scores(scores: np.ndarray) -> np.ndarray:
+    """scores, or a ValueError if any is NaN or +-inf (one sum in the usual case; the exact test only
+    when the sum is not finite, so finite scores whose sum overflows pass, as in `_choose1`)."""
+    if not math.isfinite(scores.sum()) and not np.isfinite(scores).all():
+        raise ValueError(NOT_FINITE)
+    return scores
+
+
+def _greatest(scores: np.ndarray) -> int:
+    """The first maximiser of one instance's scores (K,), or `_finite_scores`' ValueError: they are all
+    finite exactly when the largest and the smallest are (argmax and argmin stop at the first NaN),
+    two index scans instead of a sum's reduction."""
+    a = scores.argmax()
+    if not (math.isfinite(scores[a]) and math.isfinite(scores[scores.argmin()])):
+        raise ValueError(NOT_FINITE)
+    return a
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class of cls's MRO that defines `name`, or None."""
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
+def _stands_for(cls: type, hook: str) -> bool:
+    """Whether cls's one-instance `hook` is defined at or below every class that defines one of the
+    batched methods it stands for (a hook that no class defines stands for nothing defined)."""
+    owner = _owner(cls, hook)
+    for name in cls.ONE_INSTANCE[hook]:
+        defined = _owner(cls, name)
+        if defined is not None and (owner is None or not issubclass(owner, defined)):
+            return False
+    return True
+
 
 def arm_scores(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """<x, theta> of every arm: X (N, K, d), theta (N, d) -> (N, K).
@@ -172,6 +274,17 @@ def arm_scores(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
     if X.shape[1] * X.shape[2] > 20_000:
         return np.einsum("nkd,nd->nk", X, theta)
     return (X @ theta[:, :, None])[:, :, 0]
+
+
+def arm_scores1(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """`arm_scores` of one instance: X (K, d), theta (d,) -> (K,), by the same kernels (the same bits).
+
+    `ndarray.dot` calls the BLAS gemv that matmul calls, with less overhead (3,500 instructions a
+    round here); the one-instance hooks use it for matrix-vector products (for matrix products
+    matmul is the cheaper)."""
+    if X.shape[0] * X.shape[1] > 20_000:
+        return np.einsum("kd,d->k", X, theta)
+    return X.dot(theta)
 
 
 def _ridge_init(agent, n: int, d: int, lam: float, p: int = 1) -> None:
@@ -187,6 +300,10 @@ class Random(LinearAgent):
     def _choose(self, X):
         check_finite(X)
         return self.rng_.integers(X.shape[1], size=self.n_)
+
+    def _choose1(self, X):
+        check_finite(X)
+        return self.rng_.integers1(X.shape[0])
 
     def _probs(self, X):
         check_finite(X)
@@ -216,8 +333,14 @@ class Greedy(LinearAgent):
     def _update(self, x, y):
         rls_update_(self.W_, x, y[:, None])                 # V_t^{-1}, theta_hat_t = V_t^{-1} b_t
 
+    def _update1(self, x, y):
+        rls_update_(self.W_[0], x, (y,))
+
     def _scores(self, X):
         return arm_scores(X, self.W_[:, :, -1])              # <x, theta_hat>
+
+    def _scores1(self, X):
+        return arm_scores1(X, self.W_[0, :, -1])
 
 
 @register("epsilon-greedy")
@@ -241,6 +364,12 @@ class EpsilonGreedy(Greedy):
         explore = self.rng_.random(self.n_) < self.epsilon
         uniform = self.rng_.integers(X.shape[1], size=self.n_)
         return np.where(explore, uniform, greedy)
+
+    def _choose1(self, X):
+        greedy = super()._choose1(X)
+        explore = self.rng_.random1() < self.epsilon               # the same draws, in the same order
+        uniform = self.rng_.integers1(X.shape[0])
+        return uniform if explore else greedy
 
     def _probs(self, X):
         return (1.0 - self.epsilon) * super()._probs(X) + self.epsilon / X.shape[1]
@@ -284,14 +413,32 @@ class Softmax(Greedy):
 
     def _probs(self, X):
         scores = self._checked_scores(X)
-        # shifting by the maximum first keeps (scores - max) / tau <= 0 finite or -inf for any tau > 0
-        probs = softmax((scores - scores.max(axis=1, keepdims=True)) / self.tau, axis=1)
-        return (1 - self.epsilon) * probs + self.epsilon / probs.shape[1] if self.epsilon else probs
+        return self._softmax(scores - scores.max(axis=1, keepdims=True), axis=1)
+
+    def _probs1(self, X):
+        """`_probs` of one instance's X (K, d), (K,)."""
+        scores = self._scores1(X)
+        return self._softmax(scores - scores[_greatest(scores)], axis=0)
+
+    def _softmax(self, shifted: np.ndarray, axis: int) -> np.ndarray:
+        """P(a) from the scores less their maximum, (N, K) along axis 1 or (K,) along axis 0.
+
+        shifted / tau is <= 0 with maximum 0 exactly for any tau > 0, so exp cannot overflow and
+        scipy.special.softmax's own shift (by that 0) would change no bit: its other numpy calls,
+        without its array-API dispatch (which cost as much as the rest of a round at K = 50).
+        """
+        e = np.exp(shifted / self.tau)
+        probs = e / e.sum(axis=axis, keepdims=True)
+        return (1 - self.epsilon) * probs + self.epsilon / probs.shape[axis] if self.epsilon else probs
 
     def _choose(self, X):
         cdf = np.cumsum(self._probs(X), axis=1)
         u = self.rng_.random(self.n_)[:, None] * cdf[:, -1:]           # u ~ Unif[0, total), total = 1 up to rounding
         return (cdf <= u).sum(axis=1)                                  # the arm a with cdf_{a-1} <= u < cdf_a
+
+    def _choose1(self, X):
+        cdf = np.cumsum(self._probs1(X))
+        return int(np.count_nonzero(cdf <= self.rng_.random1() * cdf[-1]))
 
 
 @register("LinUCB")
@@ -320,6 +467,8 @@ class LinUCB(LinearAgent):
     search_space = {"alpha": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100)}
     index_policy = True
     row_state = ("W_", "logdet_", "width_")
+    # _scores1 reads the width as the scalar of LinUCB's (N, 1) width_: a subclass with its own width takes the general path
+    ONE_INSTANCE = {**LinearAgent.ONE_INSTANCE, "_scores1": ("_scores", "_set_width")}
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
                  alpha: float = 1.0, seed=None, dim: int | None = None):
@@ -340,31 +489,44 @@ class LinUCB(LinearAgent):
             self.logdet_ += np.log(growth[:, 0])
         self._set_width(self.observed_ + 2)
 
+    def _update1(self, x, y):
+        logdet = self.logdet_
+        logdet[0, 0] = logdet.item() + np.log(rls_update_(self.W_[0], x, (y,)))   # the sum of `_update`
+        self._set_width(self.t_ + 2)
+
     def _set_width(self, t: int | np.ndarray = 1) -> None:
         """alpha * beta_t^{1/2} for the coming round t of each instance (an int, or (N,) ints), shape (N, 1).
 
         Each instance's round is its own (rewards observed + 1): under partial feedback they differ."""
-        if np.ndim(t) and (self.n_ == 1 or (t == t[0]).all()):
+        if not isinstance(t, int) and (self.n_ == 1 or (t == t[0]).all()):
             t = int(t[0])                   # one round for all: Python floats, the arithmetic of a single agent
         if self.delta is not None:
             log_inv_delta = -math.log(self.delta)
-        elif np.ndim(t):                    # math.log row by row: the bits a single agent gets
-            log_inv_delta = np.array([3.0 * math.log(v) for v in t.tolist()])[:, None]
-        else:
+        elif isinstance(t, int):
             log_inv_delta = 3.0 * math.log(t)
+        else:                               # math.log row by row: the bits a single agent gets
+            log_inv_delta = np.array([3.0 * math.log(v) for v in t.tolist()])[:, None]
         a = self.alpha
         if self.n_ == 1:    # one instance: the same float64 arithmetic on Python floats (the same bits, no array calls)
-            root = math.sqrt(float(self.logdet_[0, 0]) + 2.0 * log_inv_delta)
+            root = math.sqrt(self.logdet_.item() + 2.0 * log_inv_delta)
             self.width_[0, 0] = a * self.sigma * root + a * math.sqrt(self.lam) * self.S
         else:
             self.width_ = a * self.sigma * np.sqrt(self.logdet_ + 2.0 * log_inv_delta) + a * math.sqrt(self.lam) * self.S
 
     def _scores(self, X):
         XW = X @ self.W_                                     # [x^T V^{-1} | <x, theta_hat>]
-        scores = np.einsum("nkd,nkd->nk", XW[:, :, :-1], X)  # ||x||^2_{V^{-1}}, then in place (no temporaries):
+        scores = einsum("nkd,nkd->nk", XW[:, :, :-1], X)  # ||x||^2_{V^{-1}}, then in place (no temporaries):
         np.sqrt(scores, out=scores)
         scores *= self.width_
         scores += XW[:, :, -1]                               # <x, theta_hat> + width ||x||_{V^{-1}}
+        return scores
+
+    def _scores1(self, X):
+        XW = X @ self.W_[0]
+        scores = einsum("kd,kd->k", XW[:, :-1], X)
+        np.sqrt(scores, out=scores)
+        scores *= self.width_.item()                         # a float: no broadcasting iterator
+        scores += XW[:, -1]
         return scores
 
 
@@ -405,10 +567,19 @@ class LinTS(LinearAgent):
         k = potter_update_(self.R_, x)                      # k = V_t^{-1} x
         self.theta_ += k * (y - (x * self.theta_).sum(axis=1))[:, None]   # recursive least squares
 
+    def _update1(self, x, y):
+        k = potter_update_(self.R_[0], x)
+        theta = self.theta_[0]
+        theta += k * (y - (x * theta).sum())
+
     def _scores(self, X):
         eps = self.rng_.standard_normal((self.n_, self.d_, 1))
         theta = self.theta_ + self._scale_ * (self.R_ @ eps)[:, :, 0]
         return arm_scores(X, theta)
+
+    def _scores1(self, X):
+        eps = self.rng_.standard_normal1(self.d_)
+        return arm_scores1(X, self.theta_[0] + self._scale_ * self.R_[0].dot(eps))
 
 
 @register("LinTS-AG")
@@ -460,10 +631,18 @@ class _RidgeEnsemble(LinearAgent):
         z = self.rng_.normal(0.0, sigma_R, (self.n_, m))   # Z^j_t, drawn once and kept
         rls_update_(self.W_, x, y[:, None] + z)
 
+    def _update1(self, x, y):
+        m, _, sigma_R, _ = self._spec()
+        rls_update_(self.W_[0], x, y + self.rng_.normal1(0.0, sigma_R, m))
+
     def _scores(self, X):
         j = self.rng_.integers(self._spec()[0], size=self.n_)        # j_t ~ Unif[m]
         theta = self.W_[self._rows, :, self.d_ + j]                    # (N, d)
         return arm_scores(X, theta)
+
+    def _scores1(self, X):
+        j = self.rng_.integers1(self._spec()[0])
+        return arm_scores1(X, self.W_[0, :, self.d_ + j].copy())      # contiguous, as the batched copy
 
 
 @register("Lin-ES")

@@ -14,7 +14,7 @@ import numpy as np
 
 from agents.base import register
 from agents.linalg import rls_update_
-from agents.linear import LinearAgent, arm_scores
+from agents.linear import LinearAgent, arm_scores, arm_scores1
 from agents.params import Int, IntLogUniform, LogUniform, Options, Real
 
 __all__ = ["LinearEnsemblePP", "DISTRIBUTIONS", "sample_reference", "sample_perturbation"]
@@ -136,7 +136,19 @@ class LinearEnsemblePP(LinearAgent):
         self._target[:, 1:] = sample_perturbation(self.perturbation, self.rng_, self.n_, self.M, self.sparsity)
         rls_update_(self.W_, x / self.sigma, self._target)
 
+    def _update1(self, x, y):
+        target = self._target[0]
+        target[0] = y / self.sigma
+        target[1:] = sample_perturbation(self.perturbation, self.rng_, 1, self.M, self.sparsity)[0]
+        rls_update_(self.W_[0], x / self.sigma, target)
+
     def _scores(self, X):
         zeta = sample_reference(self.reference, self.rng_, self.n_, self.M, self.sparsity)
         theta = self.W_[:, :, self.d_] + (self.A_ @ zeta[:, :, None])[:, :, 0]   # eq. 3
         return arm_scores(X, theta)
+
+    def _scores1(self, X):
+        zeta = (self.rng_.standard_normal1(self.M) if self.reference == "gaussian" else     # the same values
+                sample_reference(self.reference, self.rng_, 1, self.M, self.sparsity)[0])
+        W, d = self.W_[0], self.d_
+        return arm_scores1(X, W[:, d] + W[:, d + 1:].dot(zeta))
