@@ -116,7 +116,7 @@ class LinearAgent(BaseAgent):
                 check_chosen(x)
                 self._update1(x.astype(float, copy=False), y)
                 self.t_ += 1
-                self.observed_[0] += 1
+                self.observed_[0] = self.t_
                 return
         X = self._check_obs(obs)
         a, y = self._feedback(X, action, reward)
@@ -467,8 +467,10 @@ class LinUCB(LinearAgent):
     search_space = {"alpha": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100)}
     index_policy = True
     row_state = ("W_", "logdet_", "width_")
-    # _scores1 reads the width as the scalar of LinUCB's (N, 1) width_: a subclass with its own width takes the general path
-    ONE_INSTANCE = {**LinearAgent.ONE_INSTANCE, "_scores1": ("_scores", "_set_width")}
+    # _scores1 reads the width as the scalar of LinUCB's (N, 1) width_ and _update1 computes it as _set_width does:
+    # a subclass with its own width takes the general path
+    ONE_INSTANCE = {**LinearAgent.ONE_INSTANCE, "_scores1": ("_scores", "_set_width"),
+                    "_update1": (*LinearAgent.ONE_INSTANCE["_update1"], "_set_width")}
 
     def __init__(self, *, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0, delta: float | None = None,
                  alpha: float = 1.0, seed=None, dim: int | None = None):
@@ -490,9 +492,12 @@ class LinUCB(LinearAgent):
         self._set_width(self.observed_ + 2)
 
     def _update1(self, x, y):
-        logdet = self.logdet_
-        logdet[0, 0] = logdet.item() + np.log(rls_update_(self.W_[0], x, (y,)))   # the sum of `_update`
-        self._set_width(self.t_ + 2)
+        logdet = self.logdet_.item() + np.log(rls_update_(self.W_[0], x, (y,)))   # the sum of `_update`
+        self.logdet_[0, 0] = logdet
+        # `_set_width(t_ + 2)` inline, on the Python floats it computes for one instance (the same bits)
+        log_inv_delta = 3.0 * math.log(self.t_ + 2) if self.delta is None else -math.log(self.delta)
+        a = self.alpha
+        self.width_[0, 0] = a * self.sigma * math.sqrt(logdet + 2.0 * log_inv_delta) + a * math.sqrt(self.lam) * self.S
 
     def _set_width(self, t: int | np.ndarray = 1) -> None:
         """alpha * beta_t^{1/2} for the coming round t of each instance (an int, or (N,) ints), shape (N, 1).

@@ -167,7 +167,7 @@ def test_a_subclass_without_one_instance_hooks_takes_the_general_path():
             super()._update(x, y)
 
     class OwnWidth(LinUCB):
-        """LinUCB with twice the width (the width is read by _scores1)."""
+        """LinUCB with twice the width (the width is read by _scores1 and computed by _update1)."""
 
         def _set_width(self, t=1):
             super()._set_width(t)
@@ -182,7 +182,7 @@ def test_a_subclass_without_one_instance_hooks_takes_the_general_path():
 
     assert (OwnScores._act1, OwnScores._observe1) == (False, True)
     assert (OwnUpdate._act1, OwnUpdate._observe1) == (True, False)
-    assert (OwnWidth._act1, OwnWidth._observe1) == (False, True)
+    assert (OwnWidth._act1, OwnWidth._observe1) == (False, False)    # LinUCB's _update1 computes the width inline
     assert (Counted._act1, Counted._observe1) == (True, True)
     assert not LinearAgent._act1 and not LinearAgent._observe1
     X = np.eye(3)
