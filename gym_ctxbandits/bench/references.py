@@ -51,8 +51,6 @@ WHY_ABSENT = {
                         "GLM agents over the issue's 1,200 CPU-s on the report track (GLM-TSL, GLM-FPL) or not yet "
                         "measured on every cell: a GLM track at shorter horizons on the high-dimensional cells first "
                         "(docs/benchmark.md, Cost)"),
-        "GLM-ES": ("a GLM agent that fits the budget by its one-seed cost (docs/benchmark.md, Cost), not built yet: "
-                   "`ctxbandits bench regen --agents GLM-ES` builds it"),
     },
 }
 NEURAL = "neural: a neural track at shorter horizons first, on a GPU where one is at hand (docs/benchmark.md, Cost)"
