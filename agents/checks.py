@@ -227,7 +227,7 @@ def check_errors_leave_state(factory, batched: bool = False) -> None:
 def check_constructor(factory, batched: bool = False) -> None:
     """A docstring; keyword hyperparameters with immutable defaults and a `seed`, stored unmodified
     (and, for an agent on `agents.BaseAgent`, declared in its `params`, so they are validated: an
-    undeclared one is a DeprecationWarning in 0.2, an error from 0.3)."""
+    undeclared one is a DeprecationWarning in 0.2 and 0.3, an error from 0.4)."""
     agent = factory(seed=11)
     cls, name = type(agent), _name(factory)
     assert (cls.__doc__ or "").strip(), f"{name}: {cls.__name__} has no docstring"
@@ -250,7 +250,7 @@ def check_constructor(factory, batched: bool = False) -> None:
                 f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params, so nothing "
                 f"checks their values; declare each with its rule, e.g. params = {{{undeclared[0]!r}: Real(gt=0)}} "
                 "(the rules: agents.params). "
-                "Deprecated since 0.2.0: agents.checks fails on undeclared hyperparameters from 0.3.0",
+                "Deprecated since 0.2.0: agents.checks fails on undeclared hyperparameters from 0.4.0",
                 DeprecationWarning, stacklevel=_caller_level())
 
 

@@ -9,7 +9,7 @@ one rule or a tuple of alternatives, where a rule is a `Real`, `Int`, `Options`,
 `agents.base.BaseAgent` checks every declared value at construction, so a wrong value fails at
 once with one message naming the parameter, what it accepts and what it got. A keyword
 hyper-parameter left undeclared is not checked; `agents.checks` passes it with a DeprecationWarning
-in 0.2 and fails it from 0.3 (docs/extending.md, "Deprecation policy").
+in 0.2 and 0.3 and fails it from 0.4 (docs/extending.md, "Deprecation policy").
 
 Beside them, a class may declare what a tuner may try, `search_space`, a dict name -> `LogUniform`,
 `Uniform`, `IntLogUniform` or `Choice`, merged with its bases' like `params` (None drops an

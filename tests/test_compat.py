@@ -94,7 +94,7 @@ class ScaledLinUCB(LinUCB):
 
 
 def test_an_agent_with_undeclared_hyperparameters_passes_the_checks_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match=r"\['scale'\] are not declared in ScaledLinUCB\.params.*0\.3\.0"):
+    with pytest.warns(DeprecationWarning, match=r"\['scale'\] are not declared in ScaledLinUCB\.params.*0\.4\.0"):
         check_agent(ScaledLinUCB, batched=False)
 
     class Declared(ScaledLinUCB):

@@ -229,7 +229,7 @@ class CtxBanditEnv(gym.Env):
         if inspect.isfunction(draw_round) and not _takes_round_index(draw_round):
             warnings.warn(
                 f"{cls.__qualname__}.draw_round(rng, instance) is the 0.1 signature, deprecated since 0.2.0 and "
-                "refused from 0.3.0: add the round index, def draw_round(self, rng, instance, t), t = 0 at reset "
+                "refused from 0.4.0: add the round index, def draw_round(self, rng, instance, t), t = 0 at reset "
                 "(ignore t when the round does not depend on time)", DeprecationWarning, stacklevel=2)
             cls.draw_round = _legacy_draw_round(draw_round)
 
