@@ -47,7 +47,7 @@ WHY_ABSENT = {
                         "which a reference would score in their name; their allocation program needs CVXPY (the "
                         "optional `oam` extra) and is slow on the large fixed sets (OAM on s1-bernoulli-logistic: "
                         "17 CPU-s for 20 rounds of 2 seeds); they run with `bench run` where CVXPY is installed"),
-        **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "GLM-ES-DT", "Logistic-UCB-1", "ada-OFU-ECOLog"),
+        **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1", "ada-OFU-ECOLog"),
                         "GLM agents over the issue's 1,200 CPU-s on the report track (GLM-TSL, GLM-FPL) or not yet "
                         "measured on every cell: a GLM track at shorter horizons on the high-dimensional cells first "
                         "(docs/benchmark.md, Cost)"),
