@@ -74,12 +74,8 @@ def env_table() -> str:
 
 
 def rewritten(text: str) -> str:
-    """`text` (README.md) with the table between the markers replaced by `env_table()`."""
-    head, begin, rest = text.partition(BEGIN)
-    _, end, tail = rest.partition(END)
-    if not (begin and end):
-        raise ValueError(f"README.md needs the markers {BEGIN} and {END} around the environment table")
-    return f"{head}{BEGIN}\n{env_table()}\n{END}{tail}"
+    """`text` (README.md) with the table between the markers BEGIN and END replaced by `env_table()`."""
+    return replaced(text, "envs", env_table())
 
 
 def main(argv: list[str] | None = None) -> int:

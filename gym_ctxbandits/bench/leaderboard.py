@@ -17,7 +17,7 @@ import numpy as np
 from gym_ctxbandits.bench import references as refs
 from gym_ctxbandits.bench import report, stats
 from gym_ctxbandits.bench.run import BASELINE
-from gym_ctxbandits.bench.suite import Suite, load
+from gym_ctxbandits.bench.suite import Suite
 
 BEGIN, END = "<!-- leaderboard:begin -->", "<!-- leaderboard:end -->"
 
@@ -57,12 +57,3 @@ def markdown(board: dict) -> str:
 def _point(x: float) -> str:
     return f"{x:.2f}" if np.isfinite(x) else "n/a"
 
-
-def rewritten(text: str, suite: Suite | None = None) -> str:
-    """`text` (docs/benchmark.md) with the table between the markers replaced by the leaderboard of
-    `suite`'s shipped references (default: bakeoff-v1)."""
-    head, begin, rest = text.partition(BEGIN)
-    _, end, tail = rest.partition(END)
-    if not (begin and end):
-        raise ValueError(f"the page needs the markers {BEGIN} and {END} around the leaderboard")
-    return f"{head}{BEGIN}\n{markdown(card(suite or load('bakeoff-v1')))}\n{END}{tail}"
