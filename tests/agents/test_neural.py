@@ -404,4 +404,6 @@ def test_benchmark_quick_mode_prints_the_peak_table():
     row = next(line.split("|") for line in proc.stdout.splitlines() if line.startswith("| Neural-ES |"))
     gflop, ms, rate, peak, share = (float(c.strip().rstrip("%")) for c in row[2:7])
     assert gflop > 0 and ms > 0 and peak > 0
-    assert math.isclose(rate, 1e3 * gflop / ms, rel_tol=0.05) and math.isclose(share, 100 * rate / peak, rel_tol=0.05)
+    assert math.isclose(rate, 1e3 * gflop / ms, rel_tol=0.05)
+    # share is printed to 0.1 percentage points (a loaded machine's 0.66% prints as 0.7%)
+    assert math.isclose(share, 100 * rate / peak, rel_tol=0.05, abs_tol=0.051)
