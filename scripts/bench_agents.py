@@ -40,8 +40,9 @@ BLOCK = 500
 
 
 def _per_round_us(cost: np.ndarray) -> float:
-    """Median over blocks of BLOCK rounds of the mean seconds per round, in microseconds."""
-    blocks = cost[: len(cost) // BLOCK * BLOCK].reshape(-1, BLOCK).mean(axis=1)
+    """Median over blocks of BLOCK rounds (one block when fewer) of the mean seconds per round, in microseconds."""
+    block = min(BLOCK, len(cost))
+    blocks = cost[: len(cost) // block * block].reshape(-1, block).mean(axis=1)
     return float(np.median(blocks)) * 1e6
 
 
