@@ -225,7 +225,7 @@ LINEAR = ["Random", "Greedy", "epsilon-greedy", "Softmax", "LinUCB", "LinTS", "L
 
 
 @pytest.mark.parametrize("name, kwargs", [*((name, {}) for name in LINEAR),
-                                          ("BaSE", {"horizon": 120, "M": 3, "gamma": 0.1})])
+                                          ("BaSE", {"horizon": 120, "M": 3, "gamma": 0.1})], ids=[*LINEAR, "BaSE"])
 def test_an_agent_under_random_delays_learns_row_subsets_as_its_instances_alone(name, kwargs, monkeypatch):
     """Geometric delays reach the 4 instances at different rounds, several at once: the batched agent
     takes them natively (`observe_rows`, one layer of arrivals per call, never N single agents) and
