@@ -429,6 +429,34 @@ class BaseAgent:
         check_chosen(x)
         return a, y
 
+    def _check_rows(self, rows) -> np.ndarray:
+        """`rows` as increasing distinct int64s in [0, N), or a ValueError naming the problem."""
+        r = np.asarray(rows)
+        if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
+            raise ValueError(f"rows must be a 1-D array of instance indices, got {r.dtype} {r.shape}")
+        r = r.astype(np.int64, copy=False)
+        if r.size and (r.min() < 0 or r.max() >= self.n_):
+            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r.tolist()}")
+        if r.size > 1 and not (r[1:] > r[:-1]).all():
+            r = np.unique(r)
+            if len(r) != len(rows):
+                raise ValueError(f"rows must be distinct, got {np.asarray(rows).tolist()}: give an instance's "
+                                 "several rewards in separate calls, in the order they arrived")
+        return r
+
+    def _rows_feedback(self, X: np.ndarray, action, reward, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(actions, rewards, chosen features) of the instances `rows` (checked by `_check_rows`) of an
+        `observe_rows(obs, action, reward, rows)`: action and reward are (N,) arrays of which only `rows`
+        are read, checked as `_feedback` checks an `observe`'s."""
+        a, y = np.asarray(action), np.asarray(reward)
+        if a.shape != (self.n_,) or y.shape != (self.n_,):
+            raise ValueError(f"actions and rewards must have shape ({self.n_},) (every instance's, of which only "
+                             f"`rows` are read), got {a.shape} and {y.shape}")
+        a, y = check_feedback(a[rows], y[rows], len(rows), X.shape[1], False)
+        x = X[rows, a]
+        check_chosen(x)
+        return a, y, x
+
     def _ties(self):
         """What `random_argmax` draws from: one Generator per instance (or a `Streams`)."""
         return self.rngs_ if self.torch_streams else self.rng_

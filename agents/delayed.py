@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from agents.base import MAX_REWARD, BaseAgent, argmax_probs, register
+from agents.base import MAX_REWARD, BaseAgent, argmax_probs, check_finite, register
 from agents.linalg import potter_update_, rls_update_
 from agents.linear import LinearAgent, _ridge_init
 from agents.params import Int, IntLogUniform, LogUniform, Options, Real
@@ -245,7 +245,7 @@ class BaSE(BaseAgent):
     (round-robin, so their counts differ by at most one); at the end t_m of each the arm k is
     eliminated when
 
-        max_{j active} Y_j - Y_k >= sqrt(gamma log(T K) / tau),
+        max_{j active} Y_j - Y_k >= sqrt(gamma sigma^2 log(T K) / tau),
 
     Y the empirical means of the rewards that have arrived by t_m and tau the fewest arrived rewards of
     an active arm (the paper's common count tau_m without delay; with delays the widest threshold,
@@ -253,26 +253,40 @@ class BaSE(BaseAgent):
     largest mean at t_{M-1} (ties at random), also after T. The decisions use data only at the grid
     points, so feedback batched on the same grid costs BaSE nothing.
 
+    sigma is the rewards' noise scale (sub-Gaussian, or the standard deviation): Gao et al. take
+    N(mu, 1) rewards and state the rule for sigma = 1, noting that other variances carry over; at
+    scale sigma the same confidence takes sigma^2 times the threshold's square. Bernoulli rewards have
+    sigma <= 1/2 (exactly 1/2 at mean 1/2): with the default sigma = 1 BaSE would wait for four times
+    the evidence it needs and, on gaps of a few hundredths, eliminate nothing (docs/delayed.md,
+    Batches). Only gamma sigma^2 enters the rule, so `search_space` tunes gamma alone (as LinUCB's
+    alpha, not its sigma).
+
     Defaults: horizon T = 10^4, M = 3 batches (about log log T, where Gao et al. show the minimax
-    rate is reached), the minimax grid, and gamma = 4: with unit-variance noise the threshold is then
-    sqrt(2 log(TK)) standard deviations of the difference of two arms' means, so the best arm
-    survives each comparison with probability about 1 - 1/(TK). The paper's theorems ask gamma above
-    an absolute constant; its experiments' value we could not consult here.
+    rate is reached), the minimax grid, gamma = 4 and sigma = 1: with unit-variance noise the
+    threshold is then sqrt(2 log(TK)) standard deviations of the difference of two arms' means, so
+    the best arm survives each comparison with probability about 1 - 1/(TK). The paper's theorems ask
+    gamma above an absolute constant; its experiments' value we could not consult here.
+
+    Partial feedback: `observe_rows(obs, action, reward, rows)` adds the rewards of the instances
+    `rows` alone (the run loop's delayed rewards reach a batch's instances at different rounds);
+    BaSE draws nothing when it learns, so instance i then acts exactly as a single agent fed the
+    rewards that reached instance i.
 
     Args:
         horizon: T, the number of rounds the grid spans.
         M: number of batches (>= 2: one to explore, the last to commit).
         grid: "minimax", "geometric" or "arithmetic" (`base_grid`).
         gamma: elimination threshold tuning gamma > 0.
+        sigma: noise scale of the rewards (1 for the paper's N(mu, 1); 1/2 bounds a Bernoulli's).
     """
 
     params = {"horizon": Int(ge=2), "M": Int(ge=2), "grid": Options("minimax", "geometric", "arithmetic"),
-              "gamma": Real(gt=0)}
+              "gamma": Real(gt=0), "sigma": Real(gt=0)}
     search_space = {"gamma": LogUniform(0.5, 32), "M": IntLogUniform(2, 8)}
 
     def __init__(self, *, horizon: int = 10_000, M: int = 3, grid: str = "minimax", gamma: float = 4.0,
-                 seed=None, dim: int | None = None):
-        self.horizon, self.M, self.grid, self.gamma = horizon, M, grid, gamma
+                 sigma: float = 1.0, seed=None, dim: int | None = None):
+        self.horizon, self.M, self.grid, self.gamma, self.sigma = horizon, M, grid, gamma, sigma
         super().__init__(seed=seed, dim=dim)
 
     def _check_params(self):
@@ -286,11 +300,13 @@ class BaSE(BaseAgent):
         self.active_ = np.ones((n, k), bool)
         self.counts_ = np.zeros((n, k))            # arrived rewards per arm
         self.sums_ = np.zeros((n, k))
+        self.observed_ = np.zeros(n, np.int64)     # rewards arrived, per instance
         self.best_ = None                          # the committed arm of each instance, from t_{M-1} on
 
-    def _checked(self, obs) -> np.ndarray:
-        """obs as (N, K, d) after the base's checks, and K the same as at the start."""
-        X = self._check_obs(obs, finite=True)
+    def _checked(self, obs, finite: bool = True) -> np.ndarray:
+        """obs as (N, K, d) after the base's checks (`finite`: also that it holds no NaN or inf), and K the
+        same as at the start."""
+        X = self._check_obs(obs, finite=finite)
         if X.shape[1] != self.k_:
             raise ValueError(f"obs has {X.shape[1]} arms but BaSE started with {self.k_}: it plays arms by index and "
                              "needs the same K arms every round (a fixed-arm env)")
@@ -309,7 +325,7 @@ class BaSE(BaseAgent):
         means = self.sums_ / np.maximum(self.counts_, 1)
         tau = np.where(active, self.counts_, np.inf).min(axis=1, keepdims=True)
         with np.errstate(divide="ignore"):
-            threshold = np.sqrt(self.gamma * math.log(self.horizon * self.k_) / tau)       # inf while tau = 0
+            threshold = np.sqrt(self.gamma * self.sigma ** 2 * math.log(self.horizon * self.k_) / tau)       # inf while tau = 0
         top = np.where(active, means, -np.inf).max(axis=1, keepdims=True)
         return active & ~(top - means >= threshold)
 
@@ -342,7 +358,26 @@ class BaSE(BaseAgent):
         a, y = self._feedback(X, action, reward)
         self.counts_[self.rows_, a] += 1
         self.sums_[self.rows_, a] += y
+        self.observed_ += 1
         self.t_ += 1
+
+    def observe_rows(self, obs, action, reward, rows) -> None:
+        """Rewards arrived for the instances `rows` alone (distinct ints in [0, N)); obs, action and reward
+        laid out as for `observe`, only the rows of `rows` read. Several rewards of one instance go in
+        separate calls, in the order they arrived."""
+        X = self._checked(obs, finite=False)                  # the other rows may hold anything
+        rows = self._check_rows(rows)
+        if not len(rows):
+            return
+        check_finite(X[rows])
+        a, y, _ = self._rows_feedback(X, action, reward, rows)
+        self.counts_[rows, a] += 1
+        self.sums_[rows, a] += y
+        self.observed_[rows] += 1
+        self.t_ = int(self.observed_.max())
+
+    def _observed(self) -> np.ndarray:
+        return self.observed_
 
     def _probs(self, X: np.ndarray) -> np.ndarray:
         """Exact: a point mass on the round-robin or committed arm, uniform over tied means when it commits now."""

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from agents.base import (BaseAgent, argmax_probs, check_chosen, check_feedback, check_finite, check_single_feedback,
+from agents.base import (BaseAgent, argmax_probs, check_chosen, check_finite, check_single_feedback,
                          random_argmax, register)
 from agents.linalg import potter_update_, rls_update_
 from agents.params import Int, IntLogUniform, LogUniform, Real
@@ -139,34 +139,13 @@ class LinearAgent(BaseAgent):
             return self.observe(obs, action, reward)
         if not len(rows):
             return None
-        a, y = np.asarray(action), np.asarray(reward)
-        if a.shape != (self.n_,) or y.shape != (self.n_,):
-            raise ValueError(f"actions and rewards must have shape ({self.n_},) (every instance's, of which only "
-                             f"`rows` are read), got {a.shape} and {y.shape}")
-        a, y = check_feedback(a[rows], y[rows], len(rows), X.shape[1], False)
-        x = X[rows, a]
-        check_chosen(x)
+        a, y, x = self._rows_feedback(X, action, reward, rows)
         x = x.astype(float, copy=False)
         with self._restricted(rows):
             self._update(x, y)
         self.observed_[rows] += 1
         self.t_ = int(self.observed_.max())
         return None
-
-    def _check_rows(self, rows) -> np.ndarray:
-        """`rows` as increasing distinct int64s in [0, N), or a ValueError naming the problem."""
-        r = np.asarray(rows)
-        if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
-            raise ValueError(f"rows must be a 1-D array of instance indices, got {r.dtype} {r.shape}")
-        r = r.astype(np.int64, copy=False)
-        if r.size and (r.min() < 0 or r.max() >= self.n_):
-            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r.tolist()}")
-        if r.size > 1 and not (r[1:] > r[:-1]).all():
-            r = np.unique(r)
-            if len(r) != len(rows):
-                raise ValueError(f"rows must be distinct, got {np.asarray(rows).tolist()}: give an instance's "
-                                 "several rewards in separate calls, in the order they arrived")
-        return r
 
     @contextlib.contextmanager
     def _restricted(self, rows: np.ndarray):

@@ -75,11 +75,11 @@ def sweep(args, script: str, envs: list[EnvSpec], agents: list[AgentSpec], model
     return pd.concat(tables, ignore_index=True)
 
 
-def final(table: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
+def final(table: pd.DataFrame, at: int | None = None, by: tuple[str, ...] = ()) -> pd.DataFrame:
     """Mean and standard error over seeds of the cumulative regret at round `at` (default: the last),
-    per (x, agent)."""
+    per (x, agent, *by)."""
     rows = table[table["round"] == (at or table["round"].max())]
-    return rows.groupby(["x", "agent"], sort=False)["cum_regret"].agg(["mean", "sem", "count"]).reset_index()
+    return rows.groupby(["x", "agent", *by], sort=False)["cum_regret"].agg(["mean", "sem", "count"]).reset_index()
 
 
 def cell(mean: float, sem: float) -> str:

@@ -12,7 +12,6 @@ import pytest
 
 import agents
 import gym_ctxbandits
-from agents.linear import LinearAgent
 from gym_ctxbandits import cli, experiment
 from gym_ctxbandits import config as cfg
 from gym_ctxbandits.checks import check_env
@@ -225,16 +224,19 @@ LINEAR = ["Random", "Greedy", "epsilon-greedy", "Softmax", "LinUCB", "LinTS", "L
           "Linear-Ensemble++", "OTFLinUCB", "OTFLinTS"]
 
 
-@pytest.mark.parametrize("name", LINEAR)
-def test_a_linear_agent_under_random_delays_learns_row_subsets_as_its_instances_alone(name, monkeypatch):
+@pytest.mark.parametrize("name, kwargs", [*((name, {}) for name in LINEAR),
+                                          ("BaSE", {"horizon": 120, "M": 3, "gamma": 0.1})], ids=[*LINEAR, "BaSE"])
+def test_an_agent_under_random_delays_learns_row_subsets_as_its_instances_alone(name, kwargs, monkeypatch):
     """Geometric delays reach the 4 instances at different rounds, several at once: the batched agent
     takes them natively (`observe_rows`, one layer of arrivals per call, never N single agents) and
-    instance i acts, round by round, exactly as seed i run alone on the same arrivals."""
+    instance i acts, round by round, exactly as seed i run alone on the same arrivals. (BaSE's grid
+    of 3 batches over the 120 rounds ends at 15 and 60: it eliminates and commits within the run.)"""
     def no_fallback(singles):
         raise AssertionError("the batch fell back to N single agents")
 
     calls, merged = collections.Counter(), collections.Counter()
-    observe_rows, merge = LinearAgent.observe_rows, experiment._merge
+    owner = next(c for c in type(agents.make(name)).__mro__ if "observe_rows" in vars(c))
+    observe_rows, merge = owner.observe_rows, experiment._merge
 
     def spy(self, obs, action, reward, rows):
         calls[len(rows)] += 1
@@ -245,11 +247,11 @@ def test_a_linear_agent_under_random_delays_learns_row_subsets_as_its_instances_
         return merge(layer, n)
 
     monkeypatch.setattr(experiment, "PerInstance", no_fallback)
-    monkeypatch.setattr(LinearAgent, "observe_rows", spy)
+    monkeypatch.setattr(owner, "observe_rows", spy)
     monkeypatch.setattr(experiment, "_merge", spy_merge)
     cols = ["reward", "regret", "cum_reward", "cum_regret"]
     fb = Feedback(delay="geometric:4")
-    jobs = [Job(ENV, AgentSpec(name), s, 120, log_every=1, feedback=fb) for s in (0, 4, 7, 9)]
+    jobs = [Job(ENV, AgentSpec(name, kwargs), s, 120, log_every=1, feedback=fb) for s in (0, 4, 7, 9)]
     batch = run_batch(jobs)
     assert sum(calls[k] for k in (1, 2, 3)) > 50 and merged[True] > 20    # row subsets, from several rounds at once
     for job, got in zip(jobs, batch):

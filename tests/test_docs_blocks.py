@@ -116,7 +116,7 @@ SKIP = {
     "python scripts/c11_table1.py": "482 s on 2 loaded cores (214 CPU-s)",
     "python scripts/v20_linear_delays.py": "844 s on 2 loaded cores (299 CPU-s)",
     "python scripts/delay_regret.py": "363 s on 2 loaded cores (80 CPU-s)",
-    "python scripts/batches.py --figures docs/figures": "449 s on 2 loaded cores (101 CPU-s)",
+    "python scripts/batches.py --figures docs/figures": "1,078 s on 2 loaded cores (444 CPU-s)",
     # docs/s3_neural_agents.md
     "OMP_NUM_THREADS=1 CTXBANDITS_DATA=~/datasets python scripts/s3_fig3.py --horizon 2000 --seeds 5 --panels "
     "quadratic,neural": "about 23 min on 2 cores (quadratic 667 s, MLP teacher 733 s)",

@@ -279,7 +279,7 @@ def test_linear_ceiling_is_zero_when_well_specified_and_high_on_h3(monkeypatch):
 DELAYED = {"c11_table1": ["| 1 |", "| 1000 |", "| 24,145 |"],
            "v20_linear_delays": ["| no delay |", "| geometric:1000, m=500 |"],
            "delay_regret": ["| LinUCB | 400 |", "| LinTS | 100 |", "D = 30"],
-           "batches": ["| 2 |", "| 6 |", "| online | — |"]}
+           "batches": ["| 2 |", "| 6 |", "| online | — | — |", "| gamma 1, gap 0.2 | worst gap |", "UCB online: gap 0.05"]}
 
 
 @pytest.mark.parametrize("name", DELAYED)

@@ -149,6 +149,36 @@ def test_base_elimination_on_a_constructed_case():
     assert agent.active_[0].tolist() == [True, False, True]
 
 
+@pytest.mark.parametrize("gamma, sigma, eliminated", [(0.4, 0.5, True), (1.6, 0.25, True), (0.4, 1.0, False)])
+def test_base_threshold_scales_with_the_noise_variance(gamma, sigma, eliminated):
+    """The threshold is sqrt(gamma sigma^2 log(T K) / tau): the constructed case above at gamma sigma^2 = 0.1
+    (0.4 x 1/4, 1.6 x 1/16) removes arm 1 at t_1 (threshold 0.60 < gap 1) as gamma = 0.1 does; gamma = 0.4
+    at sigma = 1 has threshold sqrt(0.4 log 36) = 1.20 > 1, so batch 2 plays all three arms in turn."""
+    arms, rewards = np.eye(3), {0: 1.0, 1: 0.0, 2: 0.75}
+    agent = BaSE(horizon=12, M=3, grid="arithmetic", gamma=gamma, sigma=sigma, seed=0)
+    for _ in range(4):
+        a = agent.act(arms)
+        agent.observe(arms, a, rewards[a])
+    assert [agent.act(arms) for _ in range(4)] == ([0, 2, 0, 2] if eliminated else [0, 1, 2, 0])
+    assert math.sqrt(0.4 * math.log(36)) > 1 > math.sqrt(0.1 * math.log(36))
+
+
+def test_base_observe_rows_adds_the_rewards_of_those_instances_alone():
+    """Instance 1's rewards reach a batched BaSE through `observe_rows`, instance 0's never: instance 1 acts
+    as a single agent fed the same rewards (it eliminates arm 1 at t_1), instance 0 as one fed none."""
+    arms, rewards = np.eye(3), np.array([1.0, 0.0, 0.75])
+    batch = BaSE(horizon=12, M=3, grid="arithmetic", gamma=0.1, seed=[5, 6])
+    fed, starved = (BaSE(horizon=12, M=3, grid="arithmetic", gamma=0.1, seed=s) for s in (6, 5))
+    for _ in range(12):
+        a = batch.act(np.stack([arms, arms]))
+        assert a.tolist() == [starved.act(arms), fed.act(arms)]
+        batch.observe_rows(np.stack([np.full((3, 3), np.nan), arms]), a, rewards[a], [1])   # row 0 is not read
+        fed.observe(arms, int(a[1]), float(rewards[a[1]]))
+    assert batch.active_.tolist() == [[True] * 3, [True, False, True]] and batch.observed_.tolist() == [0, 12]
+    with pytest.raises(ValueError, match="rows must be distinct"):
+        batch.observe_rows(np.stack([arms, arms]), a, rewards[a], [1, 1])
+
+
 def test_base_waits_for_delayed_rewards():
     """An active arm whose rewards have not arrived (tau = 0) blocks elimination: batch 2 keeps all three arms."""
     arms = np.eye(3)
