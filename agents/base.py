@@ -131,9 +131,9 @@ class Streams:
         self._sub = None            # the rows of a view (`rows`), None for all of them
 
     def rows(self, rows: np.ndarray) -> Streams:
-        """The streams of instances `rows` (distinct ints, increasing), as a Streams of len(rows) rows."""
+        """The streams of instances `rows` (distinct ints, in any order), as a Streams of len(rows) rows."""
         view = object.__new__(Streams)
-        view.__dict__.update(self.__dict__, n=len(rows), gens=[self.gens[i] for i in rows],
+        view.__dict__.update(self.__dict__, n=len(rows), gens=[self.gens[i] for i in np.asarray(rows).tolist()],
                              _sub=np.asarray(rows) if self._sub is None else self._sub[rows])
         return view
 
@@ -251,6 +251,16 @@ def check_feedback(action, reward, n: int, num_arms: int, single: bool) -> tuple
     return a, y
 
 
+def check_rewards(y: np.ndarray) -> None:
+    """A ValueError unless the rewards y (a float array) are finite and at most MAX_REWARD in magnitude
+    (one reduction: the largest |y| is NaN when any is)."""
+    top = np.abs(y).max(initial=0.0)
+    if not top <= MAX_REWARD:
+        if not np.isfinite(y).all():
+            raise ValueError(f"reward must be finite, got {y}")
+        raise ValueError(_too_large_reward(top))
+
+
 def check_single_feedback(action, reward, num_arms: int) -> tuple[int, float]:
     """A single agent's (action, reward) as a Python int and float, or check_feedback's ValueError:
     the same checks on scalars, with no array made (a tenth of the cost, paid every round)."""
@@ -366,6 +376,9 @@ class BaseAgent:
         X = np.asarray(obs)
         if X.ndim == 2 and self.single_ and X.shape[1] == self.d_ and X.shape[0] and X.dtype.kind in "fiu":
             return check_finite(X)[None] if finite else X[None]      # a started single agent's usual obs
+        if X.ndim == 3 and self.single_ is False and X.shape[0] == self.n_ and X.shape[2] == self.d_ and X.shape[1] \
+                and X.dtype.kind in "fiu":
+            return check_finite(X) if finite else X                  # a started batched agent's usual obs
         if X.ndim not in (2, 3) or 0 in X.shape:
             raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
                              f"K, d >= 1; got shape {X.shape}")

@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from agents.base import (BaseAgent, argmax_probs, check_chosen, check_feedback, check_finite, check_single_feedback,
-                         random_argmax, register)
+from agents.base import (BaseAgent, argmax_probs, check_chosen, check_feedback, check_finite, check_rewards,
+                         check_single_feedback, random_argmax, register)
 from agents.linalg import potter_update_, rls_update_
 from agents.params import Int, IntLogUniform, LogUniform, Real
 
@@ -131,61 +131,112 @@ class LinearAgent(BaseAgent):
         obs (N, K, d), action (N,) and reward (N,) are laid out as for `observe`; only the rows of
         `rows` are read (the others may hold anything). Each instance learns exactly as a single
         agent would from the same rewards: its own count of rewards observed (`observed_`) and its
-        own random stream. Several rewards of one instance go in separate calls, in the order they arrived.
+        own random stream. Several rewards of one instance go in separate calls, in the order they
+        arrived (or in one `observe_arrivals`).
         """
-        X = self._check_obs(obs)
-        rows = self._check_rows(rows)
-        if len(rows) == self.n_:
-            return self.observe(obs, action, reward)
-        if not len(rows):
-            return None
-        a, y = np.asarray(action), np.asarray(reward)
-        if a.shape != (self.n_,) or y.shape != (self.n_,):
-            raise ValueError(f"actions and rewards must have shape ({self.n_},) (every instance's, of which only "
-                             f"`rows` are read), got {a.shape} and {y.shape}")
-        a, y = check_feedback(a[rows], y[rows], len(rows), X.shape[1], False)
-        x = X[rows, a]
-        check_chosen(x)
-        x = x.astype(float, copy=False)
-        with self._restricted(rows):
-            self._update(x, y)
-        self.observed_[rows] += 1
-        self.t_ = int(self.observed_.max())
-        return None
+        self.observe_arrivals([(obs, action, reward, rows)])
 
-    def _check_rows(self, rows) -> np.ndarray:
-        """`rows` as increasing distinct int64s in [0, N), or a ValueError naming the problem."""
+    def observe_arrivals(self, arrivals) -> None:
+        """Apply several deliveries of rewards in one call, bit for bit as `observe_rows` on each in turn.
+
+        `arrivals` is a sequence of (obs, action, reward, rows), each laid out as for `observe_rows`
+        (rows None: every instance): the run loop's arrivals of one round, from several past rounds,
+        an instance possibly among the rows of several of them. Each instance learns its rewards in
+        the order given, the k-th in layer k. The instances that learn are cut out of the state
+        once (`_restricted`), those with the most rewards first, so that every layer is a prefix of
+        them, updated on views of the cut (no copy per layer); the checks run once on all the
+        arrivals, and a round's few arrivals are gathered as Python scalars (numpy calls on arrays of
+        one or two rows cost more than the rows' arithmetic).
+        """
+        inst, x, y = self._arrivals(arrivals)
+        if not inst:
+            return
+        n = self.n_
+        mine: list[list[int]] = [[] for _ in range(n)]       # each instance's arrivals, in order
+        for j, i in enumerate(inst):
+            mine[i].append(j)
+        learn = sorted((i for i in range(n) if mine[i]), key=lambda i: -len(mine[i]))    # most rewards first
+        layers: list[list[int]] = []                          # layer k: the k-th arrivals, as `learn`: a prefix
+        for i in learn:
+            for k, j in enumerate(mine[i]):
+                if k == len(layers):
+                    layers.append([])
+                layers[k].append(j)
+        order = [j for layer in layers for j in layer]
+        chosen = np.empty((len(order), self.d_))
+        for k, j in enumerate(order):
+            chosen[k] = x[j]
+        x, y, start = chosen, np.array([y[j] for j in order], float), 0
+        check_rewards(y)
+        check_chosen(x)
+        everyone = len(layers[-1]) == n                           # every layer of every instance: no cut
+        with contextlib.nullcontext() if everyone else self._restricted(np.array(learn)):
+            for size in map(len, layers):
+                with contextlib.nullcontext() if size == self.n_ else self._restricted(slice(0, size)):
+                    self._update(x[start:start + size], y[start:start + size])
+                self.observed_[:size] += 1
+                start += size
+        self.t_ = int(self.observed_.max())
+
+    def _arrivals(self, arrivals) -> tuple[list[int], list[np.ndarray], list[float]]:
+        """(instance, chosen features (d,), reward) of each of `observe_arrivals`' rewards, in order, or a
+        ValueError naming the problem in an obs, the actions or the rows (the rewards' and the
+        features' values are checked by the caller, on all of them at once)."""
+        inst, x, y = [], [], []
+        n = self.n_
+        for obs, action, reward, rows in arrivals:
+            X = self._check_obs(obs)
+            a, r = np.asarray(action), np.asarray(reward)
+            if a.shape != (n,) or r.shape != (n,):
+                raise ValueError(f"actions and rewards must have shape ({n},) (every instance's, of which only "
+                                 f"`rows` are read), got {a.shape} and {r.shape}")
+            if a.dtype.kind not in "iu" or r.dtype.kind not in "fiu":
+                raise ValueError(f"actions must be an int array and rewards a real array, got {a.dtype} and {r.dtype}")
+            a, r, K = a.tolist(), r.tolist(), X.shape[1]
+            for i in range(n) if rows is None else self._check_rows(rows):
+                if not 0 <= a[i] < K:
+                    raise ValueError(f"action out of range for {K} arms: got {a[i]} (instance {i})")
+                inst.append(i)
+                x.append(X[i, a[i]])
+                y.append(r[i])
+        return inst, x, y
+
+    def _check_rows(self, rows) -> list[int]:
+        """`rows` as a list of distinct ints in [0, N), or a ValueError naming the problem."""
         r = np.asarray(rows)
         if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
             raise ValueError(f"rows must be a 1-D array of instance indices, got {r.dtype} {r.shape}")
-        r = r.astype(np.int64, copy=False)
-        if r.size and (r.min() < 0 or r.max() >= self.n_):
-            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r.tolist()}")
-        if r.size > 1 and not (r[1:] > r[:-1]).all():
-            r = np.unique(r)
-            if len(r) != len(rows):
-                raise ValueError(f"rows must be distinct, got {np.asarray(rows).tolist()}: give an instance's "
-                                 "several rewards in separate calls, in the order they arrived")
+        r = r.tolist()
+        if r and (min(r) < 0 or max(r) >= self.n_):
+            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r}")
+        if len(set(r)) != len(r):
+            raise ValueError(f"rows must be distinct, got {r}: give an instance's several rewards in separate "
+                             "calls, in the order they arrived")
         return r
 
     @contextlib.contextmanager
-    def _restricted(self, rows: np.ndarray):
-        """The agent as if it served the instances `rows` alone: its `row_state`, counts, and random
-        streams (`Streams.rows`) cut to those rows, written back to them on success."""
-        full = {name: getattr(self, name) for name in self.row_state}
-        saved = self.n_, self._rows, self.rng_, self.observed_
-        for name, value in full.items():
-            setattr(self, name, value[rows])
-        self.n_, self._rows, self.rng_, self.observed_ = len(rows), np.arange(len(rows)), self.rng_.rows(rows), \
-            self.observed_[rows]
+    def _restricted(self, rows: np.ndarray | slice):
+        """The agent as if it served the instances `rows` alone: its `row_state`, counts (`observed_`)
+        and random streams (`Streams.rows`) cut to those rows, written back to them on success.
+        `rows` is an int array (the cut is a copy) or a slice (views: what is updated in place is
+        written already)."""
+        full = {name: getattr(self, name) for name in (*self.row_state, "observed_")}
+        cut = {name: value[rows] for name, value in full.items()}
+        which = self._rows[rows] if isinstance(rows, slice) else rows
+        saved = self.n_, self._rows, self.rng_
+        for name, value in cut.items():
+            setattr(self, name, value)
+        self.n_, self._rows, self.rng_ = len(which), self._rows[:len(which)], self.rng_.rows(which)
         try:
             yield
             for name, value in full.items():
-                value[rows] = getattr(self, name)
+                new = getattr(self, name)
+                if new is not cut[name] or not isinstance(rows, slice):
+                    value[rows] = new
         finally:
             for name, value in full.items():
                 setattr(self, name, value)
-            self.n_, self._rows, self.rng_, self.observed_ = saved
+            self.n_, self._rows, self.rng_ = saved
 
     def _observed(self) -> np.ndarray:
         return self.observed_

@@ -228,30 +228,27 @@ LINEAR = ["Random", "Greedy", "epsilon-greedy", "Softmax", "LinUCB", "LinTS", "L
 @pytest.mark.parametrize("name", LINEAR)
 def test_a_linear_agent_under_random_delays_learns_row_subsets_as_its_instances_alone(name, monkeypatch):
     """Geometric delays reach the 4 instances at different rounds, several at once: the batched agent
-    takes them natively (`observe_rows`, one layer of arrivals per call, never N single agents) and
-    instance i acts, round by round, exactly as seed i run alone on the same arrivals."""
+    takes them natively (`observe_arrivals`, a round's arrivals from several rounds in one call, never
+    N single agents) and instance i acts, round by round, exactly as seed i run alone on the same arrivals."""
     def no_fallback(singles):
         raise AssertionError("the batch fell back to N single agents")
 
-    calls, merged = collections.Counter(), collections.Counter()
-    observe_rows, merge = LinearAgent.observe_rows, experiment._merge
+    calls = collections.Counter()
+    observe_arrivals = LinearAgent.observe_arrivals
 
-    def spy(self, obs, action, reward, rows):
-        calls[len(rows)] += 1
-        return observe_rows(self, obs, action, reward, rows)
-
-    def spy_merge(layer, n):
-        merged[len({id(o) for o, *_ in layer}) > 1] += 1
-        return merge(layer, n)
+    def spy(self, arrivals):
+        rows = [i for *_, r in arrivals for i in (range(self.n_) if r is None else r)]
+        calls["rounds", len(arrivals) > 1] += 1
+        calls["repeated", len(set(rows)) < len(rows)] += 1
+        return observe_arrivals(self, arrivals)
 
     monkeypatch.setattr(experiment, "PerInstance", no_fallback)
-    monkeypatch.setattr(LinearAgent, "observe_rows", spy)
-    monkeypatch.setattr(experiment, "_merge", spy_merge)
+    monkeypatch.setattr(LinearAgent, "observe_arrivals", spy)
     cols = ["reward", "regret", "cum_reward", "cum_regret"]
     fb = Feedback(delay="geometric:4")
     jobs = [Job(ENV, AgentSpec(name), s, 120, log_every=1, feedback=fb) for s in (0, 4, 7, 9)]
     batch = run_batch(jobs)
-    assert sum(calls[k] for k in (1, 2, 3)) > 50 and merged[True] > 20    # row subsets, from several rounds at once
+    assert calls["rounds", True] > 50 and calls["repeated", True] > 10    # several rounds at once, an instance twice
     for job, got in zip(jobs, batch):
         assert run_job(job)[cols].equals(got[cols])
 
