@@ -25,7 +25,8 @@ class Agent(Protocol):
     Optional capabilities are discovered with `hasattr`: `action_probs(obs)`, batched
     `act(obs[N, K, d]) -> actions[N]` (attribute `batched = True`), `observe_rows(obs, action,
     reward, rows)` (a batched agent updating only the instances `rows`, for rewards that reach the
-    instances at different rounds), `state_dict()` / `load_state_dict()`.
+    instances at different rounds), `observe_arrivals(arrivals)` (several such deliveries in one
+    call, as `observe_rows` on each in turn), `state_dict()` / `load_state_dict()`.
     """
 
     def act(self, obs: np.ndarray) -> int: ...

@@ -19,7 +19,8 @@ one-instance forms of the same numpy calls, see `LinearAgent`).
   (the run loop's delayed rewards reach the instances of a batch at different rounds); instance i
   then makes exactly the choices of a single agent fed the rewards that reached instance i. Each
   instance counts its own rewards (`observed_`), and an update's random draws come from the
-  instance's own stream (`Streams.rows`).
+  instance's own stream (`Streams.rows`). `observe_arrivals([(obs, action, reward, rows), ...])` takes
+  a round's deliveries from several past rounds in one call, as `observe_rows` on each in turn.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ class LinearAgent(BaseAgent):
     that `action_probs` is exact: uniform over the arms of maximal score.
 
     `row_state` names the per-instance state (arrays with a leading axis N) that `_update` reads
-    or writes: `observe_rows` runs `_update` on those rows of it alone (`_restricted`), so a
-    subset of the instances learns with the very arithmetic of a full update.
+    or writes: `observe_rows` and `observe_arrivals` run `_update` on those rows of it alone
+    (`_restricted`), so a subset of the instances learns with the very arithmetic of a full update.
 
     One-instance rounds. A started single agent (first obs (K, d)) is what an RL pipeline drives
     round by round, and there the (1, K, d) forms and the dozen hook calls of the batched code

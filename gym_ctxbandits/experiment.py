@@ -15,9 +15,11 @@ regret is still counted when the agent acts. A batched agent receives the reward
 instances whose feedback arrived: `observe` when all of them did (always so for a fixed delay and
 batched updates), else `observe_rows(obs_s, a_s, r_s, rows)`, an optional capability (found with
 hasattr, like `action_probs`): obs_s, a_s and r_s are every instance's, and only the instances of
-`rows` (an int array) learn from them. A batched agent without it runs, under feedback that can
-reach the instances at different rounds (random delays, conversions), as N single agents
-(`PerInstance`): the same numbers, at the plain loop's speed.
+`rows` (an int array) learn from them. The arrivals of one round from several past rounds go in one
+`observe_arrivals([(obs_s, a_s, r_s, rows), ...])` (oldest first, rows None for every instance) where
+the agent has it, else in one `observe_rows` each. A batched agent without `observe_rows` runs, under
+feedback that can reach the instances at different rounds (random delays, conversions), as N single
+agents (`PerInstance`): the same numbers, at the plain loop's speed.
 
 The jobs and specs themselves live in `gym_ctxbandits.jobs` (a layer below: this module runs them);
 their names are importable from here too.

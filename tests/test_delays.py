@@ -256,6 +256,7 @@ def test_a_linear_agent_under_random_delays_learns_row_subsets_as_its_instances_
 def test_an_agent_without_observe_rows_runs_as_single_agents():
     """OAM does not offer `observe_rows` (hasattr is False), so random delays run it as N single agents."""
     assert not hasattr(agents.make("OAM"), "observe_rows") and hasattr(agents.make("LinUCB"), "observe_rows")
+    assert not hasattr(agents.make("OAM"), "observe_arrivals") and hasattr(agents.make("LinUCB"), "observe_arrivals")
 
 
 def test_a_job_without_feedback_keeps_its_file_name():
