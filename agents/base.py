@@ -162,23 +162,24 @@ class Streams:
         low, high = (0, low) if high is None else (low, high)
         return low + (self.random(size) * (high - low)).astype(np.int64)
 
-    # One instance (N = 1): the same values as the draws above with size (1, k) or 1, without their
-    # shape handling (what a one-instance round of agents.linear draws, several times a round).
+    # One instance (N = 1, or a view `rows` of one row): the same values as the draws above with size
+    # (1, k) or 1, without their shape handling (what a one-instance round of agents.linear draws,
+    # several times a round).
     def random1(self) -> float:
         """The next uniform, as `random(1)[0]`."""
-        return self._uniform.take1(1)[0]
+        return (self._uniform.take1(1) if self._sub is None else self._uniform.take(1, self._sub)[0])[0]
 
     def standard_normal1(self, k: int) -> np.ndarray:
         """The next k standard normals (k,), as `standard_normal((1, k))[0]`."""
-        return self._normal.take1(k)
+        return self._normal.take1(k) if self._sub is None else self._normal.take(k, self._sub)[0]
 
     def normal1(self, loc: float, scale: float, k: int) -> np.ndarray:
         """The next k normals N(loc, scale^2) (k,), as `normal(loc, scale, (1, k))[0]`."""
-        return loc + scale * self._normal.take1(k)
+        return loc + scale * (self._normal.take1(k) if self._sub is None else self._normal.take(k, self._sub)[0])
 
     def integers1(self, high: int) -> int:
         """An integer uniform in [0, high), as `integers(high, size=1)[0]`."""
-        return int(self._uniform.take1(1)[0] * high)
+        return int((self._uniform.take1(1) if self._sub is None else self._uniform.take(1, self._sub)[0])[0] * high)
 
 
 # First spawn-key element of the streams of `action_probs`' copies (the agent's own streams use 0-3).

@@ -7,10 +7,11 @@ which another engineer's load slows less than the wall clock), the best of `--re
 turn (every variant once, then again), so that a change in the machine's load falls on all variants
 alike. A fixed delay and batched updates reach every instance at the same round: one vectorised
 `observe` per delivered round, the difference being the queue's. Geometric delays reach the
-instances at different rounds, and several rewards of one instance may land in one round: LinUCB's
-`observe_rows` takes them in layers (one call per layer, each instance's k-th arrival of the round
-in layer k). The last row is the same geometric run as N single agents (experiment.PerInstance),
-the fallback for a batched agent without `observe_rows`, and what LinUCB ran as before it had one.
+instances at different rounds, and several rewards of one instance may land in one round: LinUCB
+takes a round's arrivals in one `observe_arrivals`, which applies them in layers (each instance's
+k-th arrival of the round in layer k, one vectorised update per layer). The last row is the same
+geometric run as N single agents (experiment.PerInstance), the fallback for a batched agent without
+`observe_rows`, and what LinUCB ran as before it had one.
 
     nice -n 10 python scripts/bench_delays.py
     nice -n 10 python scripts/bench_delays.py --seeds 10 --horizon 3000 --repeat 5
