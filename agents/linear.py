@@ -166,19 +166,20 @@ class LinearAgent(BaseAgent):
         saved, observed = (self.n_, self._rows, self.rng_, self.t_), self.observed_
         if getattr(self, "_row_streams", (None,))[0] is not self.rng_:     # each instance's stream, as a view
             self._row_streams = self.rng_, [self.rng_.rows(np.array([i])) for i in range(self.n_)]
-        streams = self._row_streams[1]
+        streams, counts = self._row_streams[1], observed.tolist()
         self.n_, self._rows = 1, self._rows[:1]
         try:
-            for k, i in enumerate(inst):
+            for k, (i, reward) in enumerate(zip(inst, y.tolist())):
                 views = [value[i:i + 1] for value in full]
                 for name, view in zip(names, views):
                     setattr(self, name, view)
-                self.rng_, self.t_ = streams[i], int(observed[i])
-                self._update1(x[k], float(y[k]))
+                self.rng_, self.t_ = streams[i], counts[i]
+                self._update1(x[k], reward)
                 for name, value, view in zip(names, full, views):
                     if getattr(self, name) is not view:        # replaced, not updated in place
                         value[i:i + 1] = getattr(self, name)
-                observed[i] += 1
+                counts[i] += 1
+                observed[i] = counts[i]
         finally:
             for name, value in zip(names, full):
                 setattr(self, name, value)
