@@ -25,7 +25,8 @@ class Agent(Protocol):
     Optional capabilities are discovered with `hasattr`: `action_probs(obs)`, batched
     `act(obs[N, K, d]) -> actions[N]` (attribute `batched = True`), `observe_rows(obs, action,
     reward, rows)` (a batched agent updating only the instances `rows`, for rewards that reach the
-    instances at different rounds), `state_dict()` / `load_state_dict()`.
+    instances at different rounds), `observe_arrivals(arrivals)` (several such deliveries in one
+    call, as `observe_rows` on each in turn), `state_dict()` / `load_state_dict()`.
     """
 
     def act(self, obs: np.ndarray) -> int: ...
@@ -131,9 +132,9 @@ class Streams:
         self._sub = None            # the rows of a view (`rows`), None for all of them
 
     def rows(self, rows: np.ndarray) -> Streams:
-        """The streams of instances `rows` (distinct ints, increasing), as a Streams of len(rows) rows."""
+        """The streams of instances `rows` (distinct ints, in any order), as a Streams of len(rows) rows."""
         view = object.__new__(Streams)
-        view.__dict__.update(self.__dict__, n=len(rows), gens=[self.gens[i] for i in rows],
+        view.__dict__.update(self.__dict__, n=len(rows), gens=[self.gens[i] for i in np.asarray(rows).tolist()],
                              _sub=np.asarray(rows) if self._sub is None else self._sub[rows])
         return view
 
@@ -161,23 +162,24 @@ class Streams:
         low, high = (0, low) if high is None else (low, high)
         return low + (self.random(size) * (high - low)).astype(np.int64)
 
-    # One instance (N = 1): the same values as the draws above with size (1, k) or 1, without their
-    # shape handling (what a one-instance round of agents.linear draws, several times a round).
+    # One instance (N = 1, or a view `rows` of one row): the same values as the draws above with size
+    # (1, k) or 1, without their shape handling (what a one-instance round of agents.linear draws,
+    # several times a round).
     def random1(self) -> float:
         """The next uniform, as `random(1)[0]`."""
-        return self._uniform.take1(1)[0]
+        return (self._uniform.take1(1) if self._sub is None else self._uniform.take(1, self._sub)[0])[0]
 
     def standard_normal1(self, k: int) -> np.ndarray:
         """The next k standard normals (k,), as `standard_normal((1, k))[0]`."""
-        return self._normal.take1(k)
+        return self._normal.take1(k) if self._sub is None else self._normal.take(k, self._sub)[0]
 
     def normal1(self, loc: float, scale: float, k: int) -> np.ndarray:
         """The next k normals N(loc, scale^2) (k,), as `normal(loc, scale, (1, k))[0]`."""
-        return loc + scale * self._normal.take1(k)
+        return loc + scale * (self._normal.take1(k) if self._sub is None else self._normal.take(k, self._sub)[0])
 
     def integers1(self, high: int) -> int:
         """An integer uniform in [0, high), as `integers(high, size=1)[0]`."""
-        return int(self._uniform.take1(1)[0] * high)
+        return int((self._uniform.take1(1) if self._sub is None else self._uniform.take(1, self._sub)[0])[0] * high)
 
 
 # First spawn-key element of the streams of `action_probs`' copies (the agent's own streams use 0-3).
@@ -249,6 +251,16 @@ def check_feedback(action, reward, n: int, num_arms: int, single: bool) -> tuple
     if np.abs(y).max() > MAX_REWARD:
         raise ValueError(_too_large_reward(np.abs(y).max()))
     return a, y
+
+
+def check_rewards(y: np.ndarray) -> None:
+    """A ValueError unless the rewards y (a float array) are finite and at most MAX_REWARD in magnitude
+    (one reduction: the largest |y| is NaN when any is)."""
+    top = np.abs(y).max(initial=0.0)
+    if not top <= MAX_REWARD:
+        if not np.isfinite(y).all():
+            raise ValueError(f"reward must be finite, got {y}")
+        raise ValueError(_too_large_reward(top))
 
 
 def check_single_feedback(action, reward, num_arms: int) -> tuple[int, float]:
@@ -366,6 +378,9 @@ class BaseAgent:
         X = np.asarray(obs)
         if X.ndim == 2 and self.single_ and X.shape[1] == self.d_ and X.shape[0] and X.dtype.kind in "fiu":
             return check_finite(X)[None] if finite else X[None]      # a started single agent's usual obs
+        if X.ndim == 3 and self.single_ is False and X.shape[0] == self.n_ and X.shape[2] == self.d_ and X.shape[1] \
+                and X.dtype.kind in "fiu":
+            return check_finite(X) if finite else X                  # a started batched agent's usual obs
         if X.ndim not in (2, 3) or 0 in X.shape:
             raise ValueError(f"obs must be the (K, d) arm-feature matrix, or (N, K, d) for N instances, with "
                              f"K, d >= 1; got shape {X.shape}")

@@ -39,8 +39,8 @@ class _OnTheFly(LinearAgent):
 
     Subclasses provide `_init_state(n, d)`, `_act_update(x)` (x (N, d) the chosen features, the
     design matrix step) and `_update(x, y)` (a reward y (N,) of features x (N, d) arrived: b only),
-    and `_scores(X)` as any LinearAgent. `observe` and `observe_rows` are LinearAgent's: a reward
-    that arrives touches b alone (`row_state`), never the act-time state.
+    and `_scores(X)` as any LinearAgent. `observe`, `observe_rows` and `observe_arrivals` are
+    LinearAgent's: a reward that arrives touches b alone (`row_state`), never the act-time state.
     """
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:

@@ -151,6 +151,11 @@ class _AllocationAgent:
         forced exploration is not cut to rows; under partial feedback the run loop runs N single agents."""
         raise AttributeError(f"{type(self).__name__} has no observe_rows: it updates all its instances at once")
 
+    @property
+    def observe_arrivals(self):
+        """Not offered either (`observe_rows`)."""
+        raise AttributeError(f"{type(self).__name__} has no observe_arrivals: it updates all its instances at once")
+
     def _reset(self) -> None:
         super()._reset()
         self.contexts_ = None        # _Contexts, created with the first obs

@@ -15,9 +15,11 @@ regret is still counted when the agent acts. A batched agent receives the reward
 instances whose feedback arrived: `observe` when all of them did (always so for a fixed delay and
 batched updates), else `observe_rows(obs_s, a_s, r_s, rows)`, an optional capability (found with
 hasattr, like `action_probs`): obs_s, a_s and r_s are every instance's, and only the instances of
-`rows` (an int array) learn from them. A batched agent without it runs, under feedback that can
-reach the instances at different rounds (random delays, conversions), as N single agents
-(`PerInstance`): the same numbers, at the plain loop's speed.
+`rows` (an int array) learn from them. The arrivals of one round from several past rounds go in one
+`observe_arrivals([(obs_s, a_s, r_s, rows), ...])` (oldest first, rows None for every instance) where
+the agent has it, else in one `observe_rows` each. A batched agent without `observe_rows` runs, under
+feedback that can reach the instances at different rounds (random delays, conversions), as N single
+agents (`PerInstance`): the same numbers, at the plain loop's speed.
 
 The jobs and specs themselves live in `gym_ctxbandits.jobs` (a layer below: this module runs them);
 their names are importable from here too.
@@ -175,56 +177,18 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress, queue: F
 
 
 def _deliver(agent, queue: FeedbackQueue, t: int) -> None:
-    """Give the agent the rewards that arrive at round t, oldest first (module docstring).
-
-    Under partial feedback the round's arrivals are applied in layers: layer k holds every
-    instance's k-th arrival of the round (so its rows are distinct), each instance's layers come in
-    the order its rewards arrived, and each layer is one `observe_rows` (one `observe` when it is
-    one round's rewards for every instance), however many rounds its rows' rewards belong to.
-    """
+    """Give the agent the rewards that arrive at round t, oldest round first (module docstring): under
+    partial feedback in one `observe_arrivals` where the agent has it, else one `observe_rows` per
+    round the rewards belong to (each instance learns its rewards in the order they arrived)."""
     due = queue.pop(t)
-    if len(due) == 1 or all(rows is None for *_, rows in due):
-        for _, obs_s, a_s, r_s, rows in due:
-            if rows is None:
-                agent.observe(obs_s, a_s, r_s)
-            else:
-                agent.observe_rows(obs_s, a_s, r_s, rows)
+    if len(due) > 1 and hasattr(agent, "observe_arrivals") and any(rows is not None for *_, rows in due):
+        agent.observe_arrivals([(obs_s, a_s, r_s, rows) for _, obs_s, a_s, r_s, rows in due])
         return
-    for layer in _layers(due, queue.n):
-        obs, action, reward, rows = _merge(layer, queue.n)
-        if len(rows) == queue.n:                 # every row set: one observe
-            agent.observe(obs, action, reward)
+    for _, obs_s, a_s, r_s, rows in due:
+        if rows is None:
+            agent.observe(obs_s, a_s, r_s)
         else:
-            agent.observe_rows(obs, action, reward, rows)
-
-
-def _layers(due: list, n: int) -> list[list]:
-    """The deliveries `due` ((s, obs, action, reward, rows) oldest first) as layers of (obs, action,
-    reward, instance) arrivals: layer k holds the k-th arrival of every instance that has one."""
-    depth = [0] * n                            # arrivals so far, per instance
-    layers: list[list] = []
-    for _, obs, a, r, rows in due:
-        for i in range(n) if rows is None else rows.tolist():
-            k = depth[i]
-            depth[i] = k + 1
-            if k == len(layers):
-                layers.append([])
-            layers[k].append((obs, a, r, i))
-    return layers
-
-
-def _merge(layer: list, n: int) -> tuple:
-    """One (obs, action, reward, rows) of a layer's arrivals, on distinct rows: as delivered when they
-    are one round's, else each row's obs, action and reward copied from its own round (the other
-    rows left unset: `observe_rows` does not read them)."""
-    obs0, a0, r0, _ = layer[0]
-    rows = sorted(i for *_, i in layer)
-    if all(o is obs0 for o, *_ in layer):
-        return obs0, a0, r0, np.array(rows)
-    obs, action, reward = np.empty_like(obs0), np.zeros_like(a0), np.zeros_like(r0)
-    for o, a, r, i in layer:
-        obs[i], action[i], reward[i] = o[i], a[i], r[i]
-    return obs, action, reward, np.array(rows)
+            agent.observe_rows(obs_s, a_s, r_s, rows)
 
 
 class PerInstance:

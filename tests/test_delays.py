@@ -228,32 +228,36 @@ LINEAR = ["Random", "Greedy", "epsilon-greedy", "Softmax", "LinUCB", "LinTS", "L
                                           ("BaSE", {"horizon": 120, "M": 3, "gamma": 0.1})], ids=[*LINEAR, "BaSE"])
 def test_an_agent_under_random_delays_learns_row_subsets_as_its_instances_alone(name, kwargs, monkeypatch):
     """Geometric delays reach the 4 instances at different rounds, several at once: the batched agent
-    takes them natively (`observe_rows`, one layer of arrivals per call, never N single agents) and
-    instance i acts, round by round, exactly as seed i run alone on the same arrivals. (BaSE's grid
-    of 3 batches over the 120 rounds ends at 15 and 60: it eliminates and commits within the run.)"""
+    takes them natively (the linear agents' `observe_arrivals`: a round's arrivals from several rounds
+    in one call; BaSE's `observe_rows`: one call per past round; never N single agents) and instance i
+    acts, round by round, exactly as seed i run alone on the same arrivals. (BaSE's grid of 3 batches
+    over the 120 rounds ends at 15 and 60: it eliminates and commits within the run.)"""
     def no_fallback(singles):
         raise AssertionError("the batch fell back to N single agents")
 
-    calls, merged = collections.Counter(), collections.Counter()
-    owner = next(c for c in type(agents.make(name)).__mro__ if "observe_rows" in vars(c))
-    observe_rows, merge = owner.observe_rows, experiment._merge
+    calls = collections.Counter()
+    method = "observe_arrivals" if hasattr(agents.make(name), "observe_arrivals") else "observe_rows"
+    owner = next(c for c in type(agents.make(name)).__mro__ if method in vars(c))
+    original = getattr(owner, method)
 
-    def spy(self, obs, action, reward, rows):
-        calls[len(rows)] += 1
-        return observe_rows(self, obs, action, reward, rows)
+    def spy_arrivals(self, arrivals):
+        rows = [i for *_, r in arrivals for i in (range(self.n_) if r is None else r)]
+        calls["native"] += len(arrivals) > 1                  # several past rounds in one call ...
+        calls["mixed"] += len(set(rows)) < len(rows)          # ... an instance's rewards among them twice
+        return original(self, arrivals)
 
-    def spy_merge(layer, n):
-        merged[len({id(o) for o, *_ in layer}) > 1] += 1
-        return merge(layer, n)
+    def spy_rows(self, obs, action, reward, rows):
+        calls["native"] += 1                                  # once per past round of a round's arrivals
+        calls["mixed"] += len(rows) < self.n_                 # a row subset
+        return original(self, obs, action, reward, rows)
 
     monkeypatch.setattr(experiment, "PerInstance", no_fallback)
-    monkeypatch.setattr(owner, "observe_rows", spy)
-    monkeypatch.setattr(experiment, "_merge", spy_merge)
+    monkeypatch.setattr(owner, method, spy_arrivals if method == "observe_arrivals" else spy_rows)
     cols = ["reward", "regret", "cum_reward", "cum_regret"]
     fb = Feedback(delay="geometric:4")
     jobs = [Job(ENV, AgentSpec(name, kwargs), s, 120, log_every=1, feedback=fb) for s in (0, 4, 7, 9)]
     batch = run_batch(jobs)
-    assert sum(calls[k] for k in (1, 2, 3)) > 50 and merged[True] > 20    # row subsets, from several rounds at once
+    assert calls["native"] > 50 and calls["mixed"] > 10
     for job, got in zip(jobs, batch):
         assert run_job(job)[cols].equals(got[cols])
 
@@ -261,6 +265,7 @@ def test_an_agent_under_random_delays_learns_row_subsets_as_its_instances_alone(
 def test_an_agent_without_observe_rows_runs_as_single_agents():
     """OAM does not offer `observe_rows` (hasattr is False), so random delays run it as N single agents."""
     assert not hasattr(agents.make("OAM"), "observe_rows") and hasattr(agents.make("LinUCB"), "observe_rows")
+    assert not hasattr(agents.make("OAM"), "observe_arrivals") and hasattr(agents.make("LinUCB"), "observe_arrivals")
 
 
 def test_a_job_without_feedback_keeps_its_file_name():

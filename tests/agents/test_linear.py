@@ -414,3 +414,57 @@ def test_observe_rows_refuses_bad_rows(rows, match):
         agent.observe_rows(obs[0], actions[0], rewards[0], rows)
     with pytest.raises(ValueError, match="shape"):
         agent.observe_rows(obs[0], actions[0][:2], rewards[0], [0])
+
+
+# -- a round's arrivals in one call: observe_arrivals --------------------------------------------
+PARTIAL = [name for name, entry in agents.REGISTRY.items() if hasattr(entry, "observe_arrivals")
+           and hasattr(entry, "observe_rows") and entry.__module__ != "agents.oam"]
+
+
+@pytest.mark.parametrize("name", PARTIAL)
+def test_observe_arrivals_teaches_each_instance_as_a_single_agent_fed_its_rewards_in_order(name):
+    """Rewards of 4 instances arrive after random delays (several of one instance in one call, the
+    deliveries in a random order, now and then one round's for every instance, rows None): instance i
+    of the batch chooses, and ends with the state, bit for bit, of a single agent seeded i + 1 that
+    observes its own rewards in the order given."""
+    n, rounds = 4, 40
+    obs, _, rewards = random_rounds(7, rounds=rounds, n=n)
+    rng = np.random.default_rng(1)
+    batch, singles = agents.make(name, seed=[1, 2, 3, 4]), [agents.make(name, seed=s) for s in (1, 2, 3, 4)]
+    arrive = rng.integers(0, 4, size=(rounds, n)) + np.arange(rounds)[:, None]
+    arrive[::7] = arrive[::7, :1]                       # every 7th round: one arrival round for every instance
+    actions = np.zeros((rounds, n), np.int64)
+    for t in range(rounds):
+        actions[t] = batch.act(obs[t])
+        assert actions[t].tolist() == [single.act(x) for single, x in zip(singles, obs[t])]
+        due = [(obs[s], actions[s], rewards[s], None if (arrive[s] == t).all() else np.flatnonzero(arrive[s] == t))
+               for s in rng.permutation(t + 1) if (arrive[s] == t).any()]
+        batch.observe_arrivals(due)
+        for x, a, r, rows in due:
+            for i in range(n) if rows is None else rows:
+                singles[i].observe(x[i], int(a[i]), float(r[i]))
+    assert batch.observed_.tolist() == [int((arrive[:, i] < rounds).sum()) for i in range(n)]
+    for key in batch.row_state:
+        for i, single in enumerate(singles):
+            np.testing.assert_array_equal(getattr(batch, key)[i], getattr(single, key)[0])
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda due: [(due[0][0], due[0][1], due[0][2], [0, 0])], "distinct"),
+    (lambda due: [*due, (due[0][0], due[0][1], due[0][2], [-1])], r"\[0, 3\)"),
+    (lambda due: [(due[0][0], np.array([0, 9, 0]), due[0][2], [1])], r"action out of range for 6 arms: got 9 \(instance 1\)"),
+    (lambda due: [*due, (due[0][0], due[0][1], np.full(3, np.nan), [2])], "reward must be finite"),
+    (lambda due: [(due[0][0][:, :, :2], *due[0][1:])], "d=2"),
+    (lambda due: [(due[0][0], due[0][1].astype(float), *due[0][2:])], "int array")])
+def test_observe_arrivals_refuses_bad_input_and_leaves_the_agent_as_it_was(change, match):
+    obs, actions, rewards = random_rounds(0, rounds=2, n=3)
+    agent = LinUCB(seed=[0, 1, 2])
+    agent.act(obs[0])
+    before = copy.deepcopy(agent)
+    with pytest.raises(ValueError, match=match):
+        agent.observe_arrivals(change([(obs[0], actions[0], rewards[0], np.array([0, 2])),
+                                       (obs[1], actions[1], rewards[1], None)]))
+    for key in (*agent.row_state, "observed_"):
+        np.testing.assert_array_equal(getattr(agent, key), getattr(before, key))
+    agent.observe_arrivals([])                          # nothing arrived: nothing changes
+    assert agent.t_ == 0
