@@ -48,10 +48,10 @@ WHY_ABSENT = {
                         "optional `oam` extra) and is slow on the large fixed sets (OAM on s1-bernoulli-logistic: "
                         "17 CPU-s for 20 rounds of 2 seeds); they run with `bench run` where CVXPY is installed"),
         **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1"),
-                        "GLM agents over the issue's 1,200 CPU-s on the report track: each round a d x d inverse "
-                        "and a Hessian over every distinct arm pulled so far, over 30 CPU-s a seed on covertype "
-                        "(d = 378) alone; they wait for the GLM track (docs/benchmark.md, Cost: its design and "
-                        "measured costs)"),
+                        "GLM agents too costly for the report track's 1,200 CPU-s: each round a d x d inverse and "
+                        "a Hessian over every distinct arm pulled so far, over 20 CPU-s a seed on covertype (d = "
+                        "378) alone and over 145 a seed on the suite; they play the GLM track (`bench run --track "
+                        "glm`), whose references are not built yet (docs/benchmark.md, Cost: the measured costs)"),
     },
 }
 NEURAL = "neural: a neural track at shorter horizons first, on a GPU where one is at hand (docs/benchmark.md, Cost)"

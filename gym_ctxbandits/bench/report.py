@@ -54,11 +54,11 @@ def finals(out: Path, agent: str, cell_id: str, seeds: list[int]) -> dict[str, n
 def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str], dict, dict]:
     """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
 
-    `references`: "auto" takes the package's references of the folder's suite on the report track
-    of a shipped suite (none on the quick track, on the tuned track, whose zoo would be of the
-    defaults track, or on a suite file of one's own); a folder takes those (a ReferenceMismatch
-    unless they are of this suite's report seeds and cells; on a tuned folder they are labelled
-    "defaults"); None takes none. An agent run in the folder is taken from the folder, not from the
+    `references`: "auto" takes the package's references of the folder's suite and track (the
+    report track or a named one, e.g. glm) of a shipped suite (none on the quick track, on the
+    tuned track, whose zoo would be of the defaults track, or on a suite file of one's own); a
+    folder takes those (a ReferenceMismatch unless they are of this suite's track, report seeds and
+    cells; on a tuned folder, references of the report track, labelled "defaults"); None takes none. An agent run in the folder is taken from the folder, not from the
     references. A tuned folder whose tune seeds include a report seed is refused."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
