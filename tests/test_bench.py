@@ -397,6 +397,21 @@ def test_the_shipped_references_are_whole_small_and_match_their_manifest():
         assert (last["round"] == horizons).all() and last[["act_seconds", "observe_seconds", "cum_reward"]].notna().all().all()
 
 
+def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
+    shipped = suite.load()
+    where = references.folder(shipped, "glm")
+    manifest = references.read(where, shipped, track="glm")                   # the SHA-256 of every file checked
+    cells = {c.id: c.horizon for c in shipped.track("glm")[0]}
+    assert manifest["track"] == "glm" and {"Random", "UCB-GLM"} <= set(manifest["agents"])
+    for agent in manifest["agents"]:
+        table = references.table(where, manifest, agent)
+        last = table.groupby(["cell", "seed"], observed=True)["round"].max().reset_index()
+        assert len(last) == len(cells) * len(shipped.report_seeds)
+        assert (last["round"] == last["cell"].map(cells).astype(int)).all()
+    with pytest.raises(references.ReferenceMismatch, match="not of this suite's report track"):
+        references.read(where, shipped)
+
+
 def test_the_docs_table_is_the_references():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
