@@ -1,18 +1,21 @@
 """Measure what agents cost on a suite's cells: CPU seconds per report seed, one cell at a time.
 
     python scripts/bench_cost.py --agents GLM-TSL,GLM-UCB --seeds 1 --limit 300 --out cost.json
+    python scripts/bench_cost.py --agents GLM-TSL --cells covertype,mnist --horizons covertype=500,mnist=400 --out cost.json
 
 An agent's cells run one after the other in a child process (in-process backend, one BLAS thread)
 on the first `--seeds` report seeds at the cell's horizon; the child's CPU time of a cell's run
 (env and agent made, every round played) divided by the seeds is the cell's cost per seed. A cell
 whose run passes `--limit` CPU seconds is stopped (RLIMIT_CPU: the child is ended and a new one
-goes on with the next cell) and its cost is written as null, printed "> limit / seeds". Sizes a
-suite's tracks (docs/benchmark.md, Cost) before a whole `bench run` is spent on them.
+goes on with the next cell) and its cost is written as null, printed "> limit / seeds". `--horizons`
+plays cells at other horizons (a track being sized), recorded as `cell@T`. Sizes a suite's tracks
+(docs/benchmark.md, Cost) before a whole `bench run` is spent on them.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -59,9 +62,18 @@ def main(argv=None) -> int:
     parser.add_argument("--cells", help="comma-separated cell ids (default: all)")
     parser.add_argument("--seeds", type=int, default=1, help="the first N report seeds")
     parser.add_argument("--limit", type=float, default=300, help="CPU seconds after which a cell's run is stopped")
+    parser.add_argument("--horizons", help="other horizons for some cells: 'covertype=500,mnist=400'")
     parser.add_argument("--out", required=True, help="JSON file of {agent: {cell: CPU-s per seed or null}}; resumes")
     args = parser.parse_args(argv)
     suite = load(args.suite)
+    horizons = {}
+    for item in filter(None, (args.horizons or "").split(",")):
+        cell, _, value = item.partition("=")
+        if cell not in {c.id for c in suite.cells} or not value.isdigit() or int(value) < 1:
+            parser.error(f"--horizons: {item!r} is not CELL=T with a cell of {suite.key} and T >= 1")
+        horizons[cell] = int(value)
+    cells = [dataclasses.replace(c, id=f"{c.id}@{horizons[c.id]}", horizon=horizons[c.id]) if c.id in horizons else c
+             for c in suite.cells if not args.cells or c.id in args.cells.split(",")]
     seeds = list(suite.report_seeds[:args.seeds])
     out = Path(args.out)
     found = json.loads(out.read_text()) if out.exists() else {}
@@ -75,8 +87,7 @@ def main(argv=None) -> int:
             shown = f"> {args.limit / len(seeds):.0f}" if cost is None else f"{cost:.1f}"
             print(f"{agent} {cell.id}: {shown} CPU-s per seed", flush=True)
 
-        measure([c for c in suite.cells if (not args.cells or c.id in args.cells.split(",")) and c.id not in mine],
-                agent, seeds, args.limit, done)
+        measure([c for c in cells if c.id not in mine], agent, seeds, args.limit, done)
     return 0
 
 

@@ -73,6 +73,35 @@ def test_the_quick_track_cuts_horizons_and_takes_the_first_report_seeds():
     assert [c.id for c in cells] == [c.id for c in s.cells] and s.track(quick=False) == (s.cells, s.report_seeds)
 
 
+def test_the_glm_track_drops_two_cells_and_cuts_three_on_the_report_seeds():
+    s = suite.load()
+    cells, seeds = s.track("glm")
+    report = {c.id: c for c in s.cells}
+    assert seeds == s.report_seeds and [c.id for c in cells] == [c for c in report if c not in ("covertype", "mnist")]
+    cut = {c.id: c.horizon for c in cells if c != report[c.id]}
+    assert cut == {"s3-finite-linear": 500, "s3-quadratic-pool": 1000, "s1-mnist-target": 500}
+    assert all(c.horizon < report[c.id].horizon and c.cost_s is None for c in cells if c.id in cut)
+    assert s.track("report") == s.track("tuned") == s.track(False)
+    with pytest.raises(suite.SuiteError, match="no track 'neural'; its tracks are report, quick, tuned, glm"):
+        s.track("neural")
+
+
+def test_a_track_table_is_checked_against_the_cells():
+    data = tomllib.loads(suite.load().path.read_text())
+    ids = [c["id"] for c in data["cells"]]
+    for track, message in [({"horizons": {"s0-lineer": 10}}, "names cells ['s0-lineer']"),
+                           ({"horizons": {"s0-linear": 2000}}, "['s0-linear'] must be cut to fewer rounds"),
+                           ({"horizons": {"s0-linear": "10"}}, "'tracks.t.horizons.s0-linear' must be int"),
+                           ({"horizons": {"s0-linear": 10}, "drop": ["s0-linear"]}, "both cut and dropped"),
+                           ({"horizons": {}, "drop": ids}, "drops every cell"),
+                           ({"horizons": {}, "seeds": 3}, "'tracks.t.seeds' is unknown"),
+                           ({"drop": ["adult"]}, "'tracks.t.horizons' is missing")]:
+        with pytest.raises(suite.SuiteError, match=re.escape(message)):
+            suite.parse({**data, "tracks": {"t": track}})
+    with pytest.raises(suite.SuiteError, match="built-in tracks"):
+        suite.parse({**data, "tracks": {"quick": {"horizons": {}}}})
+
+
 # --- the statistics, on cases computed by hand ------------------------------------------------------
 
 def test_ratio_ci_is_exact_when_the_agent_is_a_fixed_fraction_of_random():
@@ -193,10 +222,16 @@ CELLS = ["s0-linear", "s0-logistic", "s2-h1", "s4-changing-2", "drifting-linear"
 def write_suite(path: Path, cells=None, horizon: int | None = None, **top) -> Path:
     """The shipped suite (or its `cells`, each cut to `horizon` when given, and its top-level keys
     replaced by `top`) with the data cells on data/fixtures (a few hundred rows each, so no size
-    check), as a suite file at `path`."""
-    data = {**tomllib.loads(suite.load().path.read_text()), **top}
-    text = "\n".join(f"{k} = {json.dumps(v)}" for k, v in data.items() if k not in ("cells", "quick"))
+    check), as a suite file at `path`. The shipped named tracks are kept for the whole suite only
+    (they name its cells); `tracks=` gives others."""
+    shipped = tomllib.loads(suite.load().path.read_text())
+    if cells is not None or horizon is not None:
+        shipped.pop("tracks")
+    data = {**shipped, **top}
+    text = "\n".join(f"{k} = {json.dumps(v)}" for k, v in data.items() if k not in ("cells", "quick", "tracks"))
     text += f"\nquick = {_toml(data['quick'])}\n"
+    for name, track in data.get("tracks", {}).items():
+        text += f"\n[tracks.{name}]\n" + "\n".join(f"{k} = {_toml(v)}" for k, v in track.items()) + "\n"
     for cell in data["cells"]:
         if cells is not None and cell["id"] not in cells:
             continue
@@ -362,6 +397,21 @@ def test_the_shipped_references_are_whole_small_and_match_their_manifest():
         assert (last["round"] == horizons).all() and last[["act_seconds", "observe_seconds", "cum_reward"]].notna().all().all()
 
 
+def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
+    shipped = suite.load()
+    where = references.folder(shipped, "glm")
+    manifest = references.read(where, shipped, track="glm")                   # the SHA-256 of every file checked
+    cells = {c.id: c.horizon for c in shipped.track("glm")[0]}
+    assert manifest["track"] == "glm" and {"Random", "UCB-GLM"} <= set(manifest["agents"])
+    for agent in manifest["agents"]:
+        table = references.table(where, manifest, agent)
+        last = table.groupby(["cell", "seed"], observed=True)["round"].max().reset_index()
+        assert len(last) == len(cells) * len(shipped.report_seeds)
+        assert (last["round"] == last["cell"].map(cells).astype(int)).all()
+    with pytest.raises(references.ReferenceMismatch, match="not of this suite's report track"):
+        references.read(where, shipped)
+
+
 def test_the_docs_table_is_the_references():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
@@ -395,6 +445,33 @@ def test_every_registered_agent_has_a_reference_or_a_stated_reason():
     assert {"Random", "LinUCB"}.isdisjoint(missing) and "NeuralUCB" in missing
     assert "not built yet" not in missing.values(), \
         f"add a reason to references.WHY_ABSENT for {[a for a, r in missing.items() if r == 'not built yet']}"
+
+
+def test_a_named_track_runs_reports_and_packs_apart_from_the_report_track(folder, capsys):
+    """`--track` plays the track's cells at their horizons into a folder of its own (a run of another
+    track into it is refused), the scorecard says the track, and its references pin it: those of
+    the report track are refused for it."""
+    short = {"description": "s0-linear cut", "horizons": {"s0-linear": 30}, "drop": ["s4-changing-1"]}
+    suite_file = write_suite(folder / "tracked.toml", ["s0-linear", "s4-changing-1"], horizon=60,
+                             report_seeds="1000:1003", tracks={"short": short})
+    run = ["bench", "run", "--suite", str(suite_file), "--quiet", "--agents"]
+    assert main([*run, "LinUCB", "--track", "short", "--out", "card"]) == 0
+    assert json.loads(Path("card/bench.json").read_text())["track"] == "short"
+    assert results("card", "LinUCB", "s0-linear")["round"].max() == 30 and not Path("card/LinUCB/s4-changing-1").exists()
+    capsys.readouterr()
+    assert main([*run, "LinUCB", "--out", "card"]) == 2                          # the report track: refused
+    assert "holds results of" in capsys.readouterr().err
+    assert main(["bench", "regen", "--suite", str(suite_file), "--agents", "Random,Greedy", "--track", "short",
+                 "--dest", "refs", "--quiet"]) == 0
+    assert main(["bench", "regen", "--suite", str(suite_file), "--agents", "Random", "--dest", "report-refs",
+                 "--quiet"]) == 0
+    assert main(["bench", "report", "--out", "card", "--references", "refs"]) == 0
+    card = json.loads(Path("card/scorecard.json").read_text())
+    assert card["track"] == "short" and list(card["cells"]) == ["s0-linear"] and card["cells"]["s0-linear"]["horizon"] == 30
+    assert card["agents"] == ["Random", "LinUCB", "Greedy"] and "short track" in Path("card/scorecard.md").read_text()
+    capsys.readouterr()
+    assert main(["bench", "report", "--out", "card", "--references", "report-refs"]) == 2
+    assert "not of this suite's short track: their 'track' differs" in capsys.readouterr().err
 
 
 def tiny(folder: Path) -> Path:

@@ -5,6 +5,7 @@
     ctxbandits bench report --out results/bench
     ctxbandits bench tune --agents LinUCB --budget 8 --out results/tune
     ctxbandits bench run --agents LinUCB --tuned results/tune/tuned.json --out results/bench-tuned
+    ctxbandits bench run --agents GLM-TSL --track glm --out results/bench-glm
     ctxbandits bench regen --agents Random,LinUCB
     ctxbandits bench suites
 """
@@ -27,8 +28,9 @@ def cmd_run(args) -> int:
     start = time.perf_counter()
     run_suite(suite, agents, args.out, quick=args.quick, imports=args.imports, backend=args.backend,
               workers=args.workers, address=args.address, device=args.device, batch=args.batch,
-              progress=None if args.quiet else print, tuned=tuned)
-    track = f"tuned track, budget {tuned['budget']}" if tuned else f"{'quick' if args.quick else 'report'} track"
+              progress=None if args.quiet else print, tuned=tuned, track=args.track)
+    track = (f"tuned track, budget {tuned['budget']}" if tuned else
+             f"{'quick' if args.quick else args.track or 'report'} track")
     print(f"{', '.join(agents)} on {suite.key} ({track}) in {args.out}/ "
           f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench report --out {args.out}")
     return 0
@@ -71,13 +73,14 @@ def cmd_regen(args) -> int:
 
     suite = load(args.suite)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
-    dest = args.dest or folder(suite)
+    dest = args.dest or folder(suite, args.track)
     start = time.perf_counter()
-    manifest = regen(suite, agents, dest, args.work, progress=None if args.quiet else print, imports=args.imports,
+    manifest = regen(suite, agents, dest, args.work, progress=None if args.quiet else print, track=args.track,
+                     imports=args.imports,
                      backend=args.backend, workers=args.workers, address=args.address, device=args.device,
                      batch=args.batch)
     built = agents or list(manifest["agents"])
-    print(f"references of {', '.join(built)} on {suite.key} in {dest}/ ({time.perf_counter() - start:.1f} s)")
+    print(f"references of {', '.join(built)} on {suite.key} ({args.track} track) in {dest}/ ({time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -88,7 +91,11 @@ def cmd_suites(args) -> int:
         suite = load(key)
         print(f"{key}: {len(suite.cells)} cells; report seeds {suite.report_seeds[0]}..{suite.report_seeds[-1]}, "
               f"tune seeds {suite.tune_seeds[0]}..{suite.tune_seeds[-1]}; quick track T={suite.quick_horizon} on "
-              f"{suite.quick_seeds} seeds\n\n{markdown_table(suite)}\n")
+              f"{suite.quick_seeds} seeds")
+        for name, track in suite.tracks.items():
+            cut = ", ".join(f"{c} T={t:,}" for c, t in track.horizons.items())
+            print(f"  track {name}: {track.description} Cut: {cut}; dropped: {', '.join(track.drop) or 'none'}.")
+        print(f"\n{markdown_table(suite)}\n")
     return 0
 
 
@@ -113,6 +120,8 @@ def add_bench_parser(sub, add_import_option) -> None:
     run.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     run.add_argument("--quick", action="store_true", help="the quick track: a few rounds on two seeds (a smoke run)")
     run.add_argument("--out", required=True, help="the scorecard folder (agents are added to it one run at a time)")
+    run.add_argument("--track", help="a named track of the suite file, e.g. glm: the same report seeds, some cells "
+                                     "dropped or cut to stated shorter horizons (`bench suites` lists them)")
     run.add_argument("--tuned", help="the tuned track: play each agent's configuration of this file (`bench tune`'s "
                                      "tuned.json, or 'shipped': the package's for the suite)")
     _add_run_options(run)
@@ -129,6 +138,7 @@ def add_bench_parser(sub, add_import_option) -> None:
     regen.add_argument("--agents", help="comma-separated agent names (default: those the references hold)")
     regen.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
+    regen.add_argument("--track", default="report", help="the report track (default) or a named track, e.g. glm")
     regen.add_argument("--work", help="keep the runs here, resumable (default: a temporary folder, removed after)")
     _add_run_options(regen)
     regen.set_defaults(func=cmd_regen)

@@ -47,10 +47,11 @@ WHY_ABSENT = {
                         "which a reference would score in their name; their allocation program needs CVXPY (the "
                         "optional `oam` extra) and is slow on the large fixed sets (OAM on s1-bernoulli-logistic: "
                         "17 CPU-s for 20 rounds of 2 seeds); they run with `bench run` where CVXPY is installed"),
-        **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1", "ada-OFU-ECOLog"),
-                        "GLM agents over the issue's 1,200 CPU-s on the report track (GLM-TSL, GLM-FPL) or not yet "
-                        "measured on every cell: a GLM track at shorter horizons on the high-dimensional cells first "
-                        "(docs/benchmark.md, Cost)"),
+        **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1"),
+                        "GLM agents too costly for the report track's 1,200 CPU-s: each round a d x d inverse and "
+                        "a Hessian over every distinct arm pulled so far, over 20 CPU-s a seed on covertype (d = "
+                        "378) alone and over 145 a seed on the suite; they play the GLM track (`bench run --track "
+                        "glm`), whose references hold UCB-GLM so far (docs/benchmark.md, Cost: the measured costs)"),
     },
 }
 NEURAL = "neural: a neural track at shorter horizons first, on a GPU where one is at hand (docs/benchmark.md, Cost)"
@@ -60,9 +61,17 @@ class ReferenceMismatch(ValueError):
     """Reference results that do not belong to the suite asked for, or whose file changed."""
 
 
-def folder(suite: Suite) -> Path:
-    """Where the package keeps `suite`'s references."""
-    return REFERENCES / suite.key
+def folder(suite: Suite, track: str = "report") -> Path:
+    """Where the package keeps `suite`'s references of `track` (the report track's, or a named
+    track's: `references/<suite key>-<track>/`)."""
+    return REFERENCES / (suite.key if track == "report" else f"{suite.key}-{track}")
+
+
+def _head(suite: Suite, track: str) -> dict:
+    """What a manifest pins: the suite, its track (a named one only), report seeds and cells."""
+    cells, seeds = suite.track(track)
+    return {"suite": suite.key, **({"track": track} if track != "report" else {}), "seeds": list(seeds),
+            "cells": {c.id: cell_spec(c) for c in cells}}
 
 
 def cell_spec(cell) -> dict:
@@ -111,19 +120,19 @@ def versions() -> dict:
     return found
 
 
-def read(where: Path, suite: Suite, verify: bool = True) -> dict:
-    """The manifest of the references in `where`, checked to be `suite`'s report track (same suite
-    key, report seeds and cell definitions) and every file against its SHA-256; a
+def read(where: Path, suite: Suite, verify: bool = True, track: str = "report") -> dict:
+    """The manifest of the references in `where`, checked to be `suite`'s `track` (same suite
+    key, track, report seeds and cell definitions) and every file against its SHA-256; a
     ReferenceMismatch naming the difference otherwise (`verify=False`: the files unchecked)."""
     path = Path(where) / MANIFEST
     if not path.exists():
         raise ReferenceMismatch(f"{where} has no {MANIFEST}: not a folder of reference results (`ctxbandits bench "
                                 "regen` writes one)")
     manifest = json.loads(path.read_text())
-    mine = {"suite": suite.key, "seeds": list(suite.report_seeds), "cells": {c.id: cell_spec(c) for c in suite.cells}}
+    mine = {**_head(suite, track), "track": None if track == "report" else track}
     for key, value in mine.items():
         if manifest.get(key) != value:
-            raise ReferenceMismatch(f"the references in {where} are not of this suite's report track: their {key!r} "
+            raise ReferenceMismatch(f"the references in {where} are not of this suite's {track} track: their {key!r} "
                                     f"differs; rebuild them with `ctxbandits bench regen --suite ... --dest {where}`")
     for agent, entry in manifest["agents"].items() if verify else ():
         path = Path(where) / entry["file"]
@@ -142,7 +151,7 @@ def table(where: Path, manifest: dict, agent: str):
 
 def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess") -> dict:
     """Write the reference file of each of `agents` from `work` (a `bench run` folder of `suite`'s
-    report track) into `dest`, and record it in dest's manifest; return the manifest."""
+    report track or of a named track) into `dest`, and record it in dest's manifest; return the manifest."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -151,16 +160,18 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
 
     work, dest = Path(work), Path(dest)
     run = read_manifest(work)
-    if run["track"] != "report" or run["suite"] != suite.name or run["version"] != suite.version:
-        raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track")
+    track = run["track"]
+    if track in ("quick", "tuned") or run["suite"] != suite.name or run["version"] != suite.version:
+        raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track or of a named track")
+    cells = suite.track(track)[0]
     dest.mkdir(parents=True, exist_ok=True)
-    head = {"suite": suite.key, "seeds": list(suite.report_seeds), "cells": {c.id: cell_spec(c) for c in suite.cells}}
-    manifest = read(dest, suite, verify=False) if (dest / MANIFEST).exists() else {**head, "agents": {}}
+    manifest = (read(dest, suite, verify=False, track=track) if (dest / MANIFEST).exists()
+                else {**_head(suite, track), "agents": {}})
     manifest["checkpoints"] = (f"logged rounds at {CHECKPOINTS} log-spaced and {CHECKPOINTS // 2} evenly spaced "
                               "positions per run, the last included")
     for agent in agents:
         parts = []
-        for cell in suite.cells:
+        for cell in cells:
             rows = load_results(work / slug(agent) / cell.id)
             rows = checkpoints(rows[rows["seed"].isin(suite.report_seeds)])
             final = rows["round"] == rows.groupby("seed")["round"].transform("max")
@@ -181,27 +192,29 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
             "file": path.name, "sha256": sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
             "versions": versions(), "machine": machine(), "backend": backend,
             "created": time.strftime("%Y-%m-%d", time.gmtime()),
-            "wall_seconds": {c.id: run["wall_seconds"][agent][c.id] for c in suite.cells},
-            "cpu_seconds": {c.id: run.get("cpu_seconds", {}).get(agent, {}).get(c.id) for c in suite.cells}}
+            "wall_seconds": {c.id: run["wall_seconds"][agent][c.id] for c in cells},
+            "cpu_seconds": {c.id: run.get("cpu_seconds", {}).get(agent, {}).get(c.id) for c in cells}}
     manifest["agents"] = dict(sorted(manifest["agents"].items()))
     (dest / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
 def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None = None, work: Path | None = None,
-          progress=print, **run_options) -> dict:
-    """Run `agents` (default: those already in `dest`) on `suite`'s report track and write their
-    reference files into `dest` (default: the package's folder of the suite). `work` keeps the
-    runs (resumable; default a temporary folder, removed after); `run_options` go to run_suite."""
-    dest = Path(dest) if dest is not None else folder(suite)
+          progress=print, track: str = "report", **run_options) -> dict:
+    """Run `agents` (default: those already in `dest`) on `suite`'s `track` (the report track or a
+    named one) and write their reference files into `dest` (default: the package's folder of the
+    suite's track). `work` keeps the runs (resumable; default a temporary folder, removed after);
+    `run_options` go to run_suite."""
+    dest = Path(dest) if dest is not None else folder(suite, track)
     if agents is None:
-        agents = list(read(dest, suite, verify=False)["agents"]) if (dest / MANIFEST).exists() else []
+        agents = list(read(dest, suite, verify=False, track=track)["agents"]) if (dest / MANIFEST).exists() else []
         if not agents:
             raise ReferenceMismatch(f"{dest} has no references yet: name the agents to build with --agents")
     scratch = work is None
     work = Path(tempfile.mkdtemp(prefix="bench-regen-")) if scratch else Path(work)
     try:
-        run_suite(suite, [a for a in agents if a != BASELINE], work, progress=progress, **run_options)
+        run_suite(suite, [a for a in agents if a != BASELINE], work, progress=progress,
+                  track=None if track == "report" else track, **run_options)
         manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"))
     finally:
         if scratch:

@@ -54,30 +54,33 @@ def finals(out: Path, agent: str, cell_id: str, seeds: list[int]) -> dict[str, n
 def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str], dict, dict]:
     """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
 
-    `references`: "auto" takes the package's references of the folder's suite on the report track
-    of a shipped suite (none on the quick track, on the tuned track, whose zoo would be of the
-    defaults track, or on a suite file of one's own); a folder takes those (a ReferenceMismatch
-    unless they are of this suite's report seeds and cells; on a tuned folder they are labelled
-    "defaults"); None takes none. An agent run in the folder is taken from the folder, not from the
+    `references`: "auto" takes the package's references of the folder's suite and track (the
+    report track or a named one, e.g. glm) of a shipped suite (none on the quick track, on the
+    tuned track, whose zoo would be of the defaults track, or on a suite file of one's own); a
+    folder takes those (a ReferenceMismatch unless they are of this suite's track, report seeds and
+    cells; on a tuned folder, references of the report track, labelled "defaults"); None takes none. An agent run in the folder is taken from the folder, not from the
     references. A tuned folder whose tune seeds include a report seed is refused."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
-    cells, seeds = suite.track(manifest["track"] == "quick")
+    cells, seeds = suite.track(manifest["track"])
     if shared := sorted(set(manifest.get("tuned", {}).get("tune_seeds", ())) & set(seeds)):
         raise ValueError(f"{out}'s agents were tuned on seeds {shared[:5]}, which are its report seeds: a tuned agent "
                          "is never reported on a seed it was tuned on; tune on the suite's tune_seeds, run again")
     own = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
     rows = {a: {c.id: results(out, a, c.id) for c in cells} for a in own}
+    track = "report" if manifest["track"] == "tuned" else manifest["track"]      # the zoo ships at its defaults
     if references == "auto":
-        shipped = manifest["track"] == "report" and "file" not in manifest
-        references = refs.folder(suite) if shipped and (refs.folder(suite) / refs.MANIFEST).exists() else None
+        shipped = manifest["track"] not in ("quick", "tuned") and "file" not in manifest
+        package = refs.folder(suite, track)
+        references = package if shipped and (package / refs.MANIFEST).exists() else None
     summary = {"folder": None, "agents": []}
     if references is not None:
         if manifest["track"] == "quick":
             raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
                                          "track: report it without references")
-        zoo = refs.read(references, suite)
-        name = f"package: references/{suite.key}" if Path(references) == refs.folder(suite) else str(references)
+        zoo = refs.read(references, suite, track=track)
+        package = refs.folder(suite, track)
+        name = f"package: references/{package.name}" if Path(references) == package else str(references)
         summary = {"folder": name, "agents": [a for a in zoo["agents"] if a not in own]}
         for agent in summary["agents"]:
             table = refs.table(references, zoo, agent)
@@ -101,7 +104,7 @@ def tracks(manifest: dict, names: list[str]) -> dict[str, str]:
 
 def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
-    cells, seeds = suite.track(manifest["track"] == "quick")
+    cells, seeds = suite.track(manifest["track"])
     names = [*own, *sorted(summary["agents"])]
     card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],
             "tracks": tracks(manifest, names), "references": summary, "alpha": alpha,

@@ -6,8 +6,9 @@ manifest lists its own jobs only), and a finished (agent, cell) is never run aga
 resumes. `OUT/bench.json` pins the folder to one suite version and track, and keeps each
 (agent, cell)'s wall time and this process's CPU time (the whole cost on the in-process backend;
 on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
-The tracks: "report" (the defaults), "quick" (a smoke run) and "tuned" (each agent with its
-configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations).
+The tracks: "report" (the defaults), "quick" (a smoke run), "tuned" (each agent with its
+configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations)
+and the suite file's named tracks (`bench run --track glm`: the defaults on the track's cells).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ def read_manifest(out: Path) -> dict:
     return json.loads(path.read_text())
 
 
-def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None) -> dict:
+def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None, track: str | None = None) -> dict:
     """The folder's manifest, new or checked to be of this suite version and track (and budget)."""
-    track = "tuned" if tuned else "quick" if quick else "report"
+    track = "tuned" if tuned else "quick" if quick else track or "report"
     mine = {"suite": suite.name, "version": suite.version, "track": track}
     if tuned:
         mine["budget"] = tuned["budget"]
@@ -51,7 +52,8 @@ def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None) -> 
                              "versions or tracks are never mixed)")
         return manifest
     file = {} if suite.path is None or suite.path.parent == SUITES else {"file": str(suite.path.resolve())}
-    return {**mine, **file, "seeds": list(suite.track(quick)[1]), "cells": [c.id for c in suite.cells],
+    cells, seeds = suite.track(track)
+    return {**mine, **file, "seeds": list(seeds), "cells": [c.id for c in cells],
             "wall_seconds": {}, **({"tuned": {"tune_seeds": tuned["tune_seeds"], "configs": {}}} if tuned else {})}
 
 
@@ -83,23 +85,28 @@ def _write(out: Path, manifest: dict) -> None:
 
 def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imports: Sequence[str] = (),
               backend: str = "inprocess", workers: int | None = None, address: str | None = None,
-              device: str = "cpu", batch: int = 10, progress=print, tuned: dict | None = None) -> dict:
+              device: str = "cpu", batch: int = 10, progress=print, tuned: dict | None = None,
+              track: str | None = None) -> dict:
     """Run `agents` (registered names) and Random on every cell of `suite` (its quick track when
     `quick`) into `out`; return bench.json's content. Finished (agent, cell) folders are kept.
     `tuned`: a tuned-configuration file's content (bench/tune.py): the agents play its
-    configurations on the report seeds, the folder's track is "tuned" with its budget."""
+    configurations on the report seeds, the folder's track is "tuned" with its budget. `track`: a
+    named track of the suite file (e.g. "glm"), its cells at their horizons on the report seeds."""
     from gym_ctxbandits.compare import check_comparison, run
     from gym_ctxbandits.user_modules import import_modules
 
     out = Path(out)
     names = list(dict.fromkeys([BASELINE, *agents]))
-    cells, seeds = suite.track(quick)
+    if track is not None and (quick or tuned):
+        raise ValueError(f"--track {track} plays the defaults on its cells; --quick and --tuned are tracks of their "
+                         "own: give one of them")
+    cells, seeds = suite.track(track or quick)
     import_modules(imports)          # every name, env and option checked before anything runs (a typo costs nothing)
     configs = tuned_configs(tuned, suite, names, quick) if tuned else {}
     specs = {n: AgentSpec(n, configs.get(n, {})) for n in names}
     check_comparison([EnvSpec(c.env, c.kwargs) for c in cells], list(specs.values()), list(seeds), workers,
                      out, device, backend)
-    manifest = _pinned(out, suite, quick, tuned)
+    manifest = _pinned(out, suite, quick, tuned, track)
     if tuned:
         if changed := [a for a, c in configs.items() if manifest["tuned"]["configs"].get(a, c) != c]:
             raise ValueError(f"{out} holds {', '.join(changed)} with another tuned configuration: give another --out "

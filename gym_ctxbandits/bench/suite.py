@@ -5,7 +5,10 @@ report's spokes. A suite also fixes the seeds: `report_seeds` are the ones every
 runs on, `tune_seeds` the only ones a tuner may look at (Eimer et al. 2023: tuning and test seeds
 disjoint), and loading refuses a suite whose two sets overlap. Its `quick` track plays every cell
 for a few rounds on the first report seeds: a smoke run, not a result. A released suite never
-changes: a changed cell is a new version, in a new file (`suites/NAME-vVERSION.toml`).
+changes: a changed cell is a new version, in a new file (`suites/NAME-vVERSION.toml`). A named
+track (`[tracks.NAME]`, e.g. `glm`) may be added to a released file: the report seeds on the same
+cells, some dropped and some at stated shorter horizons, for agents that cannot afford the report
+track; it leaves the report track's cells as they are, and its scores are never mixed with them.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ SUITES = Path(__file__).parent / "suites"
 DEFAULT = "bakeoff-v1"
 TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale")
 TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
-       "quick": dict, "cells": list}
+       "quick": dict, "cells": list, "tracks": dict}
 CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str}
 QUICK = {"horizon": int, "seeds": int}
+TRACK = {"description": str, "horizons": dict, "drop": list}
+BUILTIN = ("report", "quick", "tuned")          # tracks every suite has (tuned: the report cells, tuned agents)
 CHECKPOINTS = 100    # rows kept per run: every horizon // 100 rounds (and the last)
 
 
@@ -49,6 +54,16 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Track:
+    """A named track of a suite: its cells less `drop`, those in `horizons` cut to that many rounds."""
+
+    name: str
+    horizons: dict
+    drop: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     version: int
@@ -59,18 +74,32 @@ class Suite:
     quick_seeds: int
     description: str = ""
     path: Path | None = field(default=None, compare=False)
+    tracks: dict = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         return f"{self.name}-v{self.version}"
 
-    def track(self, quick: bool) -> tuple[tuple[Cell, ...], tuple[int, ...]]:
-        """The cells (horizons cut to the quick one when `quick`) and seeds of a track."""
-        if not quick:
+    def track(self, quick: bool | str) -> tuple[tuple[Cell, ...], tuple[int, ...]]:
+        """The cells and seeds of a track: the report track (`quick` False, "report" or "tuned"),
+        the quick one (True or "quick": horizons cut to the quick one, the first report seeds), or
+        a named track of the file (its cells less the dropped ones, some at a shorter horizon; the
+        report seeds). A cut cell's `cost_s` (LinUCB's at the full horizon) is None."""
+        name = ("quick" if quick else "report") if isinstance(quick, bool) else quick
+        if name in ("report", "tuned"):
             return self.cells, self.report_seeds
-        cells = tuple(Cell(c.id, c.env, c.kwargs, min(c.horizon, self.quick_horizon), c.tags, None, c.why)
-                      for c in self.cells)
-        return cells, self.report_seeds[:self.quick_seeds]
+        if name == "quick":
+            cells = tuple(Cell(c.id, c.env, c.kwargs, min(c.horizon, self.quick_horizon), c.tags, None, c.why)
+                          for c in self.cells)
+            return cells, self.report_seeds[:self.quick_seeds]
+        if name not in self.tracks:
+            raise SuiteError(f"suite {self.key} has no track {name!r}; its tracks are "
+                             f"{', '.join([*BUILTIN, *self.tracks])}")
+        t = self.tracks[name]
+        cells = tuple(c if c.id not in t.horizons else
+                      Cell(c.id, c.env, c.kwargs, t.horizons[c.id], c.tags, None, c.why)
+                      for c in self.cells if c.id not in t.drop)
+        return cells, self.report_seeds
 
 
 def _check(where: str, value, types) -> None:
@@ -118,8 +147,34 @@ def parse(data: dict, path: Path | None = None) -> Suite:
     ids = [c.id for c in cells]
     if not cells or len(set(ids)) < len(ids):
         raise SuiteError(f"suite {data['name']!r}: cell ids must be unique and at least one, got {ids}")
+    tracks = {name: _track(name, table, {c.id: c for c in cells}) for name, table in data.get("tracks", {}).items()}
     return Suite(data["name"], data["version"], tuple(cells), seeds["tune_seeds"], seeds["report_seeds"],
-                 data["quick"]["horizon"], data["quick"]["seeds"], data.get("description", ""), path)
+                 data["quick"]["horizon"], data["quick"]["seeds"], data.get("description", ""), path, tracks)
+
+
+def _track(name: str, table, cells: dict) -> Track:
+    """A `[tracks.NAME]` table checked against the suite's cells: known ids, horizons cut (never
+    lengthened), a cell either cut or dropped, at least one cell left."""
+    where = f"tracks.{name}."
+    _check(where[:-1], table, dict)
+    _keys(where, table, TRACK, ("horizons",))
+    if name in BUILTIN:
+        raise SuiteError(f"suite key 'tracks.{name}': {', '.join(BUILTIN)} are the built-in tracks; name it otherwise")
+    drop = table.get("drop", [])
+    if not all(isinstance(c, str) for c in drop):
+        raise SuiteError(f"suite key '{where}drop' must be a list of cell ids, got {drop!r}")
+    for cell, horizon in table["horizons"].items():
+        _check(f"{where}horizons.{cell}", horizon, int)
+    if unknown := sorted({*table["horizons"], *drop} - set(cells)):
+        raise SuiteError(f"suite key '{where[:-1]}' names cells {unknown} the suite does not have")
+    if longer := sorted(c for c, h in table["horizons"].items() if not 1 <= h < cells[c].horizon):
+        raise SuiteError(f"suite key '{where}horizons': {longer} must be cut to fewer rounds than the cell's own "
+                         "(a track never plays a cell longer)")
+    if both := sorted(set(drop) & set(table["horizons"])):
+        raise SuiteError(f"suite key '{where[:-1]}': cells {both} are both cut and dropped; a cell is one or the other")
+    if len(set(drop)) == len(cells):
+        raise SuiteError(f"suite key '{where}drop': drops every cell; a track keeps at least one")
+    return Track(name, dict(table["horizons"]), tuple(drop), table.get("description", ""))
 
 
 def shipped() -> list[str]:
