@@ -17,6 +17,13 @@ import numpy as np
 
 from agents.params import Int, keyword_parameters, validate
 
+try:    # np.vdot without its array-function dispatch (a fifth of its cost on a d = 20 vector)
+    from numpy._core._multiarray_umath import vdot
+except ImportError:     # numpy < 2
+    vdot = np.vdot
+
+F64 = np.dtype(float)   # the dtype object of numpy's usual float64 arrays: `x.dtype is F64` is the cheapest dtype test
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -581,7 +588,9 @@ def check_chosen(x: np.ndarray) -> None:
     below 3.2e99 < MAX_REWARD (NaN and inf fail the test); only otherwise, or for other float
     dtypes (whose squares may overflow), the exact test runs. Integers are always finite and in bounds.
     """
-    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not np.vdot(x, x) <= 1e199):   # (ndarray.dot warns on overflow)
+    if x.dtype is F64 and vdot(x, x) <= 1e199:       # the usual case, told by the cheapest tests
+        return
+    if x.dtype.kind == "f" and (x.dtype.itemsize != 8 or not vdot(x, x) <= 1e199):   # (ndarray.dot warns on overflow)
         top = float(np.abs(x).max())   # as a float64: 1e100 is inf in float32
         if not math.isfinite(top):
             raise ValueError("obs: the chosen arm's features contain NaN or inf (they must be finite)")

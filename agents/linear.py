@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from agents.base import (BaseAgent, argmax_probs, check_chosen, check_feedback, check_finite, check_rewards,
+from agents.base import (F64, BaseAgent, argmax_probs, check_chosen, check_feedback, check_finite, check_rewards,
                          check_single_feedback, random_argmax, register)
 from agents.linalg import potter_update_, rls_update_
 from agents.params import Int, IntLogUniform, LogUniform, Real
@@ -102,7 +102,7 @@ class LinearAgent(BaseAgent):
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
         if self.single_ and self._act1:
-            X = np.asarray(obs)
+            X = obs if type(obs) is np.ndarray else np.asarray(obs)
             shape = X.shape
             if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
                 return self._choose1(X)
@@ -111,13 +111,13 @@ class LinearAgent(BaseAgent):
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
         if self.single_ and self._observe1:
-            X = np.asarray(obs)
+            X = obs if type(obs) is np.ndarray else np.asarray(obs)
             shape = X.shape
             if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
                 a, y = check_single_feedback(action, reward, shape[0])
                 x = X[a]
                 check_chosen(x)
-                self._update1(x.astype(float, copy=False), y)
+                self._update1(x if x.dtype is F64 else x.astype(float, copy=False), y)
                 self.t_ += 1
                 self.observed_[0] = self.t_
                 return
@@ -296,11 +296,13 @@ class LinearAgent(BaseAgent):
         """`_choose` on one instance's X (K, d): the greedy arm of `_scores1`, a tie to `random_argmax`
         (which draws from the instance's stream as `_argmax` does).
 
-        With finite scores (`_greatest`), argmax from the front and from the back agreeing is a unique maximum.
+        With finite scores (`_greatest`), the first maximiser is the only one when the scores after it
+        are all smaller: one argmax over that contiguous tail (a reversed view's argmax copies it first).
         """
         scores = self._scores1(X)
-        a = _greatest(scores)
-        if a + scores[::-1].argmax() == len(scores) - 1:
+        a, top = _greatest(scores)
+        rest = scores[a + 1:]
+        if not len(rest) or rest[rest.argmax()] < top:
             return int(a)
         return random_argmax(scores, self._ties())
 
@@ -329,14 +331,15 @@ def _finite_scores(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
-def _greatest(scores: np.ndarray) -> int:
-    """The first maximiser of one instance's scores (K,), or `_finite_scores`' ValueError: they are all
-    finite exactly when the largest and the smallest are (argmax and argmin stop at the first NaN),
-    two index scans instead of a sum's reduction."""
+def _greatest(scores: np.ndarray) -> tuple[int, float]:
+    """The first maximiser of one instance's scores (K,) and its score, or `_finite_scores`' ValueError:
+    they are all finite exactly when the largest and the smallest are (argmax and argmin stop at the
+    first NaN), two index scans instead of a sum's reduction."""
     a = scores.argmax()
-    if not (math.isfinite(scores[a]) and math.isfinite(scores[scores.argmin()])):
+    top = scores[a]
+    if not (math.isfinite(top) and math.isfinite(scores[scores.argmin()])):
         raise ValueError(NOT_FINITE)
-    return a
+    return a, top
 
 
 def _owner(cls: type, name: str) -> type | None:
@@ -508,7 +511,7 @@ class Softmax(Greedy):
     def _probs1(self, X):
         """`_probs` of one instance's X (K, d), (K,)."""
         scores = self._scores1(X)
-        return self._softmax(scores - scores[_greatest(scores)], axis=0)
+        return self._softmax(scores - _greatest(scores)[1], axis=0)
 
     def _softmax(self, shifted: np.ndarray, axis: int) -> np.ndarray:
         """P(a) from the scores less their maximum, (N, K) along axis 1 or (K,) along axis 0.
@@ -582,7 +585,7 @@ class LinUCB(LinearAgent):
         self._set_width(self.observed_ + 2)
 
     def _update1(self, x, y):
-        logdet = self.logdet_.item() + np.log(rls_update_(self.W_[0], x, (y,)))   # the sum of `_update`
+        logdet = self.logdet_.item() + float(np.log(rls_update_(self.W_[0], x, (y,))))   # `_update`'s sum, on floats
         self.logdet_[0, 0] = logdet
         # `_set_width(t_ + 2)` inline, on the Python floats it computes for one instance (the same bits)
         log_inv_delta = 3.0 * math.log(self.t_ + 2) if self.delta is None else -math.log(self.delta)
@@ -619,7 +622,7 @@ class LinUCB(LinearAgent):
     def _scores1(self, X):
         XW = X @ self.W_[0]
         scores = einsum("kd,kd->k", XW[:, :-1], X)
-        np.sqrt(scores, out=scores)
+        np.sqrt(scores, scores)
         scores *= self.width_.item()                         # a float: no broadcasting iterator
         scores += XW[:, -1]
         return scores

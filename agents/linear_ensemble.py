@@ -139,8 +139,14 @@ class LinearEnsemblePP(LinearAgent):
     def _update1(self, x, y):
         target = self._target[0]
         target[0] = y / self.sigma
-        target[1:] = sample_perturbation(self.perturbation, self.rng_, 1, self.M, self.sparsity)[0]
-        rls_update_(self.W_[0], x / self.sigma, target)
+        z = target[1:]
+        if self.perturbation in ("gaussian", "sphere"):     # `sample_perturbation`'s arithmetic on one row, in place
+            v = self.rng_.standard_normal1(self.M)
+            np.multiply(v, math.sqrt(self.M / float((v * v).sum())), out=z)
+            z /= math.sqrt(self.M)
+        else:
+            z[:] = sample_perturbation(self.perturbation, self.rng_, 1, self.M, self.sparsity)[0]
+        rls_update_(self.W_[0], x if self.sigma == 1.0 else x / self.sigma, target)     # x / 1.0 is x, bit for bit
 
     def _scores(self, X):
         zeta = sample_reference(self.reference, self.rng_, self.n_, self.M, self.sparsity)
