@@ -26,6 +26,7 @@ agent has sigma = 1/2 (a click is 1/2-sub-Gaussian). "no delay" is every reward 
 
     python scripts/v20_linear_delays.py                   # T = 5,000, 10 seeds, the linear link
     python scripts/v20_linear_delays.py --link logistic   # the logistic link
+    python scripts/v20_linear_delays.py --no-widening     # OTF agents with m = 0: what the widening costs
     python scripts/v20_linear_delays.py --quick           # smoke run
 """
 
@@ -80,8 +81,10 @@ for env_id, entry_point, _ in ENVS.values():
         gym.register(env_id, entry_point=entry_point, max_episode_steps=5000)
 
 
-def agents(setting: str):
-    m = SETTINGS[setting][1]
+def agents(setting: str, widen: bool = True):
+    """The four agents under `setting`; widen=False gives the OTF agents m = 0 (no in-flight term,
+    the feedback's window unchanged): a diagnostic of what the widening costs."""
+    m = SETTINGS[setting][1] if widen else 0
     return [A(name, name, sigma=0.5, **({"m": m} if name.startswith("OTF") else {})) for name in NAMES]
 
 
@@ -91,18 +94,21 @@ def feedback(mean: int | None, m: int):
 
 
 def main(argv=None):
-    link = ("--link", {"choices": sorted(ENVS), "default": "linear", "help": "P(click) = x^T theta (default) or mu(x^T theta)"})
-    args = parse(__doc__, horizon=5000, seeds=10, quick_horizon=200, argv=argv, options=[link])
+    link = ("--link", {"choices": sorted(ENVS), "default": "linear",
+                       "help": "P(click) = x^T theta (default, the paper's) or mu(x^T theta)"})
+    no_widening = ("--no-widening", {"action": "store_true", "help": "OTF agents with m = 0: no in-flight widening"})
+    args = parse(__doc__, horizon=5000, seeds=10, quick_horizon=200, argv=argv, options=[link, no_widening])
     clock = Clock()
     env_id, _, kwargs = ENVS[args.link]
     env = E(env_id, dim=5, num_arms=10, **kwargs)
-    table = sweep(args, "v20_linear_delays", [env], agents, {s: feedback(*v) for s, v in SETTINGS.items()},
-                  imports=[str(Path(__file__).resolve())])
+    table = sweep(args, "v20_linear_delays", [env], lambda setting: agents(setting, not args.no_widening),
+                  {s: feedback(*v) for s, v in SETTINGS.items()}, imports=[str(Path(__file__).resolve())])
     res = final(table).set_index(["x", "agent"])
     rows = ["| feedback | " + " | ".join(NAMES) + " |", "|---|" + "---|" * len(NAMES)]
     for setting in SETTINGS:
         rows.append(f"| {setting} | " + " | ".join(cell(*res.loc[(setting, n), ["mean", "sem"]]) for n in NAMES) + " |")
-    report(args, "v20_linear_delays", f"Vernade et al. 2020: final regret under delayed, censored conversions ({args.link} link)",
+    variant = f"{args.link} link" + (", OTF agents without widening" if args.no_widening else "")
+    report(args, "v20_linear_delays", f"Vernade et al. 2020: final regret under delayed, censored conversions ({variant})",
            "\n".join(rows), clock)
 
 
