@@ -5,10 +5,17 @@ The setting: d = 5, K = 10 arms drawn afresh every round, Bernoulli rewards (con
 geometric with mean 100 or 1,000 rounds, and a window m in {100, 500} after which a conversion is
 never seen. No registered env has Bernoulli rewards of a (generalised) linear mean over fresh arms
 (BernoulliLogistic-v0's arms are fixed, the NeuralLogistic h's are nonlinear, Linear-v0 and
-SphereLinear-v0 are Gaussian), so this script builds one from BernoulliLogistic-v0 ([S1] 5.1):
-each round shows 10 arms of a pool of 10,000 drawn from U[-1, 1]^5, P(click) = mu(x^T theta),
-theta ~ N(0, 3/d I) (x^T theta of variance 1). The link is the logistic one, not the paper's
-linear P(click) = x^T theta: the agents are linear all the same.
+SphereLinear-v0 are Gaussian), so this script registers two, each showing 10 arms a round of a pool
+of 10,000 drawn with the instance (`--link`):
+
+- linear (the default, the paper's): P(click) = x^T theta with the arms and theta of the authors'
+  simulator: x ~ U[0, 1]^5 normalised to the unit sphere, theta = |N(0, I)| normalised, both in the
+  positive orthant, so x^T theta lies in [0, 1] (Cauchy-Schwarz; clipped only against float32 rounding)
+  (`V20/FreshBernoulliLinear-v0`). A round's 10 means have mean 0.74 and spread (sd) 0.13, the best
+  0.04 above the second;
+- logistic: BernoulliLogistic-v0 ([S1] 5.1) with a pool, x ~ U[-1, 1]^5, P(click) = mu(x^T theta),
+  theta ~ N(0, 3/d I) (x^T theta of variance 1): means of mean 0.50, spread 0.19, best 0.07 above the
+  second (`V20/FreshBernoulliLogistic-v0`).
 
 Feedback (`Feedback(delay="geometric:MEAN", window=m, conversions=True, default_reward=0.0)`): a
 click reaches the agent after its delay if that is at most m rounds; a non-click, or a click later
@@ -17,21 +24,45 @@ The OTF agents (window m) put x_s into V_t when they act and add rewards as they
 nothing for them; LinUCB and LinTS learn x_s only when its reward (or its default 0) arrives. Every
 agent has sigma = 1/2 (a click is 1/2-sub-Gaussian). "no delay" is every reward at once (OTF with m = 0).
 
-    python scripts/v20_linear_delays.py          # T = 5,000, 10 seeds
-    python scripts/v20_linear_delays.py --quick  # smoke run
+    python scripts/v20_linear_delays.py                   # T = 5,000, 10 seeds, the linear link
+    python scripts/v20_linear_delays.py --link logistic   # the logistic link
+    python scripts/v20_linear_delays.py --no-widening     # OTF agents with m = 0: what the widening costs
+    python scripts/v20_linear_delays.py --quick           # smoke run
 """
 
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
 from _delayed import A, Clock, E, cell, final, parse, report, sweep
+from gym_ctxbandits.envs.pool import PoolEnv
 from gym_ctxbandits.envs.synthetic import BernoulliLogisticEnv
 
 NAMES = ("LinUCB", "OTFLinUCB", "LinTS", "OTFLinTS")
-ENV_ID = "V20/FreshBernoulliLogistic-v0"
 SETTINGS = {"no delay": (None, 0), "geometric:100, m=100": (100, 100), "geometric:100, m=500": (100, 500),
             "geometric:1000, m=100": (1000, 100), "geometric:1000, m=500": (1000, 500)}   # (mean delay, window m)
+
+
+class FreshBernoulliLinearEnv(PoolEnv):
+    """Vernade et al. (2020)'s Bernoulli bandit with a linear mean: P(click) = x^T theta, arms and
+    theta unit vectors of the positive orthant (x ~ U[0, 1]^d, theta ~ |N(0, I)|, each normalised), so
+    x^T theta is in [0, 1]; `num_arms` arms drawn afresh each round from a pool of `pool_size`."""
+
+    def __init__(self, num_arms: int = 10, dim: int = 5, pool_size: int = 10_000, instance_seed: int | None = None):
+        super().__init__(num_arms, dim, pool_size=pool_size, noise="bernoulli", feature_bound=1.0,
+                         instance_seed=instance_seed)
+
+    def draw_pool(self, rng):
+        x = rng.uniform(0.0, 1.0, (self.pool_size, self.dim))
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    def draw_params(self, rng):
+        theta = np.abs(rng.standard_normal(self.dim))
+        return {"theta": theta / np.linalg.norm(theta)}
+
+    def mean_reward(self, x, params):
+        return np.clip(x @ params["theta"], 0.0, 1.0)  # the float32 features' norms may pass 1 by 1e-7
 
 
 class FreshBernoulliLogisticEnv(BernoulliLogisticEnv):
@@ -43,12 +74,17 @@ class FreshBernoulliLogisticEnv(BernoulliLogisticEnv):
         self.pool_size = pool_size
 
 
-if ENV_ID not in gym.registry:
-    gym.register(ENV_ID, entry_point=FreshBernoulliLogisticEnv, max_episode_steps=5000)
+ENVS = {"linear": ("V20/FreshBernoulliLinear-v0", FreshBernoulliLinearEnv, {}),
+        "logistic": ("V20/FreshBernoulliLogistic-v0", FreshBernoulliLogisticEnv, {"theta_variance": 3 / 5})}
+for env_id, entry_point, _ in ENVS.values():
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=entry_point, max_episode_steps=5000)
 
 
-def agents(setting: str):
-    m = SETTINGS[setting][1]
+def agents(setting: str, widen: bool = True):
+    """The four agents under `setting`; widen=False gives the OTF agents m = 0 (no in-flight term,
+    the feedback's window unchanged): a diagnostic of what the widening costs."""
+    m = SETTINGS[setting][1] if widen else 0
     return [A(name, name, sigma=0.5, **({"m": m} if name.startswith("OTF") else {})) for name in NAMES]
 
 
@@ -58,16 +94,21 @@ def feedback(mean: int | None, m: int):
 
 
 def main(argv=None):
-    args = parse(__doc__, horizon=5000, seeds=10, quick_horizon=200, argv=argv)
+    link = ("--link", {"choices": sorted(ENVS), "default": "linear",
+                       "help": "P(click) = x^T theta (default, the paper's) or mu(x^T theta)"})
+    no_widening = ("--no-widening", {"action": "store_true", "help": "OTF agents with m = 0: no in-flight widening"})
+    args = parse(__doc__, horizon=5000, seeds=10, quick_horizon=200, argv=argv, options=[link, no_widening])
     clock = Clock()
-    env = E(ENV_ID, dim=5, num_arms=10, theta_variance=3 / 5)
-    table = sweep(args, "v20_linear_delays", [env], agents, {s: feedback(*v) for s, v in SETTINGS.items()},
-                  imports=[str(Path(__file__).resolve())])
+    env_id, _, kwargs = ENVS[args.link]
+    env = E(env_id, dim=5, num_arms=10, **kwargs)
+    table = sweep(args, "v20_linear_delays", [env], lambda setting: agents(setting, not args.no_widening),
+                  {s: feedback(*v) for s, v in SETTINGS.items()}, imports=[str(Path(__file__).resolve())])
     res = final(table).set_index(["x", "agent"])
     rows = ["| feedback | " + " | ".join(NAMES) + " |", "|---|" + "---|" * len(NAMES)]
     for setting in SETTINGS:
         rows.append(f"| {setting} | " + " | ".join(cell(*res.loc[(setting, n), ["mean", "sem"]]) for n in NAMES) + " |")
-    report(args, "v20_linear_delays", "Vernade et al. 2020: final regret under delayed, censored conversions",
+    variant = f"{args.link} link" + (", OTF agents without widening" if args.no_widening else "")
+    report(args, "v20_linear_delays", f"Vernade et al. 2020: final regret under delayed, censored conversions ({variant})",
            "\n".join(rows), clock)
 
 

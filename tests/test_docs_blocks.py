@@ -114,7 +114,9 @@ SKIP = {
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
     # docs/delayed.md and docs/reproductions.md, the delayed-feedback reproductions
     "python scripts/c11_table1.py": "482 s on 2 loaded cores (214 CPU-s)",
-    "python scripts/v20_linear_delays.py": "844 s on 2 loaded cores (299 CPU-s)",
+    "python scripts/v20_linear_delays.py": "377 s on 2 loaded cores (196 CPU-s)",
+    "python scripts/v20_linear_delays.py --no-widening": "295 s on 2 loaded cores (191 CPU-s)",
+    "python scripts/v20_linear_delays.py --link logistic": "844 s on 2 loaded cores (299 CPU-s)",
     "python scripts/delay_regret.py": "363 s on 2 loaded cores (80 CPU-s)",
     "python scripts/batches.py --figures docs/figures": "1,078 s on 2 loaded cores (444 CPU-s)",
     # docs/s3_neural_agents.md

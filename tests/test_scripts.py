@@ -297,6 +297,27 @@ def test_delayed_reproduction_quick(name, tmp_path, monkeypatch, capsys):
         assert (tmp_path / "fig" / "batches.png").stat().st_size > 1000
 
 
+def test_v20_linear_env_clicks_with_probability_x_theta(tmp_path, monkeypatch):
+    """The Vernade script's linear env: conforms, and P(click) = x^T theta, in [0, 1] with a spread
+    (positive-orthant unit arms and theta); its logistic twin runs too (--link logistic)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import numpy as np
+    import v20_linear_delays as v20
+
+    from gym_ctxbandits.checks import check_env
+
+    check_env(v20.FreshBernoulliLinearEnv, pool_size=50)
+    env = v20.FreshBernoulliLinearEnv(pool_size=2000)
+    env.reset(seed=3)
+    inst = env.instance
+    assert np.allclose(np.linalg.norm(inst["pool"], axis=1), 1, atol=1e-6) and inst["theta"].min() >= 0
+    assert np.allclose(inst["pool_means"], inst["pool"].astype(float) @ inst["theta"], atol=1e-6)
+    assert 0 <= inst["pool_means"].min() and inst["pool_means"].max() <= 1 and inst["pool_means"].std() > 0.05
+    assert v20.main(["--quick", "--quiet", "--backend", "inprocess", "--seeds", "1", "--horizon", "20",
+                     "--link", "logistic", "--out", str(tmp_path)]) is None
+    assert "(logistic link)" in (tmp_path / "v20_linear_delays.md").read_text()
+
+
 def test_delayed_reproduction_bad_seeds_is_one_line(tmp_path, monkeypatch, capsys):
     assert script_main("delay_regret", ["--seeds", "5:5", "--out", str(tmp_path)], monkeypatch) == 2
     err = capsys.readouterr().err
