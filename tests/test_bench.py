@@ -474,6 +474,35 @@ def test_a_named_track_runs_reports_and_packs_apart_from_the_report_track(folder
     assert "not of this suite's short track: their 'track' differs" in capsys.readouterr().err
 
 
+def test_regen_of_a_track_copies_the_report_tracks_cells_and_a_rerun_gives_the_same_rows(folder):
+    """On a named track, LinUCB (which has report-track references) runs only the cut cell; the
+    report track's own cell is copied from its shipped file, and the manifest says from which file
+    and SHA-256. `--rerun-all` runs that cell too, and its rows are the copied ones bit for bit (the
+    act/observe seconds aside: timings)."""
+    shipped = suite.load()
+    entry = references.read(references.folder(shipped), shipped, verify=False)["agents"]["LinUCB"]
+    cut = {"description": "s4-changing-1 cut", "horizons": {"s4-changing-1": 20}}
+    suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"cut": cut})
+    regen = ["bench", "regen", "--suite", str(suite_file), "--agents", "LinUCB", "--track", "cut", "--quiet"]
+    assert main([*regen, "--dest", "refs", "--work", "work"]) == 0
+    assert Path("work/LinUCB/s4-changing-1").exists() and not Path("work/LinUCB/s0-linear").exists()
+    s = suite.load(suite_file)
+    manifest = references.read(Path("refs"), s, track="cut")
+    reused = manifest["agents"]["LinUCB"]["reused"]
+    assert (reused["from"], reused["sha256"], reused["cells"]) == ("bakeoff-v1/LinUCB.parquet", entry["sha256"],
+                                                                  ["s0-linear"])
+    assert manifest["agents"]["LinUCB"]["cpu_seconds"]["s0-linear"] == entry["cpu_seconds"]["s0-linear"]
+    assert main([*regen, "--dest", "rerun", "--work", "work2", "--rerun-all"]) == 0
+    assert Path("work2/LinUCB/s0-linear").exists()
+    assert "reused" not in references.read(Path("rerun"), s, track="cut")["agents"]["LinUCB"]
+    copied, rerun = (references.table(Path(p), manifest, "LinUCB") for p in ("refs", "rerun"))
+    assert len(copied) == len(rerun) > 10 * 20
+    for column in ("cell", "seed", "round", "cum_regret", "cum_reward"):
+        np.testing.assert_array_equal(copied[column].astype(str if column == "cell" else float),
+                                      rerun[column].astype(str if column == "cell" else float), err_msg=column)
+    np.testing.assert_array_equal(copied["act_seconds"].isna(), rerun["act_seconds"].isna())
+
+
 def tiny(folder: Path) -> Path:
     """Two cells of 60 rounds on six report seeds (enough for a win): a suite to regen in a second."""
     return write_suite(folder / "tiny.toml", ["s0-linear", "s4-changing-1"], horizon=60, report_seeds="1000:1006")
