@@ -412,6 +412,32 @@ def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
         references.read(where, shipped)
 
 
+def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_rows():
+    """On the 30 cells the two tracks share, an agent's GLM-track rows are its report-track rows:
+    Random's, run on all 33 cells, bit for bit (timings aside), which is why `bench regen --track
+    glm` copies them; the others' copied from the report track's file that their manifest names, at
+    its current SHA-256 (a report-track reference rebuilt makes the copy stale: regen it too)."""
+    shipped = suite.load()
+    report, glm = references.folder(shipped), references.folder(shipped, "glm")
+    theirs = references.read(report, shipped)
+    mine = references.read(glm, shipped, track="glm")
+    shared = [c.id for c in shipped.track("glm")[0] if c.horizon == {d.id: d for d in shipped.cells}[c.id].horizon]
+    assert len(shared) == 30 and "Random" in theirs["agents"] and "reused" not in mine["agents"]["Random"]
+    copies = {a: e["reused"] for a, e in mine["agents"].items() if "reused" in e}
+    assert set(theirs["agents"]) - {"Random"} <= set(copies), "regen --track glm the report track's other agents"
+    for agent in ("Random", *copies):
+        if agent in copies:
+            assert copies[agent]["from"] == f"{report.name}/{theirs['agents'][agent]['file']}"
+            assert copies[agent]["sha256"] == theirs["agents"][agent]["sha256"], \
+                f"{agent}'s report-track reference changed: run `ctxbandits bench regen --track glm --agents {agent}`"
+            assert copies[agent]["cells"] == shared
+        a, b = (references.table(w, m, agent) for w, m in ((report, theirs), (glm, mine)))
+        a, b = (t[t["cell"].isin(shared)].astype({"cell": str}).reset_index(drop=True) for t in (a, b))
+        columns = ["cell", "seed", "round", "cum_regret", "cum_reward"] + ["act_seconds"] * (agent in copies)
+        pd.testing.assert_frame_equal(a[columns], b[columns], obj=agent)
+        np.testing.assert_array_equal(a["act_seconds"].isna(), b["act_seconds"].isna())
+
+
 def test_the_docs_table_is_the_references():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
@@ -420,22 +446,25 @@ def test_the_docs_table_is_the_references():
         "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
 
-def test_the_docs_leaderboard_is_the_references():
-    """The leaderboard ranks every shipped agent by its overall IQM (Random's is 0) and is the one
-    docs/benchmark.md shows."""
+@pytest.mark.parametrize("track", ["report", "glm"])
+def test_the_docs_leaderboard_is_the_references(track):
+    """The leaderboard of each track's references ranks every shipped agent by its overall IQM
+    (Random's is 0) and is the one docs/benchmark.md shows between the track's markers."""
     from gym_ctxbandits.bench import leaderboard
 
     shipped = suite.load()
-    board = leaderboard.card(shipped)
-    manifest = references.read(references.folder(shipped), shipped, verify=False)
+    board = leaderboard.card(shipped, track=track)
+    assert len(board["cells"]) == len(shipped.track(track)[0])
+    manifest = references.read(references.folder(shipped, track), shipped, verify=False, track=track)
     assert sorted(board["agents"]) == sorted(manifest["agents"])
     table = leaderboard.markdown(board)
     rows = [line.split(" | ") for line in table.splitlines()[2:]]
     iqm = {row[1]: float(row[2].split()[0]) for row in rows}
     assert list(iqm.values()) == sorted(iqm.values(), reverse=True) and iqm["Random"] == 0 < iqm["LinUCB"]
     text = (ROOT / "docs" / "benchmark.md").read_text()
-    assert text.partition(leaderboard.BEGIN + "\n")[2].partition("\n" + leaderboard.END)[0] == table, \
-        "docs/benchmark.md's leaderboard is not the references': run `python scripts/make_tables.py`"
+    name = "leaderboard" if track == "report" else f"leaderboard-{track}"
+    assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
+        f"docs/benchmark.md's {track} track leaderboard is not the references': run `python scripts/make_tables.py`"
 
 
 def test_every_registered_agent_has_a_reference_or_a_stated_reason():
