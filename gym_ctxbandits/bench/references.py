@@ -164,8 +164,8 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None) -
     """Which of `track`'s cells `agent`'s report-track references in `source` (default: the
     package's of `suite`) already hold: the cells whose env, kwargs and horizon are the report
     track's, when those references are of this suite, on the track's seeds and checkpoints, and
-    hold the agent. Returns {"from", "sha256", "cells", "entry"} (the file as `<folder>/<file>`, its
-    SHA-256, the cell ids, its manifest entry), or None: nothing to reuse (on the report track
+    hold the agent. Returns {"from", "sha256", "cells", "entry", "path"} (the file as `<folder>/<file>`,
+    its SHA-256, the cell ids, its manifest entry, its path), or None: nothing to reuse (on the report track
     itself, or without such references). A file that no longer matches its SHA-256 is a
     ReferenceMismatch, not a silent rerun."""
     source = folder(suite) if source is None else Path(source)
