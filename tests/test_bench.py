@@ -412,6 +412,32 @@ def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
         references.read(where, shipped)
 
 
+def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_rows():
+    """On the 30 cells the two tracks share, an agent's GLM-track rows are its report-track rows:
+    Random's, run on all 33 cells, bit for bit (timings aside), which is why `bench regen --track
+    glm` copies them; the others' copied from the report track's file that their manifest names, at
+    its current SHA-256 (a report-track reference rebuilt makes the copy stale: regen it too)."""
+    shipped = suite.load()
+    report, glm = references.folder(shipped), references.folder(shipped, "glm")
+    theirs = references.read(report, shipped)
+    mine = references.read(glm, shipped, track="glm")
+    shared = [c.id for c in shipped.track("glm")[0] if c.horizon == {d.id: d for d in shipped.cells}[c.id].horizon]
+    assert len(shared) == 30 and "Random" in theirs["agents"] and "reused" not in mine["agents"]["Random"]
+    copies = {a: e["reused"] for a, e in mine["agents"].items() if "reused" in e}
+    assert set(theirs["agents"]) - {"Random"} <= set(copies), "regen --track glm the report track's other agents"
+    for agent in ("Random", *copies):
+        if agent in copies:
+            assert copies[agent]["from"] == f"{report.name}/{theirs['agents'][agent]['file']}"
+            assert copies[agent]["sha256"] == theirs["agents"][agent]["sha256"], \
+                f"{agent}'s report-track reference changed: run `ctxbandits bench regen --track glm --agents {agent}`"
+            assert copies[agent]["cells"] == shared
+        a, b = (references.table(w, m, agent) for w, m in ((report, theirs), (glm, mine)))
+        a, b = (t[t["cell"].isin(shared)].astype({"cell": str}).reset_index(drop=True) for t in (a, b))
+        columns = ["cell", "seed", "round", "cum_regret", "cum_reward"] + ["act_seconds"] * (agent in copies)
+        pd.testing.assert_frame_equal(a[columns], b[columns], obj=agent)
+        np.testing.assert_array_equal(a["act_seconds"].isna(), b["act_seconds"].isna())
+
+
 def test_the_docs_table_is_the_references():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
@@ -420,22 +446,25 @@ def test_the_docs_table_is_the_references():
         "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
 
-def test_the_docs_leaderboard_is_the_references():
-    """The leaderboard ranks every shipped agent by its overall IQM (Random's is 0) and is the one
-    docs/benchmark.md shows."""
+@pytest.mark.parametrize("track", ["report", "glm"])
+def test_the_docs_leaderboard_is_the_references(track):
+    """The leaderboard of each track's references ranks every shipped agent by its overall IQM
+    (Random's is 0) and is the one docs/benchmark.md shows between the track's markers."""
     from gym_ctxbandits.bench import leaderboard
 
     shipped = suite.load()
-    board = leaderboard.card(shipped)
-    manifest = references.read(references.folder(shipped), shipped, verify=False)
+    board = leaderboard.card(shipped, track=track)
+    assert len(board["cells"]) == len(shipped.track(track)[0])
+    manifest = references.read(references.folder(shipped, track), shipped, verify=False, track=track)
     assert sorted(board["agents"]) == sorted(manifest["agents"])
     table = leaderboard.markdown(board)
     rows = [line.split(" | ") for line in table.splitlines()[2:]]
     iqm = {row[1]: float(row[2].split()[0]) for row in rows}
     assert list(iqm.values()) == sorted(iqm.values(), reverse=True) and iqm["Random"] == 0 < iqm["LinUCB"]
     text = (ROOT / "docs" / "benchmark.md").read_text()
-    assert text.partition(leaderboard.BEGIN + "\n")[2].partition("\n" + leaderboard.END)[0] == table, \
-        "docs/benchmark.md's leaderboard is not the references': run `python scripts/make_tables.py`"
+    name = "leaderboard" if track == "report" else f"leaderboard-{track}"
+    assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
+        f"docs/benchmark.md's {track} track leaderboard is not the references': run `python scripts/make_tables.py`"
 
 
 def test_every_registered_agent_has_a_reference_or_a_stated_reason():
@@ -472,6 +501,35 @@ def test_a_named_track_runs_reports_and_packs_apart_from_the_report_track(folder
     capsys.readouterr()
     assert main(["bench", "report", "--out", "card", "--references", "report-refs"]) == 2
     assert "not of this suite's short track: their 'track' differs" in capsys.readouterr().err
+
+
+def test_regen_of_a_track_copies_the_report_tracks_cells_and_a_rerun_gives_the_same_rows(folder):
+    """On a named track, LinUCB (which has report-track references) runs only the cut cell; the
+    report track's own cell is copied from its shipped file, and the manifest says from which file
+    and SHA-256. `--rerun-all` runs that cell too, and its rows are the copied ones bit for bit (the
+    act/observe seconds aside: timings)."""
+    shipped = suite.load()
+    entry = references.read(references.folder(shipped), shipped, verify=False)["agents"]["LinUCB"]
+    cut = {"description": "s4-changing-1 cut", "horizons": {"s4-changing-1": 20}}
+    suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"cut": cut})
+    regen = ["bench", "regen", "--suite", str(suite_file), "--agents", "LinUCB", "--track", "cut", "--quiet"]
+    assert main([*regen, "--dest", "refs", "--work", "work"]) == 0
+    assert Path("work/LinUCB/s4-changing-1").exists() and not Path("work/LinUCB/s0-linear").exists()
+    s = suite.load(suite_file)
+    manifest = references.read(Path("refs"), s, track="cut")
+    reused = manifest["agents"]["LinUCB"]["reused"]
+    assert (reused["from"], reused["sha256"], reused["cells"]) == ("bakeoff-v1/LinUCB.parquet", entry["sha256"],
+                                                                  ["s0-linear"])
+    assert manifest["agents"]["LinUCB"]["cpu_seconds"]["s0-linear"] == entry["cpu_seconds"]["s0-linear"]
+    assert main([*regen, "--dest", "rerun", "--work", "work2", "--rerun-all"]) == 0
+    assert Path("work2/LinUCB/s0-linear").exists()
+    assert "reused" not in references.read(Path("rerun"), s, track="cut")["agents"]["LinUCB"]
+    copied, rerun = (references.table(Path(p), manifest, "LinUCB") for p in ("refs", "rerun"))
+    assert len(copied) == len(rerun) > 10 * 20
+    for column in ("cell", "seed", "round", "cum_regret", "cum_reward"):
+        np.testing.assert_array_equal(copied[column].astype(str if column == "cell" else float),
+                                      rerun[column].astype(str if column == "cell" else float), err_msg=column)
+    np.testing.assert_array_equal(copied["act_seconds"].isna(), rerun["act_seconds"].isna())
 
 
 def tiny(folder: Path) -> Path:

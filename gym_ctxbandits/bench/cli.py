@@ -76,7 +76,7 @@ def cmd_regen(args) -> int:
     dest = args.dest or folder(suite, args.track)
     start = time.perf_counter()
     manifest = regen(suite, agents, dest, args.work, progress=None if args.quiet else print, track=args.track,
-                     imports=args.imports,
+                     reuse=not args.rerun_all, imports=args.imports,
                      backend=args.backend, workers=args.workers, address=args.address, device=args.device,
                      batch=args.batch)
     built = agents or list(manifest["agents"])
@@ -140,6 +140,9 @@ def add_bench_parser(sub, add_import_option) -> None:
     regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
     regen.add_argument("--track", default="report", help="the report track (default) or a named track, e.g. glm")
     regen.add_argument("--work", help="keep the runs here, resumable (default: a temporary folder, removed after)")
+    regen.add_argument("--rerun-all", action="store_true",
+                       help="on a named track, run every cell (default: an agent with report-track references runs "
+                            "only the cells that differ from the report track's, the others' rows copied from them)")
     _add_run_options(regen)
     regen.set_defaults(func=cmd_regen)
     tune = commands.add_parser("tune", help="choose one configuration per agent on the suite's tune seeds, the same "

@@ -5,7 +5,9 @@ the per-seed scores over the cells with its stratified bootstrap interval, per t
 wins, ties and losses by the paired signed-rank test against every other agent), and the table is
 ranked by the overall IQM. docs/benchmark.md shows it between `<!-- leaderboard:begin -->` and
 `<!-- leaderboard:end -->`, written by `python scripts/make_tables.py`; a test keeps the two equal,
-so a reference rebuilt or added moves the page with it.
+so a reference rebuilt or added moves the page with it. A named track's references (the GLM
+track's) make a leaderboard of their own, between `<!-- leaderboard-glm:begin -->` and its end
+marker: other cells and horizons, so its scores are never compared with the report track's.
 """
 
 from __future__ import annotations
@@ -22,19 +24,20 @@ from gym_ctxbandits.bench.suite import Suite
 BEGIN, END = "<!-- leaderboard:begin -->", "<!-- leaderboard:end -->"
 
 
-def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES) -> dict:
-    """The scorecard (report.py's dict) of every agent of the references in `where` (default: the
-    package's of `suite`), Random the baseline they are normalised by."""
-    where = refs.folder(suite) if where is None else Path(where)
-    shipped = refs.read(where, suite)
+def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES, track: str = "report") -> dict:
+    """The scorecard (report.py's dict) of every agent of the references of `suite`'s `track` in
+    `where` (default: the package's), Random the baseline they are normalised by."""
+    package = refs.folder(suite, track)
+    where = package if where is None else Path(where)
+    shipped = refs.read(where, suite, track=track)
     if BASELINE not in shipped["agents"]:
         raise refs.ReferenceMismatch(f"the references in {where} lack {BASELINE}, which every score is normalised by")
     tables = {}
     for agent in shipped["agents"]:
         table = refs.table(where, shipped, agent)
-        tables[agent] = {c.id: table[table["cell"] == c.id] for c in suite.cells}
-    manifest = {"suite": suite.name, "version": suite.version, "track": "report"}
-    summary = {"folder": f"package: references/{suite.key}" if where == refs.folder(suite) else str(where),
+        tables[agent] = {c.id: table[table["cell"] == c.id] for c in suite.track(track)[0]}
+    manifest = {"suite": suite.name, "version": suite.version, "track": track}
+    summary = {"folder": f"package: references/{package.name}" if where == package else str(where),
                "agents": sorted(a for a in shipped["agents"] if a != BASELINE)}
     return report._card(manifest, [BASELINE], tables, summary, report.ALPHA, resamples)
 

@@ -9,6 +9,13 @@ horizon) and says, per agent, the file's SHA-256 and size, the package and libra
 machine, and the wall and CPU seconds of each cell. `bench report` takes these agents as the zoo
 beside a folder's own (same seeds, hence the same env draws: paired), and `bench regen` rebuilds
 them; one file per agent, so the zoo can be built and committed in slices.
+
+A named track's references (`references/<suite key>-<track>/`, e.g. the GLM track's) reuse the
+report track's: a cell of the track that is the report track's own (same env, kwargs and horizon,
+on the same report seeds and checkpoints) gives the same rows bit for bit (the timings aside), so
+`regen` runs an agent that has report-track references on the track's other cells only and copies
+the rest from its report-track file; the manifest's `reused` says which cells came from which file
+and SHA-256, and their wall and CPU seconds are that file's (what the rows cost to make).
 """
 
 from __future__ import annotations
@@ -27,12 +34,15 @@ from pathlib import Path
 import numpy as np
 
 from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
+from gym_ctxbandits.bench.run import MANIFEST as RUN_MANIFEST
 from gym_ctxbandits.bench.suite import Suite
 from gym_ctxbandits.experiment import is_replay
 
 REFERENCES = Path(__file__).parent / "references"
 MANIFEST = "manifest.json"
 CHECKPOINTS = 16            # log-spaced rows kept per run, and half as many evenly spaced (the last one among them)
+CHECKPOINT_RULE = (f"logged rounds at {CHECKPOINTS} log-spaced and {CHECKPOINTS // 2} evenly spaced positions per "
+                   "run, the last included")
 COLUMNS = ["cell", "seed", "round", "cum_regret", "cum_reward", "act_seconds", "observe_seconds"]
 LIBRARIES = ("numpy", "scipy", "pandas", "pyarrow", "gymnasium", "scikit-learn", "torch")
 
@@ -51,7 +61,8 @@ WHY_ABSENT = {
                         "GLM agents too costly for the report track's 1,200 CPU-s: each round a d x d inverse and "
                         "a Hessian over every distinct arm pulled so far, over 20 CPU-s a seed on covertype (d = "
                         "378) alone and over 145 a seed on the suite; they play the GLM track (`bench run --track "
-                        "glm`), whose references hold UCB-GLM so far (docs/benchmark.md, Cost: the measured costs)"),
+                        "glm`), whose references hold UCB-GLM and Logistic-UCB-1 beside the zoo (docs/benchmark.md, "
+                        "Cost: the measured costs)"),
     },
 }
 NEURAL = "neural: a neural track at shorter horizons first, on a GPU where one is at hand (docs/benchmark.md, Cost)"
@@ -149,9 +160,39 @@ def table(where: Path, manifest: dict, agent: str):
     return pd.read_parquet(Path(where) / manifest["agents"][agent]["file"])
 
 
-def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess") -> dict:
+def reusable(suite: Suite, track: str, agent: str, source: Path | None = None) -> dict | None:
+    """Which of `track`'s cells `agent`'s report-track references in `source` (default: the
+    package's of `suite`) already hold: the cells whose env, kwargs and horizon are the report
+    track's, when those references are of this suite, on the track's seeds and checkpoints, and
+    hold the agent. Returns {"from", "sha256", "cells", "entry", "path"} (the file as `<folder>/<file>`,
+    its SHA-256, the cell ids, its manifest entry, its path), or None: nothing to reuse (on the report track
+    itself, or without such references). A file that no longer matches its SHA-256 is a
+    ReferenceMismatch, not a silent rerun."""
+    source = folder(suite) if source is None else Path(source)
+    if track == "report" or not (source / MANIFEST).exists():
+        return None
+    manifest = json.loads((source / MANIFEST).read_text())
+    cells, seeds = suite.track(track)
+    if (manifest.get("suite") != suite.key or manifest.get("track") or manifest.get("seeds") != list(seeds)
+            or manifest.get("checkpoints") != CHECKPOINT_RULE or agent not in manifest["agents"]):
+        return None
+    entry = manifest["agents"][agent]
+    path = source / entry["file"]
+    if not path.exists() or sha256(path) != entry["sha256"]:
+        raise ReferenceMismatch(f"{path} is missing or does not match its SHA-256 in {MANIFEST}: rebuild it with "
+                                f"`ctxbandits bench regen --agents {agent}`, or give --rerun-all")
+    same = [c.id for c in cells if manifest["cells"].get(c.id) == cell_spec(c)]
+    return {"from": f"{source.name}/{entry['file']}", "sha256": entry["sha256"], "cells": same, "entry": entry,
+            "path": path} if same else None
+
+
+def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess",
+         reused: dict | None = None, track: str | None = None) -> dict:
     """Write the reference file of each of `agents` from `work` (a `bench run` folder of `suite`'s
-    report track or of a named track) into `dest`, and record it in dest's manifest; return the manifest."""
+    report track or of a named track) into `dest`, and record it in dest's manifest; return the
+    manifest. `reused`: per agent, `reusable`'s answer: its cells' rows are copied from that file
+    (and its manifest's seconds), not read from `work`, and the manifest's entry says so; `track`:
+    the track when `work` may hold no run at all (every cell copied)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -159,7 +200,8 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
     from gym_ctxbandits.results import load_results
 
     work, dest = Path(work), Path(dest)
-    run = read_manifest(work)
+    run = (read_manifest(work) if track is None or (work / RUN_MANIFEST).exists()
+           else {"suite": suite.name, "version": suite.version, "track": track})
     track = run["track"]
     if track in ("quick", "tuned") or run["suite"] != suite.name or run["version"] != suite.version:
         raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track or of a named track")
@@ -167,11 +209,17 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
     dest.mkdir(parents=True, exist_ok=True)
     manifest = (read(dest, suite, verify=False, track=track) if (dest / MANIFEST).exists()
                 else {**_head(suite, track), "agents": {}})
-    manifest["checkpoints"] = (f"logged rounds at {CHECKPOINTS} log-spaced and {CHECKPOINTS // 2} evenly spaced "
-                              "positions per run, the last included")
+    manifest["checkpoints"] = CHECKPOINT_RULE
+    reused = reused or {}
     for agent in agents:
+        source = reused.get(agent)
+        copies = source["cells"] if source else []
+        copied = pd.read_parquet(source["path"]) if source else None
         parts = []
         for cell in cells:
+            if cell.id in copies:
+                parts.append(copied[copied["cell"] == cell.id].astype({"cell": str})[COLUMNS])
+                continue
             rows = load_results(work / slug(agent) / cell.id)
             rows = checkpoints(rows[rows["seed"].isin(suite.report_seeds)])
             final = rows["round"] == rows.groupby("seed")["round"].transform("max")
@@ -192,30 +240,50 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
             "file": path.name, "sha256": sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
             "versions": versions(), "machine": machine(), "backend": backend,
             "created": time.strftime("%Y-%m-%d", time.gmtime()),
-            "wall_seconds": {c.id: run["wall_seconds"][agent][c.id] for c in cells},
-            "cpu_seconds": {c.id: run.get("cpu_seconds", {}).get(agent, {}).get(c.id) for c in cells}}
+            **{kind: {c.id: (source["entry"][kind] if c.id in copies else run.get(kind, {}).get(agent, {})).get(c.id)
+                      for c in cells} for kind in ("wall_seconds", "cpu_seconds")}}
+        if source:
+            made = source["entry"]
+            manifest["agents"][agent]["reused"] = {
+                "from": source["from"], "sha256": source["sha256"], "cells": source["cells"],
+                "made_with": f"gym-ctxbandits {made['versions']['gym-ctxbandits']}, numpy {made['versions']['numpy']}",
+                "created": made["created"],
+                "why": "the report track's cells (same env, kwargs, horizon, seeds and checkpoints): the same rows; "
+                       "their seconds are those of that file"}
     manifest["agents"] = dict(sorted(manifest["agents"].items()))
     (dest / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
 def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None = None, work: Path | None = None,
-          progress=print, track: str = "report", **run_options) -> dict:
+          progress=print, track: str = "report", reuse: bool = True, **run_options) -> dict:
     """Run `agents` (default: those already in `dest`) on `suite`'s `track` (the report track or a
     named one) and write their reference files into `dest` (default: the package's folder of the
-    suite's track). `work` keeps the runs (resumable; default a temporary folder, removed after);
-    `run_options` go to run_suite."""
+    suite's track). On a named track, with `reuse`, an agent with report-track references runs only
+    the track's cells that differ from the report track's, the others' rows copied from its file
+    (`reusable`; `reuse=False`, `--rerun-all`: every cell run). `work` keeps the runs (resumable;
+    default a temporary folder, removed after); `run_options` go to run_suite."""
     dest = Path(dest) if dest is not None else folder(suite, track)
     if agents is None:
         agents = list(read(dest, suite, verify=False, track=track)["agents"]) if (dest / MANIFEST).exists() else []
         if not agents:
             raise ReferenceMismatch(f"{dest} has no references yet: name the agents to build with --agents")
+    reused = {a: r for a in agents if reuse and (r := reusable(suite, track, a))}
+    groups: dict[tuple, list[str]] = {}              # the cells to run -> the agents that need them run
+    for agent in agents:
+        cells = tuple(c.id for c in suite.track(track)[0] if c.id not in reused.get(agent, {}).get("cells", ()))
+        groups.setdefault(cells, []).append(agent)
     scratch = work is None
     work = Path(tempfile.mkdtemp(prefix="bench-regen-")) if scratch else Path(work)
     try:
-        run_suite(suite, [a for a in agents if a != BASELINE], work, progress=progress,
-                  track=None if track == "report" else track, **run_options)
-        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"))
+        for cells, names in groups.items():
+            if cells:
+                if progress and len(cells) < len(suite.track(track)[0]):
+                    progress(f"{', '.join(names)}: running {len(cells)} cells, the others copied from the report "
+                             "track's references")
+                run_suite(suite, [a for a in names if a != BASELINE], work, progress=progress,
+                          track=None if track == "report" else track, only_cells=cells, **run_options)
+        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"), reused, track)
     finally:
         if scratch:
             shutil.rmtree(work, ignore_errors=True)

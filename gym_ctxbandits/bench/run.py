@@ -86,12 +86,14 @@ def _write(out: Path, manifest: dict) -> None:
 def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imports: Sequence[str] = (),
               backend: str = "inprocess", workers: int | None = None, address: str | None = None,
               device: str = "cpu", batch: int = 10, progress=print, tuned: dict | None = None,
-              track: str | None = None) -> dict:
+              track: str | None = None, only_cells: Sequence[str] | None = None) -> dict:
     """Run `agents` (registered names) and Random on every cell of `suite` (its quick track when
     `quick`) into `out`; return bench.json's content. Finished (agent, cell) folders are kept.
     `tuned`: a tuned-configuration file's content (bench/tune.py): the agents play its
     configurations on the report seeds, the folder's track is "tuned" with its budget. `track`: a
-    named track of the suite file (e.g. "glm"), its cells at their horizons on the report seeds."""
+    named track of the suite file (e.g. "glm"), its cells at their horizons on the report seeds.
+    `only_cells`: only these cell ids of the track (`bench regen` of a named track runs only the cells
+    whose rows it cannot copy from the report track's references)."""
     from gym_ctxbandits.compare import check_comparison, run
     from gym_ctxbandits.user_modules import import_modules
 
@@ -101,6 +103,10 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
         raise ValueError(f"--track {track} plays the defaults on its cells; --quick and --tuned are tracks of their "
                          "own: give one of them")
     cells, seeds = suite.track(track or quick)
+    if only_cells is not None:
+        if unknown := sorted(set(only_cells) - {c.id for c in cells}):
+            raise ValueError(f"the track has no cells {unknown}; its cells are {', '.join(c.id for c in cells)}")
+        cells = tuple(c for c in cells if c.id in only_cells)
     import_modules(imports)          # every name, env and option checked before anything runs (a typo costs nothing)
     configs = tuned_configs(tuned, suite, names, quick) if tuned else {}
     specs = {n: AgentSpec(n, configs.get(n, {})) for n in names}
