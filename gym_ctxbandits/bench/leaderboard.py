@@ -21,8 +21,6 @@ from gym_ctxbandits.bench import report, stats
 from gym_ctxbandits.bench.run import BASELINE
 from gym_ctxbandits.bench.suite import Suite
 
-BEGIN, END = "<!-- leaderboard:begin -->", "<!-- leaderboard:end -->"
-
 
 def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES, track: str = "report") -> dict:
     """The scorecard (report.py's dict) of every agent of the references of `suite`'s `track` in
