@@ -87,7 +87,7 @@ class OTFLinUCB(_OnTheFly):
     whose index is (2 f + sum_s ||A_s||_{V^{-1}}) ||a||_{V^{-1}}; we use the per-arm sum
     |a^T V^{-1} A_s|, which the same proof gives before Cauchy-Schwarz and which is never wider (by
     Cauchy-Schwarz |a^T V^{-1} A_s| <= ||a||_{V^{-1}} ||A_s||_{V^{-1}}). The authors' released code
-    uses yet another, ad-hoc width. Cost per round: O(K d m) for the sum, O(d^2) for V.
+    uses another, much narrower width (bonus="code" below). Cost per round: O(K d m) for the sum, O(d^2) for V.
 
     Where it coincides with LinUCB: with m = 0 and every reward arriving before the next act, the
     statistics are LinUCB's and the index is LinUCB's with sigma doubled: OTFLinUCB(m=0, sigma=s)
