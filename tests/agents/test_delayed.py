@@ -3,6 +3,7 @@ closed form, the no-delay equivalences with LinUCB and LinTS, BaSE's grids and e
 conformance suite, and each against Random on a delayed problem simulated here by hand (rewards fed
 to `observe` late, some never)."""
 
+import copy
 import math
 
 import numpy as np
@@ -113,8 +114,6 @@ def test_otf_lints_code_bonus_follows_the_authors_recursion():
     """bonus="code": the draw's variance factor is sigma_0 + S_t, S_t the window's sum of x^T ((sigma_0 + S) V)^-1 x,
     each term taken just after x entered V with the factor of its round (the authors' deque of m terms, restated
     here); the scores are the code's <a, c theta_hat + sqrt(c) R eps> (c = 1/(sigma_0 + S_t)) divided by c."""
-    import copy
-
     rng = np.random.default_rng(2)
     sigma0, m = 0.5, 2
     agent = OTFLinTS(m=m, sigma=sigma0, lam=sigma0 ** 2, bonus="code", seed=0)
