@@ -87,7 +87,7 @@ class OTFLinUCB(_OnTheFly):
     whose index is (2 f + sum_s ||A_s||_{V^{-1}}) ||a||_{V^{-1}}; we use the per-arm sum
     |a^T V^{-1} A_s|, which the same proof gives before Cauchy-Schwarz and which is never wider (by
     Cauchy-Schwarz |a^T V^{-1} A_s| <= ||a||_{V^{-1}} ||A_s||_{V^{-1}}). The authors' released code
-    uses yet another, ad-hoc width. Cost per round: O(K d m) for the sum, O(d^2) for V.
+    uses another, much narrower width (bonus="code" below). Cost per round: O(K d m) for the sum, O(d^2) for V.
 
     Where it coincides with LinUCB: with m = 0 and every reward arriving before the next act, the
     statistics are LinUCB's and the index is LinUCB's with sigma doubled: OTFLinUCB(m=0, sigma=s)
@@ -100,6 +100,18 @@ class OTFLinUCB(_OnTheFly):
     censoring window (`--window`); rewards older than m that still arrive are added all the same
     (the agent cannot tell a reward's round from its features), which only removes bias.
 
+    bonus="code" is the index of the authors' released code (`PolicyDeLinUCB`, as copied into
+    MarcoGigli/bootstrap-conversions, linear_delayed/de_lin_ucb.py; docs/delayed_agents.md compares
+    the two line by line), which their experiments ran:
+
+        A_t = argmax_a <a, theta_hat^W_t> + alpha (sqrt(beta_t + lam) + sum_{s=t-m}^{t-1} ||A_s||^2_{V_s^{-1}}) ||a||^2_{V_t^{-1}},
+
+    beta_t = 2 log(1/delta) + d log(1 + (t - 1)/(lam d)) with t - 1 the actions taken: one radius, not
+    two; the arm's squared norm ||a||^2_{V^{-1}} = a^T V^{-1} a where the theorem has its norm; and the
+    window's squared norms taken with V_s, the design matrix when A_s was chosen. sigma and S play no
+    part in it (the code has neither). With bonus="code" the bonus shrinks like 1/t rather than
+    1/sqrt(t): far less exploration than the theorem's, and no per-arm sum over the window.
+
     Args:
         m: window: rewards more than m rounds old never arrive (0: every reward arrives before the next act).
         lam: ridge regulariser lambda.
@@ -107,25 +119,32 @@ class OTFLinUCB(_OnTheFly):
         S: bound on ||theta||.
         delta: confidence level, or None for delta_t = t^{-3}.
         alpha: width multiplier (1 = theory).
+        bonus: "theorem" (the index above, from Theorem 1) or "code" (the authors' released code's).
     """
 
     params = {"m": Int(ge=0), "lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0),
-              "delta": (Real(gt=0, lt=1), None), "alpha": Real(ge=0)}
+              "delta": (Real(gt=0, lt=1), None), "alpha": Real(ge=0), "bonus": Options("theorem", "code")}
     search_space = {"alpha": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100), "m": IntLogUniform(10, 1000)}
     index_policy = True
     row_state = ("W_",)
 
     def __init__(self, *, m: int = 100, lam: float = 1.0, sigma: float = 1.0, S: float = 1.0,
-                 delta: float | None = None, alpha: float = 1.0, seed=None, dim: int | None = None):
+                 delta: float | None = None, alpha: float = 1.0, bonus: str = "theorem", seed=None,
+                 dim: int | None = None):
         self.m, self.lam, self.sigma, self.S, self.delta, self.alpha = m, lam, sigma, S, delta, alpha
+        self.bonus = bonus
         super().__init__(seed=seed, dim=dim)
 
     def _init_state(self, n, d):
         _ridge_init(self, n, d, self.lam)     # W_ = [V^{-1} | theta_hat]
         self.logdet_ = np.zeros((n, 1))       # log(det V_t / lam^d)
+        if self.bonus == "code":
+            self.bias_ = np.zeros((n, self.m))   # ||A_s||^2_{V_s^{-1}} of the last m actions, a ring buffer
         self._set_width()
 
     def _act_update(self, x):
+        if self.bonus == "code" and self.m > 0:    # V_s^{-1}: before x enters V
+            self.bias_[:, self.rounds_ % self.m] = np.einsum("nd,nd->n", (self.W_[:, :, :-1] @ x[:, :, None])[:, :, 0], x)
         growth = rls_update_(self.W_, x)      # V += x x^T with target 0: theta_hat = V^{-1} b for the new V
         self.logdet_ += np.log(growth[:, 0])
         self._set_width(self.rounds_ + 2)
@@ -134,13 +153,20 @@ class OTFLinUCB(_OnTheFly):
         self.W_[:, :, -1] += (self.W_[:, :, :-1] @ x[:, :, None])[:, :, 0] * y[:, None]   # + V^{-1} x y
 
     def _set_width(self, t: int = 1) -> None:
-        """alpha (2 f_t + sqrt(lam) S) for the coming round t, (N, 1)."""
+        """alpha (2 f_t + sqrt(lam) S) for the coming round t, (N, 1); with bonus="code"
+        alpha (sqrt(beta_t + lam) + the window's sum of ||A_s||^2_{V_s^{-1}})."""
         log_inv_delta = 3.0 * math.log(t) if self.delta is None else -math.log(self.delta)
         a = self.alpha
+        if self.bonus == "code":
+            beta = 2.0 * log_inv_delta + self.d_ * math.log1p((t - 1) / (self.lam * self.d_))
+            self.width_ = a * (math.sqrt(beta + self.lam) + self.bias_.sum(axis=1, keepdims=True))
+            return
         self.width_ = a * (2.0 * self.sigma) * np.sqrt(self.logdet_ + 2.0 * log_inv_delta) + a * math.sqrt(self.lam) * self.S
 
     def _scores(self, X):
         XW = X @ self.W_                                               # [a^T V^{-1} | <a, theta_hat>]
+        if self.bonus == "code":                                       # the squared norm, no window sum
+            return XW[:, :, -1] + self.width_ * np.einsum("nkd,nkd->nk", XW[:, :, :-1], X)
         norm = np.sqrt(np.einsum("nkd,nkd->nk", XW[:, :, :-1], X))     # ||a||_{V^{-1}}
         scores = XW[:, :, -1] + self.width_ * norm
         if self.m > 0:                                                 # sum_s |a^T V^{-1} A_s| over the window
@@ -168,29 +194,46 @@ class OTFLinTS(_OnTheFly):
     at m = 100, T = 1,000, 3 seeds); the authors' released code rescales V by (sigma_0 + sum of
     ||A_s||^2_{V^{-1}}). Cost per round: O(K d m + (K + m) d^2).
 
+    bonus="code" is the authors' released code's draw (`PolicyDeLinTS`, MarcoGigli/bootstrap-conversions,
+    linear_delayed/de_lin_ts.py), which their experiments ran: no in-flight term, and the posterior
+    covariance ((sigma_0 + S_t) V_t)^{-1} with sigma_0 = sigma, S_t the window's sum of the last m
+    actions' x^T ((sigma_0 + S) V)^{-1} x, each taken just after x entered V with the scale of its
+    round. The code scales theta_hat by 1/(sigma_0 + S_t) as well, which changes no argmax, so this
+    draws theta~ = theta_hat^W + v sqrt(sigma + S_t) R eps and plays argmax_a <a, theta~>. The code's
+    prior V_0 = sigma_0^2 I is lam = sigma^2 here (set it; lam stays a parameter of its own).
+
     Args:
         m: window: rewards more than m rounds old never arrive (0: no widening).
         lam: ridge regulariser lambda = sigma^2 / prior variance.
-        sigma: noise standard deviation.
+        sigma: noise standard deviation (with bonus="code", the code's sigma_0).
         v: posterior scale multiplier.
+        bonus: "theorem" (the in-flight term above) or "code" (the authors' released code's draw).
     """
 
-    params = {"m": Int(ge=0), "lam": Real(gt=0), "sigma": Real(gt=0), "v": Real(ge=0)}
+    params = {"m": Int(ge=0), "lam": Real(gt=0), "sigma": Real(gt=0), "v": Real(ge=0),
+              "bonus": Options("theorem", "code")}
     row_state = ("R_", "theta_")
     search_space = {"v": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100), "m": IntLogUniform(10, 1000)}
 
     def __init__(self, *, m: int = 100, lam: float = 1.0, sigma: float = 1.0, v: float = 1.0,
-                 seed=None, dim: int | None = None):
-        self.m, self.lam, self.sigma, self.v = m, lam, sigma, v
+                 bonus: str = "theorem", seed=None, dim: int | None = None):
+        self.m, self.lam, self.sigma, self.v, self.bonus = m, lam, sigma, v, bonus
         super().__init__(seed=seed, dim=dim)
 
     def _init_state(self, n, d):
         self.R_ = np.tile(np.eye(d) / math.sqrt(self.lam), (n, 1, 1))   # R R^T = V^{-1}
         self.theta_ = np.zeros((n, d))                                   # V^{-1} b
+        if self.bonus == "code":
+            self.bias_ = np.zeros((n, self.m))                # x^T ((sigma + S) V)^{-1} x of the last m actions
+            self.scale_ = np.full((n, 1), float(self.sigma))  # sigma + S_t, the draw's variance factor
 
     def _act_update(self, x):
         k = potter_update_(self.R_, x)                                   # k = V_new^{-1} x
         self.theta_ -= k * (x * self.theta_).sum(axis=1)[:, None]        # V_new^{-1} b, b unchanged
+        if self.bonus == "code":
+            self.scale_ = self.sigma + self.bias_.sum(axis=1, keepdims=True)
+            if self.m > 0:
+                self.bias_[:, self.rounds_ % self.m] = (x * k).sum(axis=1) / self.scale_[:, 0]
 
     def _update(self, x, y):
         self.theta_ += (self.R_ @ (x[:, None, :] @ self.R_).swapaxes(1, 2))[:, :, 0] * y[:, None]   # + V^{-1} x y
@@ -201,6 +244,9 @@ class OTFLinTS(_OnTheFly):
 
     def _scores(self, X):
         eps = self.rng_.standard_normal((self.n_, self.d_, 1))
+        if self.bonus == "code":
+            theta = self.theta_ + self.v * np.sqrt(self.scale_) * (self.R_ @ eps)[:, :, 0]
+            return (X @ theta[:, :, None])[:, :, 0]
         theta = self.theta_ + self.v * self.sigma * (self.R_ @ eps)[:, :, 0]
         scores = (X @ theta[:, :, None])[:, :, 0]
         return scores + self._in_flight(X) if self.m > 0 else scores

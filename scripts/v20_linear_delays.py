@@ -27,6 +27,7 @@ agent has sigma = 1/2 (a click is 1/2-sub-Gaussian). "no delay" is every reward 
     python scripts/v20_linear_delays.py                   # T = 5,000, 10 seeds, the linear link
     python scripts/v20_linear_delays.py --link logistic   # the logistic link
     python scripts/v20_linear_delays.py --no-widening     # OTF agents with m = 0: what the widening costs
+    python scripts/v20_linear_delays.py --authors-code    # OTF agents as the authors' released code runs them
     python scripts/v20_linear_delays.py --quick           # smoke run
 """
 
@@ -81,11 +82,20 @@ for env_id, entry_point, _ in ENVS.values():
         gym.register(env_id, entry_point=entry_point, max_episode_steps=5000)
 
 
-def agents(setting: str, widen: bool = True):
+# The OTF agents' index as the authors' released code computes it (bonus="code", docs/delayed_agents.md),
+# with the only constants a published run of that code gives (MarcoGigli/bootstrap-conversions,
+# random_theta_simulation.py): alpha = 1, delta = 0.1, lambda = 1; sigma_0 = 0.5 (prior sigma_0^2 I).
+AUTHORS_CODE = {"OTFLinUCB": {"bonus": "code", "alpha": 1.0, "delta": 0.1, "lam": 1.0},
+                "OTFLinTS": {"bonus": "code", "lam": 0.25}}
+
+
+def agents(setting: str, widen: bool = True, authors_code: bool = False):
     """The four agents under `setting`; widen=False gives the OTF agents m = 0 (no in-flight term,
-    the feedback's window unchanged): a diagnostic of what the widening costs."""
+    the feedback's window unchanged): a diagnostic of what the widening costs; authors_code=True the
+    OTF agents of the authors' released code (`AUTHORS_CODE`)."""
     m = SETTINGS[setting][1] if widen else 0
-    return [A(name, name, sigma=0.5, **({"m": m} if name.startswith("OTF") else {})) for name in NAMES]
+    otf = {name: {"m": m, **(AUTHORS_CODE[name] if authors_code else {})} for name in AUTHORS_CODE}
+    return [A(name, name, sigma=0.5, **otf.get(name, {})) for name in NAMES]
 
 
 def feedback(mean: int | None, m: int):
@@ -97,17 +107,20 @@ def main(argv=None):
     link = ("--link", {"choices": sorted(ENVS), "default": "linear",
                        "help": "P(click) = x^T theta (default, the paper's) or mu(x^T theta)"})
     no_widening = ("--no-widening", {"action": "store_true", "help": "OTF agents with m = 0: no in-flight widening"})
-    args = parse(__doc__, horizon=5000, seeds=10, quick_horizon=200, argv=argv, options=[link, no_widening])
+    authors_code = ("--authors-code", {"action": "store_true",
+                                       "help": "OTF agents with the index of the authors' released code (bonus='code')"})
+    args = parse(__doc__, horizon=5000, seeds=10, quick_horizon=200, argv=argv, options=[link, no_widening, authors_code])
     clock = Clock()
     env_id, _, kwargs = ENVS[args.link]
     env = E(env_id, dim=5, num_arms=10, **kwargs)
-    table = sweep(args, "v20_linear_delays", [env], lambda setting: agents(setting, not args.no_widening),
+    table = sweep(args, "v20_linear_delays", [env], lambda setting: agents(setting, not args.no_widening, args.authors_code),
                   {s: feedback(*v) for s, v in SETTINGS.items()}, imports=[str(Path(__file__).resolve())])
     res = final(table).set_index(["x", "agent"])
     rows = ["| feedback | " + " | ".join(NAMES) + " |", "|---|" + "---|" * len(NAMES)]
     for setting in SETTINGS:
         rows.append(f"| {setting} | " + " | ".join(cell(*res.loc[(setting, n), ["mean", "sem"]]) for n in NAMES) + " |")
-    variant = f"{args.link} link" + (", OTF agents without widening" if args.no_widening else "")
+    variant = (f"{args.link} link" + (", OTF agents without widening" if args.no_widening else "")
+               + (", OTF agents of the authors' code" if args.authors_code else ""))
     report(args, "v20_linear_delays", f"Vernade et al. 2020: final regret under delayed, censored conversions ({variant})",
            "\n".join(rows), clock)
 

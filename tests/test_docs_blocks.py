@@ -116,6 +116,7 @@ SKIP = {
     "python scripts/c11_table1.py": "482 s on 2 loaded cores (214 CPU-s)",
     "python scripts/v20_linear_delays.py": "377 s on 2 loaded cores (196 CPU-s)",
     "python scripts/v20_linear_delays.py --no-widening": "295 s on 2 loaded cores (191 CPU-s)",
+    "python scripts/v20_linear_delays.py --authors-code": "289 s on 2 loaded cores (163 CPU-s)",
     "python scripts/v20_linear_delays.py --link logistic": "844 s on 2 loaded cores (299 CPU-s)",
     "python scripts/delay_regret.py": "363 s on 2 loaded cores (80 CPU-s)",
     "python scripts/batches.py --figures docs/figures": "1,078 s on 2 loaded cores (444 CPU-s)",

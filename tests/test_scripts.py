@@ -318,6 +318,20 @@ def test_v20_linear_env_clicks_with_probability_x_theta(tmp_path, monkeypatch):
     assert "(logistic link)" in (tmp_path / "v20_linear_delays.md").read_text()
 
 
+def test_v20_authors_code_gives_only_the_otf_agents_the_code_bonus(monkeypatch):
+    """--authors-code: the OTF agents take bonus="code" with the published run's constants and the window m;
+    the baselines' specs are those of the default run (their results repeat it)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import v20_linear_delays as v20
+
+    default, code = v20.agents("geometric:100, m=500"), v20.agents("geometric:100, m=500", authors_code=True)
+    assert [a.kwargs for a in code if not a.name.startswith("OTF")] == [a.kwargs for a in default
+                                                                          if not a.name.startswith("OTF")]
+    otf = {a.name: a.kwargs for a in code if a.name.startswith("OTF")}
+    assert otf["OTFLinUCB"] == {"sigma": 0.5, "m": 500, "bonus": "code", "alpha": 1.0, "delta": 0.1, "lam": 1.0}
+    assert otf["OTFLinTS"] == {"sigma": 0.5, "m": 500, "bonus": "code", "lam": 0.25}
+
+
 def test_delayed_reproduction_bad_seeds_is_one_line(tmp_path, monkeypatch, capsys):
     assert script_main("delay_regret", ["--seeds", "5:5", "--out", str(tmp_path)], monkeypatch) == 2
     err = capsys.readouterr().err

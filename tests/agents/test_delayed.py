@@ -3,6 +3,7 @@ closed form, the no-delay equivalences with LinUCB and LinTS, BaSE's grids and e
 conformance suite, and each against Random on a delayed problem simulated here by hand (rewards fed
 to `observe` late, some never)."""
 
+import copy
 import math
 
 import numpy as np
@@ -88,6 +89,47 @@ def test_otf_lints_in_flight_term_and_greedy_limit():
     want = arms @ (V_inv @ xs[0]) + np.abs(arms @ V_inv @ xs[-3:].T).sum(axis=1)
     np.testing.assert_allclose(agent._scores(arms[None])[0], want, atol=1e-12)
     assert agent.act(arms) == int(np.argmax(want))
+
+
+def test_otf_linucb_code_bonus_by_hand():
+    """bonus="code", the authors' released index: x_1 = (1, 0), x_2 = (0, 1) played, x_1's reward 1 arrived:
+    V = 2 I, theta_hat = (0.5, 0); the window holds ||x_1||^2_{V_0^-1} = 1 and ||x_2||^2_{V_1^-1} = 1 (V_1 =
+    diag(2, 1)), beta = 2 log(1/delta) + d log(1 + 2/(lam d)), and the index is
+    <a, theta_hat> + (sqrt(beta + lam) + 2) a^T V^-1 a (the squared norm). A third act, (0, 1) with
+    ||.||^2_{V_2^-1} = 1/2, pushes x_1's 1 out of the window of m = 2."""
+    agent = OTFLinUCB(m=2, delta=0.1, sigma=7.0, S=9.0, bonus="code", seed=0)   # sigma and S play no part
+    agent.act(fixed([1, 0]))
+    agent.act(fixed([0, 1]))
+    agent.observe(fixed([1, 0]), 0, 1.0)
+    width = math.sqrt(2 * math.log(10) + 2 * math.log(2) + 1) + 2
+    arms = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, -2.0]])
+    want = [0.5 + width * 1.0, 0.5 + width * 0.5, 0.0 + width * 2.0]
+    np.testing.assert_allclose(agent._scores(arms[None]), [want], atol=1e-12)
+    agent.act(fixed([0, 1]))
+    beta3 = 2 * math.log(10) + 2 * math.log(1 + 3 / 2)
+    assert agent.width_[0, 0] == pytest.approx(math.sqrt(beta3 + 1) + 0.5 + 1.0, abs=1e-12)
+
+
+def test_otf_lints_code_bonus_follows_the_authors_recursion():
+    """bonus="code": the draw's variance factor is sigma_0 + S_t, S_t the window's sum of x^T ((sigma_0 + S) V)^-1 x,
+    each term taken just after x entered V with the factor of its round (the authors' deque of m terms, restated
+    here); the scores are the code's <a, c theta_hat + sqrt(c) R eps> (c = 1/(sigma_0 + S_t)) divided by c."""
+    rng = np.random.default_rng(2)
+    sigma0, m = 0.5, 2
+    agent = OTFLinTS(m=m, sigma=sigma0, lam=sigma0 ** 2, bonus="code", seed=0)
+    cov, window, factor = sigma0 ** 2 * np.eye(D), [], sigma0
+    for x in rng.uniform(0, 1, size=(6, D)):
+        agent.act(fixed(x))
+        cov += np.outer(x, x)
+        factor = sigma0 + sum(window)                          # the sum before this round's term enters
+        window = (window + [x @ np.linalg.inv(factor * cov) @ x])[-m:]
+        assert agent.scale_[0, 0] == pytest.approx(factor, rel=1e-12)
+    agent.observe(fixed(x), 0, 1.0)
+    arms = rng.uniform(0, 1, size=(K, D))
+    eps = copy.deepcopy(agent.rng_).standard_normal((1, D, 1))[0, :, 0]
+    c = 1 / factor
+    code = arms @ (c * np.linalg.solve(cov, x) + math.sqrt(c) * agent.R_[0] @ eps)
+    np.testing.assert_allclose(agent._scores(arms[None])[0] * c, code, atol=1e-12)
 
 
 def linear_rounds(seed, rounds, k=10, d=5):
@@ -201,8 +243,10 @@ def test_base_refuses_a_changing_arm_count():
 @pytest.mark.parametrize("factory, rounds", [
     (lambda **kw: agents.make("OTFLinUCB", m=5, **kw), 30),
     (lambda **kw: agents.make("OTFLinTS", m=5, **kw), 30),
+    (lambda **kw: agents.make("OTFLinUCB", m=5, bonus="code", **kw), 30),
+    (lambda **kw: agents.make("OTFLinTS", m=5, bonus="code", **kw), 30),
     (lambda **kw: agents.make("BaSE", horizon=40, M=4, grid="geometric", gamma=0.1, **kw), 60),
-], ids=["OTFLinUCB-m5", "OTFLinTS-m5", "BaSE-4-batches"])
+], ids=["OTFLinUCB-m5", "OTFLinTS-m5", "OTFLinUCB-code", "OTFLinTS-code", "BaSE-4-batches"])
 def test_conformance_past_the_window_and_the_grid(factory, rounds):
     """The suite again (test_checks.py runs the registered defaults) with a window that fills and a grid
     whose batches, eliminations and commitment all happen within the checks' rounds."""
