@@ -320,3 +320,48 @@ def test_the_shipped_tuned_configurations_are_the_codes_study_of_the_suite():
     final = {a: run(EnvSpec("CtxBandit/Linear-v0"), AgentSpec(a, c), seeds=seeds, horizon=2000, log_every=20)
              .groupby("seed")["cum_regret"].last().mean() for a, c in ((name, entry["config"]), ("Random", {}))}
     assert final[name] / final["Random"] == min(entry["candidates"], key=lambda c: c["objective"])["cells"]["s0-linear"]
+
+
+# --- the tuned track's references ----------------------------------------------------------------
+
+def test_tuned_references_pin_the_file_and_are_the_tuned_zoo_of_a_tuned_folder(folder, capsys):
+    """`bench regen --tuned FILE` packs each agent played with its configuration of FILE, the
+    manifest pins the budget, the tune seeds and FILE's SHA-256; a tuned folder's report takes them
+    as a zoo labelled "tuned (budget B)"; references of another budget or of the report track's
+    reference file are refused; a run whose configuration is not the file's is never packed."""
+    from gym_ctxbandits.bench import references, suite
+
+    assert study() == 0
+    assert main(["bench", "regen", "--suite", "tiny.toml", "--tuned", "study/tuned.json", "--agents",
+                 "Random,LinUCB", "--dest", "refs", "--quiet"]) == 0
+    tuned = json.loads(Path("study/tuned.json").read_text())
+    s = suite.load("tiny.toml")
+    manifest = references.read(Path("refs"), s, track="tuned")
+    assert manifest["track"] == "tuned" and manifest["budget"] == 3 and manifest["tune_seeds"] == TUNE_SEEDS
+    assert manifest["tuned_file"]["sha256"] == references.sha256(Path("study/tuned.json"))
+    assert manifest["agents"]["LinUCB"]["config"] == tuned["agents"]["LinUCB"]["config"]
+    assert manifest["agents"]["Random"]["config"] == {}
+    table = references.table(Path("refs"), manifest, "LinUCB")
+    direct = run(EnvSpec("CtxBandit/Linear-v0"), AgentSpec("LinUCB", tuned["agents"]["LinUCB"]["config"]),
+                 seeds=REPORT_SEEDS, horizon=60)
+    np.testing.assert_array_equal(table[table["cell"] == "s0-linear"].groupby("seed")["cum_regret"].last(),
+                                  direct.groupby("seed")["cum_regret"].last())
+    with pytest.raises(references.ReferenceMismatch, match="not of this suite's report track"):
+        references.read(Path("refs"), s)
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "epsilon-greedy", "--tuned", "study/tuned.json",
+                 "--out", "card", "--quiet"]) == 0
+    assert main(["bench", "report", "--out", "card", "--references", "refs"]) == 0
+    card = json.loads(Path("card/scorecard.json").read_text())
+    assert card["references"] == {"folder": "refs", "agents": ["LinUCB"], "budget": 3}
+    assert card["tracks"] == {"Random": "defaults", "epsilon-greedy": "tuned (budget 3)", "LinUCB": "tuned (budget 3)"}
+    # a tuned run of another budget is not reported beside them
+    assert study(budget=2, out="study2") == 0
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "study2/tuned.json",
+                 "--out", "card2", "--quiet"]) == 0
+    capsys.readouterr()
+    one_line_error(["bench", "report", "--out", "card2", "--references", "refs"], capsys, "budget 3", "budget 2")
+    # a run of another file's configurations is refused by the pack
+    tuned["agents"]["epsilon-greedy"]["config"] = {"lam": 1.0, "epsilon": 0.2}
+    Path("other.json").write_text(json.dumps(tuned))
+    with pytest.raises(references.ReferenceMismatch, match="not its configuration in other.json"):
+        references.pack(Path("card"), s, ["epsilon-greedy"], Path("refs"), tuned_file=Path("other.json"))

@@ -4,8 +4,10 @@ Every agent of the suite's references is scored as `bench report` scores it (rep
 the per-seed scores over the cells with its stratified bootstrap interval, per tag and overall, and
 wins, ties and losses by the paired signed-rank test against every other agent), and the table is
 ranked by the overall IQM. docs/benchmark.md shows it between `<!-- leaderboard:begin -->` and
-`<!-- leaderboard:end -->`, written by `python scripts/make_tables.py`; a test keeps the two equal,
-so a reference rebuilt or added moves the page with it.
+`<!-- leaderboard:end -->` (the defaults track), and the tuned track's between `<!--
+leaderboard-tuned:begin -->` and `<!-- leaderboard-tuned:end -->`, written by `python
+scripts/make_tables.py`; a test keeps them equal, so a reference rebuilt or added moves the page
+with it.
 """
 
 from __future__ import annotations
@@ -22,20 +24,21 @@ from gym_ctxbandits.bench.suite import Suite
 BEGIN, END = "<!-- leaderboard:begin -->", "<!-- leaderboard:end -->"
 
 
-def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES) -> dict:
+def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES, track: str = "report") -> dict:
     """The scorecard (report.py's dict) of every agent of the references in `where` (default: the
-    package's of `suite`), Random the baseline they are normalised by."""
-    where = refs.folder(suite) if where is None else Path(where)
-    shipped = refs.read(where, suite)
+    package's of `suite` and `track`, "report" or "tuned"), Random the baseline they are normalised by."""
+    where = refs.folder(suite, track) if where is None else Path(where)
+    shipped = refs.read(where, suite, track=track)
     if BASELINE not in shipped["agents"]:
         raise refs.ReferenceMismatch(f"the references in {where} lack {BASELINE}, which every score is normalised by")
     tables = {}
     for agent in shipped["agents"]:
         table = refs.table(where, shipped, agent)
         tables[agent] = {c.id: table[table["cell"] == c.id] for c in suite.cells}
-    manifest = {"suite": suite.name, "version": suite.version, "track": "report"}
-    summary = {"folder": f"package: references/{suite.key}" if where == refs.folder(suite) else str(where),
-               "agents": sorted(a for a in shipped["agents"] if a != BASELINE)}
+    manifest = {"suite": suite.name, "version": suite.version, "track": track}
+    summary = {"folder": f"package: references/{where.name}" if where == refs.folder(suite, track) else str(where),
+               "agents": sorted(a for a in shipped["agents"] if a != BASELINE),
+               **({"budget": shipped["budget"]} if track == "tuned" else {})}
     return report._card(manifest, [BASELINE], tables, summary, report.ALPHA, resamples)
 
 

@@ -9,6 +9,12 @@ horizon) and says, per agent, the file's SHA-256 and size, the package and libra
 machine, and the wall and CPU seconds of each cell. `bench report` takes these agents as the zoo
 beside a folder's own (same seeds, hence the same env draws: paired), and `bench regen` rebuilds
 them; one file per agent, so the zoo can be built and committed in slices.
+
+The tuned track's references (`references/<suite key>-tuned/`, `bench regen --tuned shipped`)
+are the same rows of each agent played with its configuration of the package's tuned file
+(tune.py); their manifest adds the budget, the tune seeds, the SHA-256 of the tuned file the
+configurations come from and each agent's configuration, so a tuned file and its references move
+together.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gym_ctxbandits.bench import tune
 from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
 from gym_ctxbandits.bench.suite import Suite
 from gym_ctxbandits.experiment import is_replay
@@ -68,7 +75,7 @@ def folder(suite: Suite, track: str = "report") -> Path:
 
 
 def _head(suite: Suite, track: str) -> dict:
-    """What a manifest pins: the suite, its track (a named one only), report seeds and cells."""
+    """What a manifest pins: the suite, its track (a named one or "tuned" only), report seeds and cells."""
     cells, seeds = suite.track(track)
     return {"suite": suite.key, **({"track": track} if track != "report" else {}), "seeds": list(seeds),
             "cells": {c.id: cell_spec(c) for c in cells}}
@@ -120,6 +127,12 @@ def versions() -> dict:
     return found
 
 
+def track_of(where: Path) -> str:
+    """The track the references in `where` say they are of ("report" when their manifest names none)."""
+    path = Path(where) / MANIFEST
+    return (json.loads(path.read_text()).get("track") if path.exists() else None) or "report"
+
+
 def read(where: Path, suite: Suite, verify: bool = True, track: str = "report") -> dict:
     """The manifest of the references in `where`, checked to be `suite`'s `track` (same suite
     key, track, report seeds and cell definitions) and every file against its SHA-256; a
@@ -149,9 +162,12 @@ def table(where: Path, manifest: dict, agent: str):
     return pd.read_parquet(Path(where) / manifest["agents"][agent]["file"])
 
 
-def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess") -> dict:
+def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess",
+         tuned_file: Path | None = None) -> dict:
     """Write the reference file of each of `agents` from `work` (a `bench run` folder of `suite`'s
-    report track or of a named track) into `dest`, and record it in dest's manifest; return the manifest."""
+    report track, its tuned track or a named track) into `dest`, and record it in dest's manifest;
+    return the manifest. A tuned run's configurations must be those of `tuned_file` (default: the
+    package's tuned file of the suite), whose SHA-256 the manifest records."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -161,12 +177,13 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
     work, dest = Path(work), Path(dest)
     run = read_manifest(work)
     track = run["track"]
-    if track in ("quick", "tuned") or run["suite"] != suite.name or run["version"] != suite.version:
-        raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track or of a named track")
+    if track == "quick" or run["suite"] != suite.name or run["version"] != suite.version:
+        raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track, its tuned track or a named track")
     cells = suite.track(track)[0]
     dest.mkdir(parents=True, exist_ok=True)
     manifest = (read(dest, suite, verify=False, track=track) if (dest / MANIFEST).exists()
                 else {**_head(suite, track), "agents": {}})
+    configs = _tuned(run, manifest, agents, tuned_file or tune.shipped(suite)) if track == "tuned" else {}
     manifest["checkpoints"] = (f"logged rounds at {CHECKPOINTS} log-spaced and {CHECKPOINTS // 2} evenly spaced "
                               "positions per run, the last included")
     for agent in agents:
@@ -191,7 +208,7 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
         manifest["agents"][agent] = {
             "file": path.name, "sha256": sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
             "versions": versions(), "machine": machine(), "backend": backend,
-            "created": time.strftime("%Y-%m-%d", time.gmtime()),
+            "created": time.strftime("%Y-%m-%d", time.gmtime()), **configs.get(agent, {}),
             "wall_seconds": {c.id: run["wall_seconds"][agent][c.id] for c in cells},
             "cpu_seconds": {c.id: run.get("cpu_seconds", {}).get(agent, {}).get(c.id) for c in cells}}
     manifest["agents"] = dict(sorted(manifest["agents"].items()))
@@ -200,11 +217,15 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
 
 
 def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None = None, work: Path | None = None,
-          progress=print, track: str = "report", **run_options) -> dict:
-    """Run `agents` (default: those already in `dest`) on `suite`'s `track` (the report track or a
-    named one) and write their reference files into `dest` (default: the package's folder of the
-    suite's track). `work` keeps the runs (resumable; default a temporary folder, removed after);
-    `run_options` go to run_suite."""
+          progress=print, track: str = "report", tuned_file: Path | None = None, **run_options) -> dict:
+    """Run `agents` (default: those already in `dest`) on `suite`'s `track` (the report track, a
+    named one, or "tuned": each agent's configuration of `tuned_file`, default the package's) and
+    write their reference files into `dest` (default: the package's folder of the suite's track).
+    `work` keeps the runs (resumable; default a temporary folder, removed after); `run_options` go
+    to run_suite."""
+    if track == "tuned":
+        tuned_file = Path(tuned_file or tune.shipped(suite))
+        run_options["tuned"] = tune.read(tuned_file)
     dest = Path(dest) if dest is not None else folder(suite, track)
     if agents is None:
         agents = list(read(dest, suite, verify=False, track=track)["agents"]) if (dest / MANIFEST).exists() else []
@@ -214,22 +235,48 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
     work = Path(tempfile.mkdtemp(prefix="bench-regen-")) if scratch else Path(work)
     try:
         run_suite(suite, [a for a in agents if a != BASELINE], work, progress=progress,
-                  track=None if track == "report" else track, **run_options)
-        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"))
+                  track=None if track in ("report", "tuned") else track, **run_options)
+        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"), tuned_file)
     finally:
         if scratch:
             shutil.rmtree(work, ignore_errors=True)
     return manifest
 
 
+def _tuned(run: dict, manifest: dict, agents: Sequence[str], tuned_file: Path) -> dict[str, dict]:
+    """Pin a tuned run's budget, tune seeds and tuned file (its SHA-256) in the references'
+    `manifest`, refusing a run whose configurations are not the file's; each agent's configuration."""
+    record = tune.read(tuned_file)
+    pinned = {"budget": record["budget"], "tune_seeds": record["tune_seeds"]}
+    if (run["budget"], run["tuned"]["tune_seeds"]) != (record["budget"], record["tune_seeds"]) or \
+            any(manifest.get(k, v) != v for k, v in pinned.items()):
+        raise ReferenceMismatch(f"the tuned run, the tuned file {tuned_file} and the references' manifest must share "
+                                "one budget and the tune seeds: regenerate with `ctxbandits bench regen --tuned FILE`")
+    configs = {}
+    for agent in agents:
+        config = run["tuned"]["configs"].get(agent, {})          # Random: its defaults
+        if agent != BASELINE and record["agents"].get(agent, {}).get("config") != config:
+            raise ReferenceMismatch(f"{agent} was run with {config}, which is not its configuration in {tuned_file}: "
+                                    "regenerate with `ctxbandits bench regen --tuned FILE`")
+        configs[agent] = {"config": config}
+    manifest.update(pinned, tuned_file={"file": Path(tuned_file).name, "sha256": sha256(tuned_file)})
+    return configs
+
+
 def absent(manifest: dict) -> dict[str, str]:
     """The package's registered agents without a reference file in `manifest`, each with the reason
-    (WHY_ABSENT of the manifest's suite; the neural agents' is NEURAL); "not built yet" otherwise."""
+    (WHY_ABSENT of the manifest's suite; the neural agents' is NEURAL; on the tuned track, why the
+    agent has no tuned configuration, tune.untuned); "not built yet" otherwise."""
     import agents                      # registers the zoo
+    from gym_ctxbandits.bench.suite import load
 
-    why = WHY_ABSENT.get(manifest["suite"], {})
-    return {name: why.get(name) or (NEURAL if entry.__module__.startswith("agents.neural") else "not built yet")
-            for name, entry in agents.REGISTRY.items()
+    if manifest.get("track") == "tuned":
+        why = {**dict.fromkeys(tune.NO_SPACE, "no search space (docs/benchmark.md, Tuning)"),
+               **tune.untuned(load(manifest["suite"]))}
+    else:
+        why = {**WHY_ABSENT.get(manifest["suite"], {}),
+               **{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")}}
+    return {name: why.get(name) or "not built yet" for name, entry in agents.REGISTRY.items()
             if entry.__module__.startswith("agents.") and name not in manifest["agents"]}
 
 
