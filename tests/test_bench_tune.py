@@ -365,3 +365,57 @@ def test_tuned_references_pin_the_file_and_are_the_tuned_zoo_of_a_tuned_folder(f
     Path("other.json").write_text(json.dumps(tuned))
     with pytest.raises(references.ReferenceMismatch, match="not its configuration in other.json"):
         references.pack(Path("card"), s, ["epsilon-greedy"], Path("refs"), tuned_file=Path("other.json"))
+
+
+def test_the_shipped_tuned_references_reproduce_exactly_and_match_the_tuned_file(tmp_path):
+    """The package's tuned-track references are of the shipped tuned file (its SHA-256, budget,
+    tune seeds, each agent's configuration), hold every tuned agent and Random, and two cheap cells
+    of LinUCB's tuned configuration on three report seeds give the shipped rows bit for bit."""
+    from gym_ctxbandits.bench import references, suite
+
+    shipped = suite.load()
+    where = references.folder(shipped, "tuned")
+    manifest = references.read(where, shipped, track="tuned")              # every file's SHA-256 checked
+    record = tune.read(tune.shipped(shipped))
+    assert manifest["tuned_file"] == {"file": tune.shipped(shipped).name, "sha256": references.sha256(tune.shipped(shipped))}
+    assert (manifest["budget"], manifest["tune_seeds"]) == (record["budget"], record["tune_seeds"])
+    assert set(manifest["agents"]) == {"Random", *record["agents"]}, \
+        "a tuned agent without tuned references: `ctxbandits bench regen --tuned shipped --agents NAME`"
+    assert all(manifest["agents"][a]["config"] == record["agents"][a]["config"] for a in record["agents"])
+    cells = {c.id: c for c in shipped.cells}
+    table = references.table(where, manifest, "LinUCB")
+    for cell_id in ("s0-linear", "s4-changing-1"):
+        cell = cells[cell_id]
+        run(EnvSpec(cell.env, cell.kwargs), AgentSpec("LinUCB", record["agents"]["LinUCB"]["config"]),
+            seeds=REPORT_SEEDS, horizon=cell.horizon, log_every=cell.log_every, out=tmp_path / cell_id)
+        mine = references.checkpoints(load_results(tmp_path / cell_id)).reset_index(drop=True)
+        theirs = table[(table["cell"] == cell_id) & (table["seed"] < 1003)].reset_index(drop=True)
+        assert len(mine) == len(theirs) > 3 * 10
+        for column in ("seed", "round", "cum_regret"):
+            np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"LinUCB on {cell_id}: {column}")
+
+
+def test_every_agent_has_a_tuned_track_or_a_stated_reason():
+    from gym_ctxbandits.bench import references, suite
+
+    shipped = suite.load()
+    manifest = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
+    missing = references.absent(manifest)
+    assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "NeuralUCB" in missing
+    assert "not built yet" not in missing.values(), \
+        f"a reason for {[a for a, r in missing.items() if r == 'not built yet']} (tune.WHY_UNTUNED)"
+    assert missing["GLM-ES-DT"].startswith("no search space") and "7,200 CPU-s" in missing["GLM-UCB"]
+
+
+def test_the_docs_tables_of_the_tuned_track_are_its_references():
+    from gym_ctxbandits.bench import leaderboard, references, suite
+
+    shipped = suite.load()
+    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
+    board = leaderboard.card(shipped, track="tuned")
+    assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
+    for name, table in (("leaderboard-tuned", leaderboard.markdown(board)),
+                        ("references-tuned", references.markdown_table(
+                            references.read(references.folder(shipped, "tuned"), shipped, track="tuned")))):
+        assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
+            f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
