@@ -365,6 +365,10 @@ def test_tuned_references_pin_the_file_and_are_the_tuned_zoo_of_a_tuned_folder(f
     Path("other.json").write_text(json.dumps(tuned))
     with pytest.raises(references.ReferenceMismatch, match="not its configuration in other.json"):
         references.pack(Path("card"), s, ["epsilon-greedy"], Path("refs"), tuned_file=Path("other.json"))
+    with pytest.raises(references.ReferenceMismatch, match="references of LinUCB are of other configurations"):
+        tuned["agents"]["LinUCB"]["config"] = {"alpha": 2.0, "lam": 1.0}
+        Path("other.json").write_text(json.dumps(tuned))
+        references.pack(Path("card"), s, ["Random"], Path("refs"), tuned_file=Path("other.json"))
 
 
 def test_the_shipped_tuned_references_reproduce_exactly_and_match_the_tuned_file(tmp_path):

@@ -259,6 +259,10 @@ def _tuned(run: dict, manifest: dict, agents: Sequence[str], tuned_file: Path) -
             raise ReferenceMismatch(f"{agent} was run with {config}, which is not its configuration in {tuned_file}: "
                                     "regenerate with `ctxbandits bench regen --tuned FILE`")
         configs[agent] = {"config": config}
+    if stale := [a for a, e in manifest["agents"].items() if a not in agents and a != BASELINE
+                 and record["agents"].get(a, {}).get("config") != e["config"]]:
+        raise ReferenceMismatch(f"the references of {', '.join(stale)} are of other configurations than "
+                                f"{tuned_file}'s: rebuild them too (`ctxbandits bench regen --tuned FILE --agents ...`)")
     manifest.update(pinned, tuned_file={"file": Path(tuned_file).name, "sha256": sha256(tuned_file)})
     return configs
 
