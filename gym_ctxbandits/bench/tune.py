@@ -288,7 +288,8 @@ WHY_UNTUNED = {
         **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1"),
                         "GLM agents too costly to tune: a budget-6 study plays the suite six times on the ten tune "
                         "seeds, and one play costs over 1,200 CPU-s (over 145 a seed by docs/benchmark.md, Cost), "
-                        "so over 7,200 CPU-s an agent; they have no defaults-track references to set beside either"),
+                        "so over 7,200 CPU-s an agent; nor have they references of the report track to set a tuned "
+                        "one beside (the GLM track's are at the defaults)"),
         **dict.fromkeys(("OAM", "OSSB"), "no defaults-track references to compare with (the redrawn arms of 21 cells, "
                         "and CVXPY: references.WHY_ABSENT), so nothing a tuned one would be set beside"),
     },
