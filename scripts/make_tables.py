@@ -6,8 +6,8 @@ from the Gymnasium registry (every `CtxBandit/` id in registration order, T = `m
 and from `gym_ctxbandits.registration.TABLE_ROWS` (paper section and reward model, next to the
 registrations); consecutive ids with the same entry share a row. docs/benchmark.md's tables sit
 between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (BENCH_TABLES: the bakeoff-v1 suite, its
-shipped references, every agent's search space, and the leaderboards of the report track's and
-the GLM track's references). Tests fail
+shipped references of the defaults and tuned tracks, every agent's search space, and the
+leaderboard of each track's references: the report track's, the tuned track's and the GLM track's). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -36,11 +36,14 @@ def bench_tables() -> dict:
     from gym_ctxbandits.bench import leaderboard, references, suite, tune
 
     shipped = suite.load()
+    tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned")
     return {"suite": suite.markdown_table(shipped),
             "references": references.markdown_table(references.read(references.folder(shipped), shipped)),
+            "references-tuned": references.markdown_table(tuned),
             "spaces": tune.markdown_spaces(shipped),
             "leaderboard": leaderboard.markdown(leaderboard.card(shipped)),
-            "leaderboard-glm": leaderboard.markdown(leaderboard.card(shipped, track="glm"))}
+            "leaderboard-glm": leaderboard.markdown(leaderboard.card(shipped, track="glm")),
+            "leaderboard-tuned": leaderboard.markdown(leaderboard.card(shipped, track="tuned"))}
 
 
 def replaced(text: str, name: str, table: str) -> str:

@@ -320,3 +320,106 @@ def test_the_shipped_tuned_configurations_are_the_codes_study_of_the_suite():
     final = {a: run(EnvSpec("CtxBandit/Linear-v0"), AgentSpec(a, c), seeds=seeds, horizon=2000, log_every=20)
              .groupby("seed")["cum_regret"].last().mean() for a, c in ((name, entry["config"]), ("Random", {}))}
     assert final[name] / final["Random"] == min(entry["candidates"], key=lambda c: c["objective"])["cells"]["s0-linear"]
+
+
+# --- the tuned track's references ----------------------------------------------------------------
+
+def test_tuned_references_pin_the_file_and_are_the_tuned_zoo_of_a_tuned_folder(folder, capsys):
+    """`bench regen --tuned FILE` packs each agent played with its configuration of FILE, the
+    manifest pins the budget, the tune seeds and FILE's SHA-256; a tuned folder's report takes them
+    as a zoo labelled "tuned (budget B)"; references of another budget or of the report track's
+    reference file are refused; a run whose configuration is not the file's is never packed."""
+    from gym_ctxbandits.bench import references, suite
+
+    assert study() == 0
+    assert main(["bench", "regen", "--suite", "tiny.toml", "--tuned", "study/tuned.json", "--agents",
+                 "Random,LinUCB", "--dest", "refs", "--quiet"]) == 0
+    tuned = json.loads(Path("study/tuned.json").read_text())
+    s = suite.load("tiny.toml")
+    manifest = references.read(Path("refs"), s, track="tuned")
+    assert manifest["track"] == "tuned" and manifest["budget"] == 3 and manifest["tune_seeds"] == TUNE_SEEDS
+    assert manifest["tuned_file"]["sha256"] == references.sha256(Path("study/tuned.json"))
+    assert manifest["agents"]["LinUCB"]["config"] == tuned["agents"]["LinUCB"]["config"]
+    assert manifest["agents"]["Random"]["config"] == {}
+    table = references.table(Path("refs"), manifest, "LinUCB")
+    direct = run(EnvSpec("CtxBandit/Linear-v0"), AgentSpec("LinUCB", tuned["agents"]["LinUCB"]["config"]),
+                 seeds=REPORT_SEEDS, horizon=60)
+    np.testing.assert_array_equal(table[table["cell"] == "s0-linear"].groupby("seed")["cum_regret"].last(),
+                                  direct.groupby("seed")["cum_regret"].last())
+    with pytest.raises(references.ReferenceMismatch, match="not of this suite's report track"):
+        references.read(Path("refs"), s)
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "epsilon-greedy", "--tuned", "study/tuned.json",
+                 "--out", "card", "--quiet"]) == 0
+    assert main(["bench", "report", "--out", "card", "--references", "refs"]) == 0
+    card = json.loads(Path("card/scorecard.json").read_text())
+    assert card["references"] == {"folder": "refs", "agents": ["LinUCB"], "budget": 3}
+    assert card["tracks"] == {"Random": "defaults", "epsilon-greedy": "tuned (budget 3)", "LinUCB": "tuned (budget 3)"}
+    # a tuned run of another budget is not reported beside them
+    assert study(budget=2, out="study2") == 0
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "study2/tuned.json",
+                 "--out", "card2", "--quiet"]) == 0
+    capsys.readouterr()
+    one_line_error(["bench", "report", "--out", "card2", "--references", "refs"], capsys, "budget 3", "budget 2")
+    # a run of another file's configurations is refused by the pack
+    tuned["agents"]["epsilon-greedy"]["config"] = {"lam": 1.0, "epsilon": 0.2}
+    Path("other.json").write_text(json.dumps(tuned))
+    with pytest.raises(references.ReferenceMismatch, match="not its configuration in other.json"):
+        references.pack(Path("card"), s, ["epsilon-greedy"], Path("refs"), tuned_file=Path("other.json"))
+    with pytest.raises(references.ReferenceMismatch, match="references of LinUCB are of other configurations"):
+        tuned["agents"]["LinUCB"]["config"] = {"alpha": 2.0, "lam": 1.0}
+        Path("other.json").write_text(json.dumps(tuned))
+        references.pack(Path("card"), s, ["Random"], Path("refs"), tuned_file=Path("other.json"))
+
+
+def test_the_shipped_tuned_references_reproduce_exactly_and_match_the_tuned_file(tmp_path):
+    """The package's tuned-track references are of the shipped tuned file (its SHA-256, budget,
+    tune seeds, each agent's configuration), hold every tuned agent and Random, and two cheap cells
+    of LinUCB's tuned configuration on three report seeds give the shipped rows bit for bit."""
+    from gym_ctxbandits.bench import references, suite
+
+    shipped = suite.load()
+    where = references.folder(shipped, "tuned")
+    manifest = references.read(where, shipped, track="tuned")              # every file's SHA-256 checked
+    record = tune.read(tune.shipped(shipped))
+    assert manifest["tuned_file"] == {"file": tune.shipped(shipped).name, "sha256": references.sha256(tune.shipped(shipped))}
+    assert (manifest["budget"], manifest["tune_seeds"]) == (record["budget"], record["tune_seeds"])
+    assert set(manifest["agents"]) == {"Random", *record["agents"]}, \
+        "a tuned agent without tuned references: `ctxbandits bench regen --tuned shipped --agents NAME`"
+    assert all(manifest["agents"][a]["config"] == record["agents"][a]["config"] for a in record["agents"])
+    cells = {c.id: c for c in shipped.cells}
+    table = references.table(where, manifest, "LinUCB")
+    for cell_id in ("s0-linear", "s4-changing-1"):
+        cell = cells[cell_id]
+        run(EnvSpec(cell.env, cell.kwargs), AgentSpec("LinUCB", record["agents"]["LinUCB"]["config"]),
+            seeds=REPORT_SEEDS, horizon=cell.horizon, log_every=cell.log_every, out=tmp_path / cell_id)
+        mine = references.checkpoints(load_results(tmp_path / cell_id)).reset_index(drop=True)
+        theirs = table[(table["cell"] == cell_id) & (table["seed"] < 1003)].reset_index(drop=True)
+        assert len(mine) == len(theirs) > 3 * 10
+        for column in ("seed", "round", "cum_regret"):
+            np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"LinUCB on {cell_id}: {column}")
+
+
+def test_every_agent_has_a_tuned_track_or_a_stated_reason():
+    from gym_ctxbandits.bench import references, suite
+
+    shipped = suite.load()
+    manifest = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
+    missing = references.absent(manifest)
+    assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "NeuralUCB" in missing
+    assert "not built yet" not in missing.values(), \
+        f"a reason for {[a for a, r in missing.items() if r == 'not built yet']} (tune.WHY_UNTUNED)"
+    assert missing["GLM-ES-DT"].startswith("no search space") and "7,200 CPU-s" in missing["GLM-UCB"]
+
+
+def test_the_docs_tables_of_the_tuned_track_are_its_references():
+    from gym_ctxbandits.bench import leaderboard, references, suite
+
+    shipped = suite.load()
+    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
+    board = leaderboard.card(shipped, track="tuned")
+    assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
+    for name, table in (("leaderboard-tuned", leaderboard.markdown(board)),
+                        ("references-tuned", references.markdown_table(
+                            references.read(references.folder(shipped, "tuned"), shipped, track="tuned")))):
+        assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
+            f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"

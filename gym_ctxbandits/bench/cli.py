@@ -7,6 +7,7 @@
     ctxbandits bench run --agents LinUCB --tuned results/tune/tuned.json --out results/bench-tuned
     ctxbandits bench run --agents GLM-TSL --track glm --out results/bench-glm
     ctxbandits bench regen --agents Random,LinUCB
+    ctxbandits bench regen --tuned shipped --agents Random,LinUCB
     ctxbandits bench suites
 """
 
@@ -68,19 +69,25 @@ def cmd_report(args) -> int:
 
 
 def cmd_regen(args) -> int:
+    from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.references import folder, regen
     from gym_ctxbandits.bench.suite import load
 
     suite = load(args.suite)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
-    dest = args.dest or folder(suite, args.track)
+    if args.tuned and args.track not in ("report", "tuned"):
+        raise ValueError(f"--tuned is the tuned track; --track {args.track} plays the defaults: give one of them")
+    track = "tuned" if args.tuned or args.track == "tuned" else args.track
+    tuned_file = tune.shipped(suite) if args.tuned in (None, "shipped") else args.tuned
+    dest = args.dest or folder(suite, track)
     start = time.perf_counter()
-    manifest = regen(suite, agents, dest, args.work, progress=None if args.quiet else print, track=args.track,
-                     reuse=not args.rerun_all, imports=args.imports,
+    manifest = regen(suite, agents, dest, args.work, progress=None if args.quiet else print, track=track,
+                     reuse=not args.rerun_all, tuned_file=tuned_file if track == "tuned" else None,
+                     imports=args.imports,
                      backend=args.backend, workers=args.workers, address=args.address, device=args.device,
                      batch=args.batch)
     built = agents or list(manifest["agents"])
-    print(f"references of {', '.join(built)} on {suite.key} ({args.track} track) in {dest}/ ({time.perf_counter() - start:.1f} s)")
+    print(f"references of {', '.join(built)} on {suite.key} ({track} track) in {dest}/ ({time.perf_counter() - start:.1f} s)")
     return 0
 
 
@@ -138,7 +145,9 @@ def add_bench_parser(sub, add_import_option) -> None:
     regen.add_argument("--agents", help="comma-separated agent names (default: those the references hold)")
     regen.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
-    regen.add_argument("--track", default="report", help="the report track (default) or a named track, e.g. glm")
+    regen.add_argument("--track", default="report", help="the report track (default), 'tuned' or a named track, e.g. glm")
+    regen.add_argument("--tuned", help="the tuned track: each agent's configuration of this file ('shipped': the "
+                                       "package's for the suite, the default of --track tuned)")
     regen.add_argument("--work", help="keep the runs here, resumable (default: a temporary folder, removed after)")
     regen.add_argument("--rerun-all", action="store_true",
                        help="on a named track, run every cell (default: an agent with report-track references runs "

@@ -4,10 +4,12 @@ Every agent of the suite's references is scored as `bench report` scores it (rep
 the per-seed scores over the cells with its stratified bootstrap interval, per tag and overall, and
 wins, ties and losses by the paired signed-rank test against every other agent), and the table is
 ranked by the overall IQM. docs/benchmark.md shows it between `<!-- leaderboard:begin -->` and
-`<!-- leaderboard:end -->`, written by `python scripts/make_tables.py`; a test keeps the two equal,
-so a reference rebuilt or added moves the page with it. A named track's references (the GLM
-track's) make a leaderboard of their own, between `<!-- leaderboard-glm:begin -->` and its end
-marker: other cells and horizons, so its scores are never compared with the report track's.
+`<!-- leaderboard:end -->` (the defaults track), and the tuned track's between `<!--
+leaderboard-tuned:begin -->` and `<!-- leaderboard-tuned:end -->`, written by `python
+scripts/make_tables.py`; a test keeps them equal, so a reference rebuilt or added moves the page
+with it. A named track's references (the GLM track's) make a leaderboard of their own, between
+`<!-- leaderboard-glm:begin -->` and its end marker: other cells and horizons, so its scores are
+never compared with the report track's.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from gym_ctxbandits.bench.suite import Suite
 
 
 def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES, track: str = "report") -> dict:
-    """The scorecard (report.py's dict) of every agent of the references of `suite`'s `track` in
-    `where` (default: the package's), Random the baseline they are normalised by."""
+    """The scorecard (report.py's dict) of every agent of the references in `where` (default: the
+    package's of `suite` and `track`: "report", "tuned" or a named track), Random the baseline they
+    are normalised by."""
     package = refs.folder(suite, track)
     where = package if where is None else Path(where)
     shipped = refs.read(where, suite, track=track)
@@ -36,7 +39,8 @@ def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPL
         tables[agent] = {c.id: table[table["cell"] == c.id] for c in suite.track(track)[0]}
     manifest = {"suite": suite.name, "version": suite.version, "track": track}
     summary = {"folder": f"package: references/{package.name}" if where == package else str(where),
-               "agents": sorted(a for a in shipped["agents"] if a != BASELINE)}
+               "agents": sorted(a for a in shipped["agents"] if a != BASELINE),
+               **({"budget": shipped["budget"]} if track == "tuned" else {})}
     return report._card(manifest, [BASELINE], tables, summary, report.ALPHA, resamples)
 
 

@@ -16,6 +16,12 @@ on the same report seeds and checkpoints) gives the same rows bit for bit (the t
 `regen` runs an agent that has report-track references on the track's other cells only and copies
 the rest from its report-track file; the manifest's `reused` says which cells came from which file
 and SHA-256, and their wall and CPU seconds are that file's (what the rows cost to make).
+
+The tuned track's references (`references/<suite key>-tuned/`, `bench regen --tuned shipped`)
+are the same rows of each agent played with its configuration of the package's tuned file
+(tune.py); their manifest adds the budget, the tune seeds, the SHA-256 of the tuned file the
+configurations come from and each agent's configuration, so a tuned file and its references move
+together.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gym_ctxbandits.bench import tune
 from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
 from gym_ctxbandits.bench.run import MANIFEST as RUN_MANIFEST
 from gym_ctxbandits.bench.suite import Suite
@@ -79,7 +86,7 @@ def folder(suite: Suite, track: str = "report") -> Path:
 
 
 def _head(suite: Suite, track: str) -> dict:
-    """What a manifest pins: the suite, its track (a named one only), report seeds and cells."""
+    """What a manifest pins: the suite, its track (a named one or "tuned" only), report seeds and cells."""
     cells, seeds = suite.track(track)
     return {"suite": suite.key, **({"track": track} if track != "report" else {}), "seeds": list(seeds),
             "cells": {c.id: cell_spec(c) for c in cells}}
@@ -131,6 +138,12 @@ def versions() -> dict:
     return found
 
 
+def track_of(where: Path) -> str:
+    """The track the references in `where` say they are of ("report" when their manifest names none)."""
+    path = Path(where) / MANIFEST
+    return (json.loads(path.read_text()).get("track") if path.exists() else None) or "report"
+
+
 def read(where: Path, suite: Suite, verify: bool = True, track: str = "report") -> dict:
     """The manifest of the references in `where`, checked to be `suite`'s `track` (same suite
     key, track, report seeds and cell definitions) and every file against its SHA-256; a
@@ -169,7 +182,7 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None) -
     itself, or without such references). A file that no longer matches its SHA-256 is a
     ReferenceMismatch, not a silent rerun."""
     source = folder(suite) if source is None else Path(source)
-    if track == "report" or not (source / MANIFEST).exists():
+    if track in ("report", "tuned") or not (source / MANIFEST).exists():     # a tuned agent's rows differ
         return None
     manifest = json.loads((source / MANIFEST).read_text())
     cells, seeds = suite.track(track)
@@ -187,10 +200,11 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None) -
 
 
 def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess",
-         reused: dict | None = None, track: str | None = None) -> dict:
+         reused: dict | None = None, track: str | None = None, tuned_file: Path | None = None) -> dict:
     """Write the reference file of each of `agents` from `work` (a `bench run` folder of `suite`'s
-    report track or of a named track) into `dest`, and record it in dest's manifest; return the
-    manifest. `reused`: per agent, `reusable`'s answer: its cells' rows are copied from that file
+    report track, its tuned track or a named track) into `dest`, and record it in dest's manifest;
+    return the manifest. A tuned run's configurations must be those of `tuned_file` (default: the
+    package's tuned file of the suite), whose SHA-256 the manifest records. `reused`: per agent, `reusable`'s answer: its cells' rows are copied from that file
     (and its manifest's seconds), not read from `work`, and the manifest's entry says so; `track`:
     the track when `work` may hold no run at all (every cell copied)."""
     import pandas as pd
@@ -203,12 +217,13 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
     run = (read_manifest(work) if track is None or (work / RUN_MANIFEST).exists()
            else {"suite": suite.name, "version": suite.version, "track": track})
     track = run["track"]
-    if track in ("quick", "tuned") or run["suite"] != suite.name or run["version"] != suite.version:
-        raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track or of a named track")
+    if track == "quick" or run["suite"] != suite.name or run["version"] != suite.version:
+        raise ReferenceMismatch(f"{work} is not a run of {suite.key}'s report track, its tuned track or a named track")
     cells = suite.track(track)[0]
     dest.mkdir(parents=True, exist_ok=True)
     manifest = (read(dest, suite, verify=False, track=track) if (dest / MANIFEST).exists()
                 else {**_head(suite, track), "agents": {}})
+    configs = _tuned(run, manifest, agents, tuned_file or tune.shipped(suite)) if track == "tuned" else {}
     manifest["checkpoints"] = CHECKPOINT_RULE
     reused = reused or {}
     for agent in agents:
@@ -239,7 +254,7 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
         manifest["agents"][agent] = {
             "file": path.name, "sha256": sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
             "versions": versions(), "machine": machine(), "backend": backend,
-            "created": time.strftime("%Y-%m-%d", time.gmtime()),
+            "created": time.strftime("%Y-%m-%d", time.gmtime()), **configs.get(agent, {}),
             **{kind: {c.id: (source["entry"][kind] if c.id in copies else run.get(kind, {}).get(agent, {})).get(c.id)
                       for c in cells} for kind in ("wall_seconds", "cpu_seconds")}}
         if source:
@@ -256,13 +271,18 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
 
 
 def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None = None, work: Path | None = None,
-          progress=print, track: str = "report", reuse: bool = True, **run_options) -> dict:
-    """Run `agents` (default: those already in `dest`) on `suite`'s `track` (the report track or a
-    named one) and write their reference files into `dest` (default: the package's folder of the
-    suite's track). On a named track, with `reuse`, an agent with report-track references runs only
-    the track's cells that differ from the report track's, the others' rows copied from its file
-    (`reusable`; `reuse=False`, `--rerun-all`: every cell run). `work` keeps the runs (resumable;
-    default a temporary folder, removed after); `run_options` go to run_suite."""
+          progress=print, track: str = "report", reuse: bool = True, tuned_file: Path | None = None,
+          **run_options) -> dict:
+    """Run `agents` (default: those already in `dest`) on `suite`'s `track` (the report track, a
+    named one, or "tuned": each agent's configuration of `tuned_file`, default the package's) and
+    write their reference files into `dest` (default: the package's folder of the suite's track).
+    On a named track, with `reuse`, an agent with report-track references runs only the track's
+    cells that differ from the report track's, the others' rows copied from its file (`reusable`;
+    `reuse=False`, `--rerun-all`: every cell run). `work` keeps the runs (resumable; default a
+    temporary folder, removed after); `run_options` go to run_suite."""
+    if track == "tuned":
+        tuned_file = Path(tuned_file or tune.shipped(suite))
+        run_options["tuned"] = tune.read(tuned_file)
     dest = Path(dest) if dest is not None else folder(suite, track)
     if agents is None:
         agents = list(read(dest, suite, verify=False, track=track)["agents"]) if (dest / MANIFEST).exists() else []
@@ -282,22 +302,53 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
                     progress(f"{', '.join(names)}: running {len(cells)} cells, the others copied from the report "
                              "track's references")
                 run_suite(suite, [a for a in names if a != BASELINE], work, progress=progress,
-                          track=None if track == "report" else track, only_cells=cells, **run_options)
-        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"), reused, track)
+                          track=None if track in ("report", "tuned") else track, only_cells=cells, **run_options)
+        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"), reused, track,
+                        tuned_file if track == "tuned" else None)
     finally:
         if scratch:
             shutil.rmtree(work, ignore_errors=True)
     return manifest
 
 
+def _tuned(run: dict, manifest: dict, agents: Sequence[str], tuned_file: Path) -> dict[str, dict]:
+    """Pin a tuned run's budget, tune seeds and tuned file (its SHA-256) in the references'
+    `manifest`, refusing a run whose configurations are not the file's; each agent's configuration."""
+    record = tune.read(tuned_file)
+    pinned = {"budget": record["budget"], "tune_seeds": record["tune_seeds"]}
+    if (run["budget"], run["tuned"]["tune_seeds"]) != (record["budget"], record["tune_seeds"]) or \
+            any(manifest.get(k, v) != v for k, v in pinned.items()):
+        raise ReferenceMismatch(f"the tuned run, the tuned file {tuned_file} and the references' manifest must share "
+                                "one budget and the tune seeds: regenerate with `ctxbandits bench regen --tuned FILE`")
+    configs = {}
+    for agent in agents:
+        config = run["tuned"]["configs"].get(agent, {})          # Random: its defaults
+        if agent != BASELINE and record["agents"].get(agent, {}).get("config") != config:
+            raise ReferenceMismatch(f"{agent} was run with {config}, which is not its configuration in {tuned_file}: "
+                                    "regenerate with `ctxbandits bench regen --tuned FILE`")
+        configs[agent] = {"config": config}
+    if stale := [a for a, e in manifest["agents"].items() if a not in agents and a != BASELINE
+                 and record["agents"].get(a, {}).get("config") != e["config"]]:
+        raise ReferenceMismatch(f"the references of {', '.join(stale)} are of other configurations than "
+                                f"{tuned_file}'s: rebuild them too (`ctxbandits bench regen --tuned FILE --agents ...`)")
+    manifest.update(pinned, tuned_file={"file": Path(tuned_file).name, "sha256": sha256(tuned_file)})
+    return configs
+
+
 def absent(manifest: dict) -> dict[str, str]:
     """The package's registered agents without a reference file in `manifest`, each with the reason
-    (WHY_ABSENT of the manifest's suite; the neural agents' is NEURAL); "not built yet" otherwise."""
+    (WHY_ABSENT of the manifest's suite; the neural agents' is NEURAL; on the tuned track, why the
+    agent has no tuned configuration, tune.untuned); "not built yet" otherwise."""
     import agents                      # registers the zoo
+    from gym_ctxbandits.bench.suite import load
 
-    why = WHY_ABSENT.get(manifest["suite"], {})
-    return {name: why.get(name) or (NEURAL if entry.__module__.startswith("agents.neural") else "not built yet")
-            for name, entry in agents.REGISTRY.items()
+    if manifest.get("track") == "tuned":
+        why = {**dict.fromkeys(tune.NO_SPACE, "no search space (docs/benchmark.md, Tuning)"),
+               **tune.untuned(load(manifest["suite"]))}
+    else:
+        why = {**WHY_ABSENT.get(manifest["suite"], {}),
+               **{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")}}
+    return {name: why.get(name) or "not built yet" for name, entry in agents.REGISTRY.items()
             if entry.__module__.startswith("agents.") and name not in manifest["agents"]}
 
 
@@ -314,6 +365,8 @@ def markdown_table(manifest: dict) -> str:
     total = sum(e["bytes"] for e in manifest["agents"].values())
     by_reason: dict[str, list[str]] = {}
     for agent, reason in absent(manifest).items():
+        if reason.startswith("not tuned yet"):           # each study's cost: the table of search spaces
+            reason = "not tuned yet, for lack of time (Tuning's table of search spaces gives each study's cost)"
         by_reason.setdefault(reason, []).append(agent)
     lines = [f"Not shipped: {', '.join(names)}. Why: {reason}." for reason, names in by_reason.items()]
     return "\n".join(rows + [f"| all | {total:,} | | | | |", ""] + lines)

@@ -9,7 +9,8 @@ the agents present, and each pair's win, tie or loss by the Wilcoxon signed-rank
 overall: the IQM of the per-seed scores with a stratified bootstrap CI, and the Bake-off's
 wins-minus-losses matrix. On the replay cell, reward (clicks) replaces regret: higher is better.
 Each agent's numbers are labelled with their track: "defaults", or "tuned (budget B)" for an agent
-a `bench run --tuned` folder played with its tuned configuration (tune.py).
+a `bench run --tuned` folder played with its tuned configuration (tune.py) and for the agents of
+the tuned track's references, the zoo a tuned folder is reported beside.
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
 
     `references`: "auto" takes the package's references of the folder's suite and track (the
-    report track or a named one, e.g. glm) of a shipped suite (none on the quick track, on the
-    tuned track, whose zoo would be of the defaults track, or on a suite file of one's own); a
-    folder takes those (a ReferenceMismatch unless they are of this suite's track, report seeds and
-    cells; on a tuned folder, references of the report track, labelled "defaults"); None takes none. An agent run in the folder is taken from the folder, not from the
-    references. A tuned folder whose tune seeds include a report seed is refused."""
+    report track, the tuned track or a named one, e.g. glm) of a shipped suite (none on the quick
+    track, or on a suite file of one's own); a folder takes those (a ReferenceMismatch unless they
+    are of this suite's track, report seeds and cells; on a tuned folder, references of the tuned
+    track at the same budget, or of the report track, labelled "defaults"); None takes none. An
+    agent run in the folder is taken from the folder, not from the references. A tuned folder
+    whose tune seeds include a report seed is refused."""
     manifest = read_manifest(out)
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
     cells, seeds = suite.track(manifest["track"])
@@ -68,20 +70,26 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
                          "is never reported on a seed it was tuned on; tune on the suite's tune_seeds, run again")
     own = [BASELINE, *sorted(a for a in manifest["wall_seconds"] if a != BASELINE)]
     rows = {a: {c.id: results(out, a, c.id) for c in cells} for a in own}
-    track = "report" if manifest["track"] == "tuned" else manifest["track"]      # the zoo ships at its defaults
     if references == "auto":
-        shipped = manifest["track"] not in ("quick", "tuned") and "file" not in manifest
-        package = refs.folder(suite, track)
+        shipped = manifest["track"] != "quick" and "file" not in manifest
+        package = refs.folder(suite, manifest["track"])
         references = package if shipped and (package / refs.MANIFEST).exists() else None
     summary = {"folder": None, "agents": []}
     if references is not None:
         if manifest["track"] == "quick":
             raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
                                          "track: report it without references")
+        track = manifest["track"]
+        if track == "tuned":                  # the tuned zoo, or the zoo at its defaults
+            track = "tuned" if refs.track_of(references) == "tuned" else "report"
         zoo = refs.read(references, suite, track=track)
+        if track == "tuned" and zoo["budget"] != manifest["budget"]:
+            raise refs.ReferenceMismatch(f"the tuned references in {references} are of budget {zoo['budget']}, this "
+                                         f"folder's agents of budget {manifest['budget']}: one budget for every agent")
         package = refs.folder(suite, track)
         name = f"package: references/{package.name}" if Path(references) == package else str(references)
-        summary = {"folder": name, "agents": [a for a in zoo["agents"] if a not in own]}
+        summary = {"folder": name, "agents": [a for a in zoo["agents"] if a not in own],
+                   **({"budget": zoo["budget"]} if track == "tuned" else {})}
         for agent in summary["agents"]:
             table = refs.table(references, zoo, agent)
             rows[agent] = {c.id: table[table["cell"] == c.id] for c in cells}
@@ -94,12 +102,15 @@ def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, refer
     return _card(*sources(out, references), alpha, resamples)
 
 
-def tracks(manifest: dict, names: list[str]) -> dict[str, str]:
+def tracks(manifest: dict, names: list[str], summary: dict | None = None) -> dict[str, str]:
     """Which track each agent's numbers come from: "tuned (budget B)" for an agent a tuned folder
-    ran with its tuned configuration, "defaults" for the others (Random, which has nothing to tune,
-    and the references' agents, which ship at their defaults)."""
-    tuned = manifest.get("tuned", {}).get("configs", {})
-    return {a: f"tuned (budget {manifest['budget']})" if a in tuned else "defaults" for a in names}
+    ran with its tuned configuration, or taken from tuned references (`summary` says their
+    budget), "defaults" for the others (Random, which has nothing to tune, and the agents of the
+    references of the report track, which ship at their defaults)."""
+    tuned = {a: manifest["budget"] for a in manifest.get("tuned", {}).get("configs", {})}
+    if (summary or {}).get("budget"):
+        tuned.update({a: summary["budget"] for a in summary["agents"] if a != BASELINE})
+    return {a: f"tuned (budget {tuned[a]})" if a in tuned else "defaults" for a in names}
 
 
 def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
@@ -107,7 +118,7 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
     cells, seeds = suite.track(manifest["track"])
     names = [*own, *sorted(summary["agents"])]
     card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],
-            "tracks": tracks(manifest, names), "references": summary, "alpha": alpha,
+            "tracks": tracks(manifest, names, summary), "references": summary, "alpha": alpha,
             "test": "Wilcoxon signed-rank, two-sided, paired by seed; no multiplicity correction",
             "interval": f"{stats.LEVEL:.0%} percentile bootstrap, {resamples} resamples", "cells": {}}
     per_seed = {}                                   # (cell, agent) -> per-seed scores
