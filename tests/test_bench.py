@@ -412,6 +412,15 @@ def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
         references.read(where, shipped)
 
 
+def test_regen_copies_report_rows_to_a_named_track_but_never_to_the_tuned_track():
+    """A tuned agent plays other hyper-parameters than its report-track (defaults) rows: nothing is
+    copied onto the tuned track, while the GLM track takes LinUCB's 30 shared cells."""
+    shipped = suite.load()
+    assert references.reusable(shipped, "tuned", "LinUCB") is None
+    assert references.reusable(shipped, "report", "LinUCB") is None
+    assert len(references.reusable(shipped, "glm", "LinUCB")["cells"]) == 30
+
+
 def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_rows():
     """On the 30 cells the two tracks share, an agent's GLM-track rows are its report-track rows:
     Random's, run on all 33 cells, bit for bit (timings aside), which is why `bench regen --track
