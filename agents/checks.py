@@ -22,8 +22,6 @@ import contextvars
 import copy
 import inspect
 import pickle
-import sys
-import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -84,15 +82,6 @@ def _run(agent, problem: _Problem, start: int = 0, stop: int | None = None) -> l
         agent.observe(problem.obs[t], a, problem.reward(t, a))
         actions.append(np.asarray(a).tolist())
     return actions
-
-
-def _caller_level() -> int:
-    """The `stacklevel` of the first caller outside this module, so that a warning points at the user's code
-    (and Python's default filters show a DeprecationWarning raised from a script's __main__)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__") == __name__:
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _batched_capable(factory) -> bool:
@@ -245,13 +234,10 @@ def check_constructor(factory, batched: bool = False) -> None:
             f"{name}: hyperparameter {p.name!r} stored as {stored!r}, not as given ({p.default!r})")
     if isinstance(agent, BaseAgent):          # the one base validates what the class declares
         undeclared = [p.name for p in params if p.name != "seed" and p.name not in declared(cls)]
-        if undeclared:
-            warnings.warn(
-                f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params, so nothing "
-                f"checks their values; declare each with its rule, e.g. params = {{{undeclared[0]!r}: Real(gt=0)}} "
-                "(the rules: agents.params). "
-                "Deprecated since 0.2.0: agents.checks fails on undeclared hyperparameters from 0.4.0",
-                DeprecationWarning, stacklevel=_caller_level())
+        assert not undeclared, (
+            f"{name}: hyperparameters {undeclared} are not declared in {cls.__name__}.params, so nothing checks "
+            f"their values; declare each with its rule, e.g. params = {{{undeclared[0]!r}: Real(gt=0)}} (the rules: "
+            "agents.params). Required since 0.4.0 (a warning in 0.2.0 and 0.3.0)")
 
 
 def check_plain_inputs(factory, batched: bool = False) -> None:

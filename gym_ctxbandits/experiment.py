@@ -27,10 +27,8 @@ their names are importable from here too.
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
-import warnings
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -269,11 +267,9 @@ def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
 
 
 def __getattr__(name: str):
-    """`gym_ctxbandits.experiment.run`, deprecated since 0.2.0 and removed in 0.4.0: the comparison
-    runner is `gym_ctxbandits.run` (it lives in gym_ctxbandits.compare, a layer above this module, which
-    is imported here only on this deprecated path)."""
+    """`gym_ctxbandits.experiment.run`, removed in 0.4.0 (deprecated since 0.2.0): an AttributeError
+    that names the comparison runner, `gym_ctxbandits.run`."""
     if name == "run":
-        warnings.warn("gym_ctxbandits.experiment.run is deprecated since 0.2.0 and removed in 0.4.0: use "
-                      "gym_ctxbandits.run (or gym_ctxbandits.compare.run)", DeprecationWarning, stacklevel=2)
-        return importlib.import_module("gym_ctxbandits.compare").run
+        raise AttributeError("gym_ctxbandits.experiment.run was removed in 0.4.0 (deprecated since 0.2.0): use "
+                             "gym_ctxbandits.run (or gym_ctxbandits.compare.run)")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

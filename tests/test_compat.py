@@ -1,5 +1,5 @@
-"""Code written against the previous release keeps working, with a DeprecationWarning that says what to
-change (the policy: docs/extending.md, "Deprecation policy"), and CHANGELOG.md describes this version."""
+"""What a release removes fails at once, naming the fix, after a release of DeprecationWarnings (the
+policy: docs/extending.md, "Deprecation policy"), and CHANGELOG.md describes this version."""
 
 import re
 import tomllib
@@ -42,47 +42,22 @@ with warnings.catch_warnings():
             return {"x": rng.uniform(-1, 1, (self.num_arms, self.dim)).astype(np.float32)}
 
 
-with warnings.catch_warnings(record=True) as DEFINED:   # at module level, so that the suite can pickle it
-    warnings.simplefilter("always")
+def test_an_env_with_the_0_1_draw_round_is_refused_at_definition_naming_the_fix():
+    """Deprecated in 0.2.0 with a warning, removed in 0.4.0: the class statement itself fails."""
+    fix = r"OldEnv\.draw_round\(rng, instance\) is the 0\.1 signature, removed in 0\.4\.0 .* " \
+          r"def draw_round\(self, rng, instance, t\)"
+    with pytest.raises(TypeError, match=fix):
+        class OldEnv(_Fresh):
+            def draw_round(self, rng, instance):           # 0.1.0's documented signature
+                return {"x": rng.uniform(-1, 1, (self.num_arms, self.dim)).astype(np.float32)}
 
-    class OldEnv(_Fresh):
-        def draw_round(self, rng, instance):           # 0.1.0's documented signature
-            return {"x": rng.uniform(-1, 1, (self.num_arms, self.dim)).astype(np.float32)}
+    with pytest.raises(TypeError, match=r"OldLinear\.draw_round\(rng, instance\)"):
+        class OldLinear(LinearEnv):                          # a 0.1 subclass of a built-in env
+            def draw_round(self, rng, instance):
+                return dict(super().draw_round(rng, instance), extra=np.array(1))
 
-
-def test_an_env_with_the_0_1_draw_round_runs_with_a_deprecation_warning():
-    assert [w.category for w in DEFINED] == [DeprecationWarning] and DEFINED[0].filename == __file__
-    assert re.search(r"OldEnv\.draw_round\(rng, instance\) .* def draw_round\(self, rng, instance, t\)",
-                     str(DEFINED[0].message))
-    old, new = OldEnv(), CurrentEnv()
-    for env in (old, new):
-        env.reset(seed=3)
-    for a in (0, 1, 2, 3, 0):
-        x, y = old.step(a), new.step(a)
-        assert np.array_equal(x[0], y[0]) and x[1:4] == y[1:4]
-    check_env(OldEnv)                                  # the whole suite, its vector env included
-    assert CurrentEnv.draw_round is vars(CurrentEnv)["draw_round"]   # the current signature is not wrapped
-
-
-with warnings.catch_warnings(record=True) as DEFINED_SUB:
-    warnings.simplefilter("always")
-
-    class OldLinear(LinearEnv):
-        """A 0.1.0 subclass of a built-in env that extends its round through super()."""
-
-        def draw_round(self, rng, instance):
-            return dict(super().draw_round(rng, instance), extra=np.array(1))
-
-
-def test_a_0_1_subclass_of_a_builtin_env_calling_super_draw_round_runs():
-    assert [w.category for w in DEFINED_SUB] == [DeprecationWarning]
-    kwargs = dict(num_arms=5, pool_size=20, dim=3)
-    old, new = OldLinear(**kwargs), LinearEnv(**kwargs)
-    for env in (old, new):
-        env.reset(seed=4)
-    for a in (0, 3, 1):
-        x, y = old.step(a), new.step(a)
-        assert np.array_equal(x[0], y[0]) and x[1:4] == y[1:4]
+    assert CurrentEnv.draw_round is vars(CurrentEnv)["draw_round"]   # the current signature is taken as it is
+    check_env(CurrentEnv)
 
 
 class ScaledLinUCB(LinUCB):
@@ -93,18 +68,18 @@ class ScaledLinUCB(LinUCB):
         super().__init__(**kwargs)
 
 
-def test_an_agent_with_undeclared_hyperparameters_passes_the_checks_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match=r"\['scale'\] are not declared in ScaledLinUCB\.params.*0\.4\.0"):
-        check_agent(ScaledLinUCB, batched=False)
+def test_an_agent_with_undeclared_hyperparameters_fails_the_checks_naming_the_fix():
+    """A warning in 0.2.0 and 0.3.0, a failed check from 0.4.0; declaring it with its rule passes."""
+    with pytest.raises(AssertionError, match=r"\['scale'\] are not declared in ScaledLinUCB\.params.*"
+                                             r"params = \{'scale': Real\(gt=0\)\}"):
+        check_constructor(ScaledLinUCB)
 
     class Declared(ScaledLinUCB):
-        """The fix the warning names."""
+        """The fix the message names."""
 
         params = {"scale": Real(gt=0)}
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        check_constructor(Declared)
+    check_constructor(Declared)
 
 
 def test_the_changelog_describes_the_current_version():

@@ -282,8 +282,8 @@ def test_run_is_importable_where_users_look_for_it():
     from gym_ctxbandits import compare, experiment
 
     assert gym_ctxbandits.run is compare.run
-    with pytest.warns(DeprecationWarning, match=r"experiment\.run is deprecated since 0\.2\.0 .* use gym_ctxbandits\.run"):
-        assert experiment.run is compare.run
+    with pytest.raises(AttributeError, match=r"experiment\.run was removed in 0\.4\.0 .* use gym_ctxbandits\.run"):
+        experiment.run
 
 
 def test_the_job_names_stay_importable_from_experiment():

@@ -20,10 +20,8 @@ Gymnasium's SyncVectorEnv).
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
-import warnings
 from copy import deepcopy
 from typing import Any
 
@@ -223,15 +221,14 @@ class CtxBanditEnv(gym.Env):
     random_instance = True
 
     def __init_subclass__(cls, **kwargs):
-        """Adapt a `draw_round(rng, instance)` of the 0.1 API, once per class (see `_legacy_draw_round`)."""
+        """Refuse a `draw_round(rng, instance)` of the 0.1 API at once, naming the fix (removed in 0.4.0)."""
         super().__init_subclass__(**kwargs)
         draw_round = vars(cls).get("draw_round")
         if inspect.isfunction(draw_round) and not _takes_round_index(draw_round):
-            warnings.warn(
-                f"{cls.__qualname__}.draw_round(rng, instance) is the 0.1 signature, deprecated since 0.2.0 and "
-                "refused from 0.4.0: add the round index, def draw_round(self, rng, instance, t), t = 0 at reset "
-                "(ignore t when the round does not depend on time)", DeprecationWarning, stacklevel=2)
-            cls.draw_round = _legacy_draw_round(draw_round)
+            raise TypeError(
+                f"{cls.__qualname__}.draw_round(rng, instance) is the 0.1 signature, removed in 0.4.0 (deprecated "
+                "since 0.2.0): add the round index, def draw_round(self, rng, instance, t), t = 0 at reset (ignore t "
+                "when the round does not depend on time)")
 
     def __init__(
         self,
@@ -331,16 +328,6 @@ def _takes_round_index(draw_round) -> bool:
     params = inspect.signature(draw_round).parameters.values()
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return len(positional) >= 4 or any(p.kind is p.VAR_POSITIONAL for p in params)
-
-
-def _legacy_draw_round(draw_round):
-    """A 0.1 `draw_round(self, rng, instance)` called as the core calls it, (self, rng, instance, t)."""
-
-    @functools.wraps(draw_round)
-    def with_round_index(self, rng, instance, t):
-        return draw_round(self, rng, instance)
-
-    return with_round_index
 
 
 def _check_action(action: Any, num_arms: int) -> int:
