@@ -451,20 +451,23 @@ class BaseAgent:
         check_chosen(x)
         return a, y
 
-    def _check_rows(self, rows) -> np.ndarray:
-        """`rows` as increasing distinct int64s in [0, N), or a ValueError naming the problem."""
+    def _row_list(self, rows) -> list[int]:
+        """`rows` as a list of distinct ints in [0, N), in the order given, or a ValueError naming the
+        problem (on Python ints: a delivery holds a few rows, where numpy calls cost more than the test)."""
         r = np.asarray(rows)
         if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
             raise ValueError(f"rows must be a 1-D array of instance indices, got {r.dtype} {r.shape}")
-        r = r.astype(np.int64, copy=False)
-        if r.size and (r.min() < 0 or r.max() >= self.n_):
-            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r.tolist()}")
-        if r.size > 1 and not (r[1:] > r[:-1]).all():
-            r = np.unique(r)
-            if len(r) != len(rows):
-                raise ValueError(f"rows must be distinct, got {np.asarray(rows).tolist()}: give an instance's "
-                                 "several rewards in separate calls, in the order they arrived")
+        r = r.tolist()
+        if r and (min(r) < 0 or max(r) >= self.n_):
+            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r}")
+        if len(set(r)) != len(r):
+            raise ValueError(f"rows must be distinct, got {r}: give an instance's several rewards in separate "
+                             "calls, in the order they arrived")
         return r
+
+    def _check_rows(self, rows) -> np.ndarray:
+        """`rows` as increasing distinct int64s in [0, N), or `_row_list`'s ValueError."""
+        return np.array(sorted(self._row_list(rows)), dtype=np.int64)
 
     def _rows_feedback(self, X: np.ndarray, action, reward, rows: np.ndarray) -> tuple[np.ndarray, ...]:
         """(actions, rewards, chosen features) of the instances `rows` (checked by `_check_rows`) of an

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from agents.base import (F64, BaseAgent, argmax_probs, check_chosen, check_feedback, check_finite, check_rewards,
+from agents.base import (F64, BaseAgent, argmax_probs, check_chosen, check_finite, check_rewards,
                          check_single_feedback, random_argmax, register)
 from agents.linalg import potter_update_, rls_update_
 from agents.params import Int, IntLogUniform, LogUniform, Real
@@ -239,19 +239,6 @@ class LinearAgent(BaseAgent):
         check_rewards(y)
         check_chosen(x)
         return inst, x, y
-
-    def _row_list(self, rows) -> list[int]:
-        """`rows` as a list of distinct ints in [0, N), or a ValueError naming the problem."""
-        r = np.asarray(rows)
-        if r.ndim != 1 or (r.size and r.dtype.kind not in "iu"):
-            raise ValueError(f"rows must be a 1-D array of instance indices, got {r.dtype} {r.shape}")
-        r = r.tolist()
-        if r and (min(r) < 0 or max(r) >= self.n_):
-            raise ValueError(f"rows must lie in [0, {self.n_}) for {self.n_} instances, got {r}")
-        if len(set(r)) != len(r):
-            raise ValueError(f"rows must be distinct, got {r}: give an instance's several rewards in separate "
-                             "calls, in the order they arrived")
-        return r
 
     @contextlib.contextmanager
     def _restricted(self, rows: np.ndarray | slice):
