@@ -303,8 +303,7 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
                              "track's references")
                 run_suite(suite, [a for a in names if a != BASELINE], work, progress=progress,
                           track=None if track in ("report", "tuned") else track, only_cells=cells, **run_options)
-        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"), reused, track,
-                        tuned_file if track == "tuned" else None)
+        manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"), reused, track, tuned_file)
     finally:
         if scratch:
             shutil.rmtree(work, ignore_errors=True)
