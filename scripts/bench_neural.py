@@ -35,6 +35,7 @@ rounds of those agents (where the time goes).
     python scripts/bench_neural.py                 # the tables in docs/neural_agents.md
     python scripts/bench_neural.py --quick         # smoke run (a few seconds)
     python scripts/bench_neural.py --device cuda   # on a GPU
+    python scripts/bench_neural.py --device cuda --cuda_graphs 0   # on a GPU, eager kernels (no CUDA graphs)
     python scripts/bench_neural.py --N 10 --parts 3  # only the batched-instances table
     python scripts/bench_neural.py --parts 3 --agents DeepFPL,Neural-ES-DT   # some agents only
     python scripts/bench_neural.py --parts 4 --repeat 1 --profile Neural-ES   # GFLOP/s against the peak
@@ -53,6 +54,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import agents
+from agents.neural import graphs
 from agents.neural.nets import NTKEnsemble
 
 BLOCK = 100
@@ -78,6 +80,7 @@ class Args:
     seed: int = 0
     N: int = 10             # instances served by one batched agent (part 3)
     parts: str = "123"      # which tables to print (4: GFLOP/s against the peak)
+    cuda_graphs: int = 1    # on CUDA, replay the training steps from a captured graph (0: eager kernels)
     agents: str = ""        # comma-separated agent names to time (default: all)
     profile: str = ""       # comma-separated agent names to profile (part 4)
     quick: bool = False
@@ -289,6 +292,7 @@ def main() -> None:
     if args.quick:
         args.T, args.steps, args.repeat, args.N = 60, 5, 1, 3
     torch.set_num_threads(args.threads)
+    graphs.CUDA_GRAPHS = bool(args.cuda_graphs)
 
     common = dict(width=args.width, depth=args.depth, steps=args.steps)
     s0 = [("Neural-ES", dict(m=args.m)), ("Neural-ES-DT", {}), ("NeuralUCB", {}), ("NeuralTS", {}),
@@ -300,7 +304,8 @@ def main() -> None:
     single = {}     # label -> part 1's (s / 1,000 rounds, act share, regret / round)
     if set("134") & set(args.parts):
         print(f"[S0] quadratic bandit, K={args.K} d={args.d}; L={args.depth} N={args.width}, {args.steps} GD steps "
-              f"per round; device={args.device}, torch threads={args.threads}, T={args.T}")
+              f"per round; device={args.device}, torch threads={args.threads}, T={args.T}"
+              + (f", CUDA graphs {'on' if args.cuda_graphs else 'off'}" if args.device.startswith("cuda") else ""))
     if "1" in args.parts:
         print("| agent | s / 1,000 rounds | act share | regret / round (seed 0) |")
         print("|---|---:|---:|---:|")

@@ -20,7 +20,8 @@ The generators stay on the CPU whatever the device, and every draw is made there
 to the device: a CUDA generator would give other numbers than a CPU one from the same seed, so a
 run's random variates, and its choices up to float tolerance, do not depend on the device.
 In the round loop the host-device traffic is the observation, the reward and those variates going
-in and the arm scores coming back to pick the actions.
+in and the arm scores coming back to pick the actions. On CUDA the training steps of an update are
+replayed from a captured graph (agents.neural.graphs).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import torch
 
 from agents.base import BaseAgent, argmax_probs, check_finite
 from agents.params import Bool, Device, Int, LogUniform, Options, Real
+from agents.neural import graphs
 from agents.neural.buffer import ReplayBuffer, Schedule
 
 from agents.neural.nets import NTKEnsemble, device_of
@@ -267,9 +269,9 @@ class NeuralAgent(TorchAgent):
             alpha, beta = self._loss_scales(buf.size)
             for length, inst in groups:
                 sub, pick = self._group(inst)
-                sub.gd_steps(self._per_network(rows[pick, :length]), self._per_network(count[pick, :length]),
-                             target[pick, :, :length].flatten(0, 1), steps=self.steps, lr=self.lr, alpha=alpha,
-                             beta=beta)
+                graphs.gd_steps(sub, self._per_network(rows[pick, :length]), self._per_network(count[pick, :length]),
+                                target[pick, :, :length].flatten(0, 1), steps=self.steps, lr=self.lr, alpha=alpha,
+                                beta=beta, capture=sub is net)
                 if sub is not net:
                     net.assign(self._networks(inst), sub)
             return
@@ -279,6 +281,6 @@ class NeuralAgent(TorchAgent):
         for _ in range(self.steps):
             idx = self._randint(buf.size, self.batch_size)
             x, y, z = buf.sample(idx)
-            net.gd_steps(self._per_network(x), ones, self._batch_targets(noise, idx, y, z).flatten(0, 1),
-                         steps=1, lr=self.lr, alpha=alpha, beta=beta)
+            graphs.gd_steps(net, self._per_network(x), ones, self._batch_targets(noise, idx, y, z).flatten(0, 1),
+                            steps=1, lr=self.lr, alpha=alpha, beta=beta, capture=True)
 

@@ -173,6 +173,10 @@ class NTKEnsemble:
         self.anchor = [W[:1].clone() for W in weights] if anchor is None else anchor
         self.width = weights[0].shape[-1]
         self.scale = math.sqrt(self.width)           # the sqrt(N) in front of W_L
+        self.graph = None                            # the captured steps on CUDA (agents.neural.graphs)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "graph": None}      # a CUDA graph is not copied: the copy captures its own
 
     @classmethod
     def symmetric(cls, m: int, d_in: int, width: int, depth: int, generators, *, paired_input: bool = True,
@@ -203,7 +207,7 @@ class NTKEnsemble:
         sub = NTKEnsemble.__new__(NTKEnsemble)
         sub.weights = [W.index_select(0, networks) for W in self.weights]
         sub.anchor = [A if A.shape[0] == 1 else A.index_select(0, networks) for A in self.anchor]
-        sub.init, sub.width, sub.scale = None, self.width, self.scale
+        sub.init, sub.width, sub.scale, sub.graph = None, self.width, self.scale, None
         return sub
 
     def assign(self, networks: Tensor, sub: NTKEnsemble) -> None:
