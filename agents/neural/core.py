@@ -109,7 +109,9 @@ class NeuralAgent(TorchAgent):
     Batched mode equals N single agents bit for bit. Full-history training pads each instance's
     table of distinct rows to a multiple of ROW_BLOCK rows and trains the instances whose tables pad
     to the same length together (`ReplayBuffer.table_groups`), so no instance is padded to another's
-    length; agents.neural.nets makes every stacked product independent of the stack size.
+    length; agents.neural.nets makes every stacked product independent of the stack size. On CUDA
+    with graphs (`_captures`) all instances train as one group instead, equal to the single agents
+    up to float tolerance.
     """
 
     params = {"width": Int(ge=2), "depth": Int(ge=2), "lam": Real(ge=0), "lr": Real(gt=0), "steps": Int(ge=0),
@@ -257,6 +259,17 @@ class NeuralAgent(TorchAgent):
             return 1.0 / batch, reg / n
         return n / batch, reg
 
+    def _captures(self) -> bool:
+        """Whether the training steps are replayed from a CUDA graph (agents.neural.graphs).
+
+        Then all instances train as one group, padded to the longest table: rows of count 0 add
+        exactly nothing to a loss or a gradient, and one group is one graph, where groups of
+        instances (each trained on a copy of its networks) would run eagerly. The padding changes
+        the last bits of the sums, so on CUDA a batched agent equals its single agents up to float
+        tolerance, as the GPU equals the CPU; on the CPU the groups keep them equal bit for bit.
+        """
+        return graphs.CUDA_GRAPHS and self._dev.type == "cuda"
+
     def _train(self) -> None:
         """`steps` gradient steps on L(theta) = 1/2 sum_l (f(x_l) - target_l)^2 + 1/2 lam N ||theta - theta_0||^2."""
         net, buf = self.net_, self.buffer_
@@ -264,7 +277,10 @@ class NeuralAgent(TorchAgent):
             net.restart()
         if self.batch_size is None:
             groups = buf.table_groups(ROW_BLOCK)
-            rows, count, y_sum, z_sum = buf.full(max(length for length, _ in groups))
+            longest = max(length for length, _ in groups)
+            if self._captures():    # one graph for all: every instance padded to the longest table
+                groups = [(longest, None)]
+            rows, count, y_sum, z_sum = buf.full(longest)
             target = self._targets(y_sum, z_sum, count)
             alpha, beta = self._loss_scales(buf.size)
             for length, inst in groups:

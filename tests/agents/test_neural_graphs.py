@@ -146,3 +146,25 @@ def test_s0_agents_on_cuda_choose_as_on_the_cpu(name):
     assert agree >= 0.95 * T
     assert rel < 1e-2
     assert np.isfinite(rel)
+
+
+@pytest.mark.parametrize("name", ["NeuralUCB", "Neural-PHE"])
+def test_one_group_padded_to_the_longest_table_trains_as_the_groups(name, monkeypatch):
+    """What a batched agent trains when it captures (on CUDA): every instance padded to the longest
+    table in one group. Run here on the CPU (eagerly) against the grouped training, on a history
+    where the instances' tables differ in length (several groups): the same up to rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4, 30, 6))
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    grouped, padded = (agents.make(name, seed=[1, 2, 3, 4], width=8, steps=20, dtype="float64") for _ in range(2))
+    calls = []
+    monkeypatch.setattr(type(padded), "_captures", lambda self: calls.append(self is padded) or self is padded)
+    for t in range(40):
+        a = np.array([t % 30, (3 * t) % 30, t % 5, 0])      # 30, 30, 5 and 1 distinct arms: 4 / 1 rows blocks
+        r = rng.standard_normal(4)
+        grouped.observe(X, a, r)
+        padded.observe(X, a, r)
+    assert len(grouped.buffer_.table_groups(8)) == 3 and sum(calls) == 40    # padded trained as one group
+    for Wg, Wp in zip(grouped.net_.weights, padded.net_.weights):
+        torch.testing.assert_close(Wp, Wg, rtol=1e-9, atol=1e-12)
+    assert not torch.equal(grouped.net_.weights[0], grouped.net_.init[0])
