@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import torch
 
-from agents.neural.nets import NTKEnsemble, baddbmm_, bmm
+from agents.neural.nets import NTKEnsemble
 
 Tensor = torch.Tensor
 
@@ -39,28 +39,7 @@ def scaled_steps(net: NTKEnsemble, x: Tensor, count: Tensor, target: Tensor, ste
                  pull: bool) -> None:
     """`steps` steps of `NTKEnsemble.gd_steps`, with its scalars read from the device tensor `coef` =
     (decay, k, p) = (1 - lr beta, -lr alpha sqrt(N), lr beta), so that one capture serves every round."""
-    decay, k, p = coef[0], coef[1], coef[2]
-    weights = net.weights
-    anchor_pull = [A * p for A in net.anchor] if pull else None
-    back_w = [None] + [W.transpose(1, 2) for W in weights[1:]]
-    last = len(weights) - 1
-    scaled_count = (count * net.scale).unsqueeze(-1)
-    neg_target = (-target).unsqueeze(-1)
-    x = net._expand(x)
-    x_t = x.transpose(1, 2)
-    for _ in range(steps):
-        acts = [x]
-        for W in weights[:-1]:
-            acts.append(bmm(acts[-1], W).relu_())
-        delta = torch.addcmul(neg_target, scaled_count, bmm(acts[-1], weights[-1]))   # c f - s
-        for l in range(last, -1, -1):
-            if l:    # delta W_l^T with the weights before the step (as gd_steps)
-                back = delta * back_w[l] if l == last else bmm(delta, back_w[l])
-            baddbmm_(weights[l].mul_(decay), acts[l].transpose(1, 2) if l else x_t, delta * k)
-            if anchor_pull is not None:
-                weights[l].add_(anchor_pull[l])
-            if l:
-                delta = torch.ops.aten.threshold_backward(back, acts[l], 0)
+    net.descend(x, count, target, steps, coef[0], coef[1], [A * coef[2] for A in net.anchor] if pull else None)
 
 
 class CapturedSteps:

@@ -281,8 +281,16 @@ class NTKEnsemble:
         targets, the anchor pull) is prepared once: at the papers' sizes a step is about a dozen
         small kernels and each saved call counts (docs/agents.md, "Neural rounds against the peak").
         """
-        decay, k = 1.0 - lr * beta, -lr * alpha * self.scale
         pull = [lr * beta * A for A in self.anchor] if beta else None      # lr beta anchor
+        self.descend(x, count, target, steps, 1.0 - lr * beta, -lr * alpha * self.scale, pull)
+
+    def descend(self, x: Tensor, count: Tensor, target: Tensor, steps: int, decay: float | Tensor,
+                k: float | Tensor, pull: list[Tensor] | None) -> None:
+        """The steps of `gd_steps`, W <- decay W + k a^T delta (+ pull), with decay = 1 - lr beta and
+        k = -lr alpha sqrt(N) as Python floats (one fused `baddbmm` a layer), or as 0-dim device
+        tensors, which a CUDA graph reads at replay (W *= decay, then W += a^T (k delta): the same
+        update, rounded differently; agents.neural.graphs)."""
+        fused = not isinstance(decay, Tensor)
         weights = self.weights
         back_w = [None] + [W.transpose(1, 2) for W in weights[1:]]         # views: follow the in-place updates
         last = len(weights) - 1                                            # the read-out, one column (bmm_t)
@@ -298,7 +306,11 @@ class NTKEnsemble:
             for l in range(last, -1, -1):
                 if l:    # delta W_l^T as bmm_t computes it, with the weights before the step
                     back = delta * back_w[l] if l == last else bmm(delta, back_w[l])
-                baddbmm_(weights[l], acts[l].transpose(1, 2) if l else x_t, delta, beta=decay, alpha=k)
+                a_t = acts[l].transpose(1, 2) if l else x_t
+                if fused:
+                    baddbmm_(weights[l], a_t, delta, beta=decay, alpha=k)
+                else:
+                    baddbmm_(weights[l].mul_(decay), a_t, delta * k)
                 if pull is not None:
                     weights[l].add_(pull[l])
                 if l:
