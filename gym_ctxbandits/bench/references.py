@@ -68,8 +68,8 @@ WHY_ABSENT = {
                         "GLM agents too costly for the report track's 1,200 CPU-s: each round a d x d inverse and "
                         "a Hessian over every distinct arm pulled so far, over 20 CPU-s a seed on covertype (d = "
                         "378) alone and over 145 a seed on the suite; they play the GLM track (`bench run --track "
-                        "glm`), whose references hold UCB-GLM and Logistic-UCB-1 beside the zoo (docs/benchmark.md, "
-                        "Cost: the measured costs)"),
+                        "glm`), whose references hold UCB-GLM, Logistic-UCB-1, GLM-TSL and GLM-UCB beside the zoo "
+                        "(docs/benchmark.md, Cost: the measured costs)"),
     },
 }
 NEURAL = "neural: a neural track at shorter horizons first, on a GPU where one is at hand (docs/benchmark.md, Cost)"
