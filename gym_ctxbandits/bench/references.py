@@ -336,7 +336,7 @@ def _tuned(run: dict, manifest: dict, agents: Sequence[str], tuned_file: Path) -
 
 def absent(manifest: dict) -> dict[str, str]:
     """The package's registered agents without a reference file in `manifest`, each with the reason
-    (WHY_ABSENT of the manifest's suite; the neural agents' is NEURAL; on the tuned track, why the
+    (WHY_ABSENT of the manifest's suite, else NEURAL for a neural agent; on the tuned track, why the
     agent has no tuned configuration, tune.untuned); "not built yet" otherwise."""
     import agents                      # registers the zoo
     from gym_ctxbandits.bench.suite import load
@@ -345,8 +345,8 @@ def absent(manifest: dict) -> dict[str, str]:
         why = {**dict.fromkeys(tune.NO_SPACE, "no search space (docs/benchmark.md, Tuning)"),
                **tune.untuned(load(manifest["suite"]))}
     else:
-        why = {**WHY_ABSENT.get(manifest["suite"], {}),
-               **{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")}}
+        why = {**{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")},
+               **WHY_ABSENT.get(manifest["suite"], {})}
     return {name: why.get(name) or "not built yet" for name, entry in agents.REGISTRY.items()
             if entry.__module__.startswith("agents.") and name not in manifest["agents"]}
 
