@@ -89,9 +89,9 @@ def main(argv=None) -> int:
         def done(cell, cost):
             mine[cell.id] = cost
             out.write_text(json.dumps(found, indent=1))
-            shown = (f"> {args.limit / len(seeds):.0f}" if cost is None else cost if isinstance(cost, str)
-                     else f"{cost:.1f}")
-            print(f"{agent} {cell.id}: {shown} CPU-s per seed", flush=True)
+            shown = (cost if isinstance(cost, str) else
+                     f"{f'> {args.limit / len(seeds):.0f}' if cost is None else f'{cost:.1f}'} CPU-s per seed")
+            print(f"{agent} {cell.id}: {shown}", flush=True)
 
         measure([c for c in cells if c.id not in mine], agent, seeds, args.limit, done)
     return 0
