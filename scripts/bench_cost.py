@@ -7,7 +7,9 @@ An agent's cells run one after the other in a child process (in-process backend,
 on the first `--seeds` report seeds at the cell's horizon; the child's CPU time of a cell's run
 (env and agent made, every round played) divided by the seeds is the cell's cost per seed. A cell
 whose run passes `--limit` CPU seconds is stopped (RLIMIT_CPU: the child is ended and a new one
-goes on with the next cell) and its cost is written as null, printed "> limit / seeds". `--horizons`
+goes on with the next cell) and its cost is written as null, printed "> limit / seeds"; a cell
+where the agent raises an error is written as "failed: " and the error's last line, and the next
+cell goes on. `--horizons`
 plays cells at other horizons (a track being sized), recorded as `cell@T`. Sizes a suite's tracks
 (docs/benchmark.md, Cost) before a whole `bench run` is spent on them.
 """
@@ -38,7 +40,7 @@ for env, kwargs, horizon in cells:
 
 
 def measure(cells, agent: str, seeds: list[int], limit: float, done=print) -> None:
-    """Call done(cell, CPU seconds per seed, or None past `limit`) for each of `cells` in turn."""
+    """Call done(cell, CPU seconds per seed, None past `limit`, or "failed: ERROR") for each of `cells` in turn."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     while cells:
         args = json.dumps([agent, seeds, limit, [[c.env, c.kwargs, c.horizon] for c in cells]])
@@ -48,9 +50,12 @@ def measure(cells, agent: str, seeds: list[int], limit: float, done=print) -> No
             done(cells.pop(0), json.loads(line) / len(seeds))
         err = child.stderr.read()
         if child.wait() != 0:
-            if child.returncode != -24:                      # SIGXCPU: the cell passed the limit
+            if child.returncode == -24:                      # SIGXCPU: the cell passed the limit
+                done(cells.pop(0), None)
+            elif "Error: " in err:                           # the agent failed: its error's last line
+                done(cells.pop(0), "failed: " + err.strip().splitlines()[-1])
+            else:
                 raise RuntimeError(f"{agent} on {cells[0].id} failed:\n{err[-2000:]}")
-            done(cells.pop(0), None)
 
 
 def main(argv=None) -> int:
@@ -63,7 +68,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=1, help="the first N report seeds")
     parser.add_argument("--limit", type=float, default=300, help="CPU seconds after which a cell's run is stopped")
     parser.add_argument("--horizons", help="other horizons for some cells: 'covertype=500,mnist=400'")
-    parser.add_argument("--out", required=True, help="JSON file of {agent: {cell: CPU-s per seed or null}}; resumes")
+    parser.add_argument("--out", required=True, help="JSON file of {agent: {cell: CPU-s per seed, null (past --limit) or 'failed: ERROR'}}; resumes")
     args = parser.parse_args(argv)
     suite = load(args.suite)
     horizons = {}
@@ -84,8 +89,9 @@ def main(argv=None) -> int:
         def done(cell, cost):
             mine[cell.id] = cost
             out.write_text(json.dumps(found, indent=1))
-            shown = f"> {args.limit / len(seeds):.0f}" if cost is None else f"{cost:.1f}"
-            print(f"{agent} {cell.id}: {shown} CPU-s per seed", flush=True)
+            shown = (cost if isinstance(cost, str) else
+                     f"{f'> {args.limit / len(seeds):.0f}' if cost is None else f'{cost:.1f}'} CPU-s per seed")
+            print(f"{agent} {cell.id}: {shown}", flush=True)
 
         measure([c for c in cells if c.id not in mine], agent, seeds, args.limit, done)
     return 0

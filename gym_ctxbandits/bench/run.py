@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from gym_ctxbandits.bench.suite import SUITES, Suite
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+from gym_ctxbandits.jobs import agent_device
 
 MANIFEST = "bench.json"
 BASELINE = "Random"
@@ -77,6 +79,21 @@ def tuned_configs(tuned: dict, suite: Suite, agents: Sequence[str], quick: bool)
     return {a: tuned["agents"][a]["config"] for a in agents if a != BASELINE}
 
 
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Torch's intra-op threads pinned to one in this process while the torch agents play (restored
+    after): the references are made that way (in-process backend, `OMP_NUM_THREADS=1`), and a rerun
+    at torch's default, a thread per core, may split a product's sums otherwise and miss their bits."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _write(out: Path, manifest: dict) -> None:
     tmp = out / f".{MANIFEST}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True))
@@ -94,7 +111,7 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
     named track of the suite file (e.g. "glm"), its cells at their horizons on the report seeds.
     `only_cells`: only these cell ids of the track (`bench regen` of a named track runs only the cells
     whose rows it cannot copy from the report track's references)."""
-    from gym_ctxbandits.compare import check_comparison, run
+    from gym_ctxbandits.compare import check_comparison
     from gym_ctxbandits.user_modules import import_modules
 
     out = Path(out)
@@ -122,18 +139,26 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
         manifest["tuned"]["tune_seeds"] = sorted({*manifest["tuned"]["tune_seeds"], *tuned["tune_seeds"]})
     out.mkdir(parents=True, exist_ok=True)
     _write(out, manifest)
-    for name in names:
+    with one_torch_thread() if any(agent_device(s, "cpu") for s in specs.values()) else nullcontext():
+        _play(cells, seeds, specs, out, manifest, progress, backend=backend, workers=workers, address=address,
+              batch=batch, imports=imports, device=device)
+    return manifest
+
+
+def _play(cells, seeds, specs: dict, out: Path, manifest: dict, progress, **options) -> None:
+    """Run each agent of `specs` on each of `cells` into `out`, recording its seconds in `manifest`."""
+    from gym_ctxbandits.compare import run
+
+    for name, spec in specs.items():
         times = manifest["wall_seconds"].setdefault(name, {})
         cpu = manifest.setdefault("cpu_seconds", {}).setdefault(name, {})
         for i, cell in enumerate(cells):
             folder = out / slug(name) / cell.id
             start, start_cpu = time.perf_counter(), time.process_time()
-            run(EnvSpec(cell.env, cell.kwargs), specs[name], seeds=list(seeds), horizon=cell.horizon, out=folder,
-                backend=backend, workers=workers, address=address, log_every=cell.log_every, batch=batch,
-                imports=imports, device=device)
+            run(EnvSpec(cell.env, cell.kwargs), spec, seeds=list(seeds), horizon=cell.horizon, out=folder,
+                log_every=cell.log_every, **options)
             times.setdefault(cell.id, round(time.perf_counter() - start, 2))   # a resumed cell keeps its first run's
             cpu.setdefault(cell.id, round(time.process_time() - start_cpu, 2))
             _write(out, manifest)
             if progress:
                 progress(f"{name} {i + 1}/{len(cells)} {cell.id}: {times[cell.id]:.1f} s ({cpu[cell.id]:.1f} CPU-s)")
-    return manifest
