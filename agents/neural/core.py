@@ -192,8 +192,12 @@ class NeuralAgent(TorchAgent):
             scores = self._scores(self._to_device(self._input(X))).cpu().double().numpy()
         if not np.isfinite(scores).all():
             raise FloatingPointError(f"{type(self).__name__}: the arm scores contain NaN or inf (the network "
-                                     f"diverged; lower lr, currently {self.lr}, or use mean_loss=True)")
+                                     f"diverged; {self._divergence_fix()})")
         return scores
+
+    def _divergence_fix(self) -> str:
+        """What to change when the network diverged (the error of `_checked_scores`)."""
+        return f"lower lr, currently {self.lr}" + ("" if self.mean_loss else ", or use mean_loss=True")
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Record that arm `action` of obs gave `reward` (per instance when batched), then train if the schedule says so."""

@@ -299,6 +299,11 @@ class NeuralLogistic(NeuralAgent):
             return 2 * lam, None                             # lam ||theta||^2 ([S2] §7)
         return self.width * lam, self.net_.anchor           # 1/2 m lam_t ||theta - theta_0||^2 (TrainNN)
 
+    def _divergence_fix(self) -> str:
+        """The logistic loss has no minimiser once a reward leaves [0, 1]: name that first."""
+        return ("its logistic loss has no minimiser when rewards leave [0, 1], so rescale the rewards into [0, 1]; "
+                "else " + super()._divergence_fix())
+
     def _train(self) -> None:
         """TrainNN: `steps` GD steps on the regularised BCE of the whole history (module docstring)."""
         net, buf = self.net_, self.buffer_

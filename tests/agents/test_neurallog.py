@@ -330,3 +330,18 @@ def test_known_answer_ucb_agents_beat_uniform_random():
     for cls in (NeuralLogUCB1, NeuralLogUCB2):
         ours = np.mean([regret(cls(seed=s), s) for s in seeds])
         assert ours < 0.75 * random, (cls.__name__, ours, random)
+
+
+def test_divergence_on_rewards_outside_the_unit_interval_names_the_fix():
+    """[S2]'s logistic loss has no minimiser once a reward leaves [0, 1]: the network diverges, and
+    the error says to rescale the rewards (not to switch on mean_loss, which is already on)."""
+    import agents
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((5, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    agent = agents.make("NeuralLog-UCB-1", seed=0, update_every=1, steps=50)
+    with pytest.raises(FloatingPointError, match=r"rescale the rewards into \[0, 1\]") as err:
+        for _ in range(20):
+            agent.observe(X, agent.act(X), -20.0)
+    assert "mean_loss" not in str(err.value)
