@@ -423,3 +423,101 @@ def test_the_docs_tables_of_the_tuned_track_are_its_references():
                             references.read(references.folder(shipped, "tuned"), shipped, track="tuned")))):
         assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
             f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
+
+
+# --- shipping a study into the package's tuned file ----------------------------------------------
+
+@pytest.fixture
+def package(folder, monkeypatch):
+    """The tiny suite as if shipped (its .toml in the package's suites folder) and its package file
+    of tuned configurations in the temp folder: the real package file is never written."""
+    from gym_ctxbandits.bench import suite
+
+    real = tune.shipped(suite.load())
+    before = real.read_bytes()
+    monkeypatch.setattr(tune, "SUITES", folder)
+    monkeypatch.setattr(tune, "TUNED", folder / "tuned")
+    yield folder / "tuned" / "tiny-v1.json"
+    assert real.read_bytes() == before
+
+
+def test_ship_merges_a_study_into_the_package_file_and_a_rerun_ships_nothing(package, capsys):
+    import difflib
+
+    assert study("--ship", agents_="LinUCB", budget=2) == 0
+    out = capsys.readouterr().out
+    record = json.loads(Path("study/tuned.json").read_text())
+    text = package.read_text()
+    shipped = json.loads(text)
+    assert text == json.dumps(shipped, indent=1) + "\n"                        # tune's format
+    assert shipped == {**{k: record[k] for k in tune.HEAD}, "agents": {"LinUCB": record["agents"]["LinUCB"]}}
+    assert "LinUCB (added)" in out and "ctxbandits bench regen --tuned shipped --suite tiny-v1 --agents LinUCB" in out
+    assert "python scripts/make_tables.py" in out
+    # another agent of the same study folder: added, sorted, and no line of the file removed
+    assert study("--ship", agents_="epsilon-greedy", budget=2) == 0
+    after = package.read_text()
+    assert list(json.loads(after)["agents"]) == ["LinUCB", "epsilon-greedy"]
+    assert json.loads(after)["agents"]["LinUCB"] == shipped["agents"]["LinUCB"]
+    assert not [line for line in difflib.ndiff(text.splitlines(), after.splitlines()) if line.startswith("- ")]
+    # the finished study run again with --ship: the same configurations keep the shipped entries as
+    # they are (here a CPU time edited by hand), so the file and its references stay; no next step
+    edited = json.loads(after)
+    edited["agents"]["LinUCB"]["cpu_seconds"] = 12345.0
+    package.write_text(json.dumps(edited, indent=1) + "\n")
+    after = package.read_text()
+    capsys.readouterr()
+    assert study("--ship", agents_="LinUCB,epsilon-greedy", budget=2) == 0
+    out = capsys.readouterr().out
+    assert package.read_text() == after and "LinUCB (unchanged), epsilon-greedy (unchanged)" in out
+    assert "next:" not in out
+
+
+def test_ship_refuses_a_study_that_does_not_fit_the_package_file(package, capsys):
+    from gym_ctxbandits.bench import suite
+
+    assert study("--ship", agents_="LinUCB", budget=2) == 0
+    text = package.read_text()
+    argv = ["bench", "tune", "--suite", "tiny.toml", "--agents", "LinTS", "--out", "other", "--quiet", "--sampler",
+            "halton"]
+    one_line_error([*argv, "--budget", "1", "--ship"], capsys, "at budget 2", "this study at budget 1", "--budget 2")
+    one_line_error([*argv, "--budget", "2", "--ship", "--quick"], capsys, "smoke run", "without --quick")
+    one_line_error([*argv, "--budget", "2", "--replace"], capsys, "--replace", "with --ship")
+    Path("mine").mkdir()
+    Path("mine/tiny.toml").write_text(Path("tiny.toml").read_text())        # a suite file outside the package
+    one_line_error([*argv, "--budget", "2", "--ship", "--suite", "mine/tiny.toml"], capsys, "not a shipped suite",
+                   "--tuned OUT/tuned.json")
+    assert not Path("other").exists() and package.read_text() == text       # refused before any study ran
+    # another configuration of a shipped agent: refused, unless --replace, which says to rebuild the references
+    shipped = json.loads(text)
+    shipped["agents"]["LinUCB"]["config"] = {"alpha": 0.5, "lam": 1.0}
+    package.write_text(json.dumps(shipped, indent=1) + "\n")
+    edited = package.read_text()
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "2", "--out", "study",
+                    "--sampler", "halton", "--ship"], capsys, "LinUCB's shipped configuration {'alpha': 0.5",
+                   "--ship --replace", "bench regen --tuned shipped --agents LinUCB")
+    assert package.read_text() == edited
+    assert study("--ship", "--replace", agents_="LinUCB", budget=2) == 0
+    assert "LinUCB (replaced)" in capsys.readouterr().out
+    assert package.read_text() == text
+    # the library call: tune seeds, cells and sampler must be the file's too
+    s, record = suite.load("tiny.toml"), tune.read("study/tuned.json")
+    for key, value in (("tune_seeds", [0, 1]), ("cells", {}), ("objective", "another")):
+        package.write_text(json.dumps({**shipped, key: value}, indent=1) + "\n")
+        with pytest.raises(tune.TuneError, match=f"tiny-v1.json's {key} are not this study's"):
+            tune.ship(record, s, ["LinUCB"])
+    package.write_text(text)
+    record["agents"]["LinUCB"]["sampler"] = "optuna-tpe"
+    with pytest.raises(tune.TuneError, match="LinUCB tuned by optuna-tpe.*--sampler halton"):
+        tune.ship(record, s, ["LinUCB"])
+    with pytest.raises(tune.TuneError, match="the study holds no LinTS"):
+        tune.ship(record, s, ["LinTS"])
+    assert package.read_text() == text
+
+
+def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
+    import shlex
+
+    from gym_ctxbandits.cli import build_parser
+
+    args = build_parser().parse_args(shlex.split(tune.STUDY.format(name="OTFLinTS", budget=6))[1:])
+    assert (args.agents, args.budget, args.sampler, args.ship) == ("OTFLinTS", 6, "halton", True) and args.out

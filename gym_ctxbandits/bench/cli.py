@@ -4,6 +4,7 @@
     ctxbandits bench run --import my_agent.py --agents MyAgent --out results/bench
     ctxbandits bench report --out results/bench
     ctxbandits bench tune --agents LinUCB --budget 8 --out results/tune
+    ctxbandits bench tune --agents LinUCB --budget 6 --sampler halton --out results/tune --ship
     ctxbandits bench run --agents LinUCB --tuned results/tune/tuned.json --out results/bench-tuned
     ctxbandits bench run --agents GLM-TSL --track glm --out results/bench-glm
     ctxbandits bench regen --agents Random,LinUCB
@@ -39,22 +40,33 @@ def cmd_run(args) -> int:
 
 def cmd_tune(args) -> int:
     from agents.params import parse_space
-    from gym_ctxbandits.bench.suite import load
-    from gym_ctxbandits.bench.tune import FILE, tune
+    from gym_ctxbandits.bench import tune
+    from gym_ctxbandits.bench.suite import DEFAULT, load
 
     suite = load(args.suite)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     space = parse_space(args.space) if args.space else None
+    if args.replace and not args.ship:
+        raise ValueError("--replace replaces an agent's shipped tuned configuration: give it with --ship")
+    if args.ship:
+        package_file = tune.shippable(suite, args.budget, args.quick)       # refused now, not after the study
     start = time.perf_counter()
-    record = tune(suite, agents, args.budget, args.out, quick=args.quick, sampler=args.sampler, space=space,
-                  imports=args.imports, backend=args.backend, workers=args.workers, address=args.address,
-                  device=args.device, batch=args.batch, progress=None if args.quiet else print)
+    record = tune.tune(suite, agents, args.budget, args.out, quick=args.quick, sampler=args.sampler, space=space,
+                       imports=args.imports, backend=args.backend, workers=args.workers, address=args.address,
+                       device=args.device, batch=args.batch, progress=None if args.quiet else print)
     for name in agents:
         entry = record["agents"][name]
         print(f"{name}: {entry['config']} (objective {entry['objective']:.4f}; defaults {entry['default_objective']:.4f})")
-    print(f"{len(agents)} agent(s), budget {args.budget}, on {suite.key}'s tune seeds in {args.out}/{FILE} "
-          f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench run --agents {','.join(agents)} --tuned "
-          f"{args.out}/{FILE} --out DIR")
+    print(f"{len(agents)} agent(s), budget {args.budget}, on {suite.key}'s tune seeds in {args.out}/{tune.FILE} "
+          f"({time.perf_counter() - start:.1f} s)" + ("" if args.ship else f"; next: ctxbandits bench run --agents "
+                                                      f"{','.join(agents)} --tuned {args.out}/{tune.FILE} --out DIR"))
+    if args.ship:
+        fate = tune.ship(record, suite, agents, replace=args.replace)
+        print(f"shipped into {package_file}: {', '.join(f'{a} ({f})' for a, f in fate.items())}")
+        if changed := [a for a, f in fate.items() if f != "unchanged"]:
+            where = "" if suite.key == DEFAULT else f" --suite {suite.key}"
+            print(f"next: ctxbandits bench regen --tuned shipped{where} --agents {','.join(changed)} (their "
+                  "tuned-track references), then python scripts/make_tables.py (the docs' tables)")
     return 0
 
 
@@ -166,6 +178,12 @@ def add_bench_parser(sub, add_import_option) -> None:
                            "(fixed seed); auto: tpe when Optuna is installed")
     tune.add_argument("--space", help="search space of the one agent named, replacing its declared one: "
                                       "'lam=log:0.01:100,epsilon=uniform:0:0.5' (log, uniform, intlog, choice:A|B)")
+    tune.add_argument("--ship", action="store_true",
+                      help="then merge the agents' tuned configurations into the package's file of the (shipped) "
+                           "suite, the tuned track's; refused unless the study fits it (budget, tune seeds, cells)")
+    tune.add_argument("--replace", action="store_true",
+                      help="with --ship: replace an agent's shipped configuration by another (its tuned-track "
+                           "references go stale: rebuild them)")
     _add_run_options(tune)
     tune.set_defaults(func=cmd_tune)
     suites = commands.add_parser("suites", help="list the shipped suites and their cells")

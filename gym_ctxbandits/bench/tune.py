@@ -11,7 +11,8 @@ points are those of any smaller budget); with Optuna (`pip install -e ".[tune]"`
 fixed seed, its study kept in `OUT/optuna.db`. Every configuration's runs are ordinary results
 folders, `OUT/<agent>/<config id>/<cell>/` (Random's once, `OUT/Random/<cell>/`), so a study run
 again reuses what it finished. `OUT/tuned.json` records, per agent, the space, every candidate
-with its objective, and the one chosen; `bench run --tuned` plays those on the report seeds.
+with its objective, and the one chosen; `bench run --tuned` plays those on the report seeds, and
+`ship` merges them into the package's file of the suite (`bench tune --ship`), the tuned track's.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ SEED = 0                                          # of the Halton scrambling and
 OBJECTIVE = ("mean over cells of the agent's final regret / Random's on the tune seeds (the replay: 2 - clicks / "
              "Random's); lower is better, Random = 1")
 NO_PARAMS = {"seed", "dim", "device", "dtype"}
+SAMPLERS = {"halton": "scrambled-halton", "tpe": "optuna-tpe"}   # --sampler: the name a tuned file records
+HEAD = ("suite", "suite_file", "quick", "tune_seeds", "cells", "budget", "objective")   # what a study was run on
 
 
 class TuneError(ValueError):
@@ -103,6 +106,14 @@ class Study:
         if shared := sorted(set(self.seeds) & set(suite.report_seeds)):
             raise TuneError(f"tune seeds {shared[:5]} are report seeds: a tuner never sees a report seed")
         self._random = None
+
+    def head(self, budget: int) -> dict:
+        """The header of this study's tuned file (HEAD): what its configurations were chosen on."""
+        path = self.suite.path and self.suite.path.resolve()
+        file = None if path is None or path.parent == SUITES.resolve() else str(path)
+        return {"suite": self.suite.key, "suite_file": file, "quick": self.quick, "tune_seeds": self.seeds,
+                "cells": {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in self.cells},
+                "budget": budget, "objective": OBJECTIVE}
 
     def _play(self, spec: AgentSpec, folder: Path) -> dict[str, np.ndarray]:
         """Run `spec` on every cell and tune seed into `folder`/<cell>; each cell's final (regret or
@@ -200,13 +211,6 @@ def sampler_name(sampler: str) -> str:
     return sampler
 
 
-def _head(suite: Suite, study: Study, budget: int) -> dict:
-    file = None if suite.path is None or suite.path.parent == SUITES else str(suite.path.resolve())
-    return {"suite": suite.key, "suite_file": file, "quick": study.quick, "tune_seeds": study.seeds,
-            "cells": {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in study.cells},
-            "budget": budget, "objective": OBJECTIVE}
-
-
 def read(path) -> dict:
     """A tuned-configuration file (`bench tune`'s tuned.json, or a shipped one)."""
     path = Path(path)
@@ -240,7 +244,7 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     kind = sampler_name(sampler)
     out = Path(out)
     study = Study(suite, out, quick, progress, imports=imports, **run_options)
-    head = _head(suite, study, budget)
+    head = study.head(budget)
     if (out / FILE).exists():
         record = read(out / FILE)
         record.pop("source")
@@ -263,12 +267,92 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
         best = min(candidates, key=lambda c: (not np.isfinite(c["objective"]), c["objective"]))
         record["agents"][name] = {
             "config": best["config"], "objective": best["objective"], "default_objective": candidates[0]["objective"],
-            "sampler": "optuna-tpe" if kind == "tpe" else "scrambled-halton", "seed": SEED,
+            "sampler": SAMPLERS[kind], "seed": SEED,
             "space": {k: v.to_json() for k, v in spaces[name].items()}, "defaults": starts[name],
             "candidates": candidates, "cpu_seconds": round(sum(c["cpu_seconds"] for c in candidates), 2)}
         record["agents"] = dict(sorted(record["agents"].items()))
         (out / FILE).write_text(json.dumps(record, indent=1) + "\n")
     return record
+
+
+
+def _fits(head: dict, suite: Suite) -> Path:
+    """`suite`'s package file of tuned configurations, once a study's `head` is checked to fit it:
+    a shipped suite (a .toml path has no package file), not the quick track, and the file's budget
+    (every shipped agent tuned at the same one), tune seeds, cells and objective."""
+    if head["suite"] != suite.key:
+        raise TuneError(f"the study is of {head['suite']}, not {suite.key}: ship it into its own suite's file")
+    if head["suite_file"] is not None:
+        raise TuneError(f"{suite.key} is read from {head['suite_file']}, not a shipped suite: only a shipped suite "
+                        "(`ctxbandits bench suites`) has a package file of tuned configurations to ship into; play "
+                        "the study's with `bench run --tuned OUT/tuned.json` instead")
+    if head["quick"]:
+        raise TuneError("a --quick study is a smoke run of the machinery, not a tuning: rerun it without --quick "
+                        "(into another --out) to ship it")
+    path = shipped(suite)
+    if path.exists():
+        file = read(path)
+        if head["budget"] != file["budget"]:
+            raise TuneError(f"{path.name}'s agents are tuned at budget {file['budget']}, this study at budget "
+                            f"{head['budget']}: every shipped agent gets the same budget; rerun it with --budget "
+                            f"{file['budget']} (into another --out)")
+        if other := [k for k in HEAD if head[k] != file.get(k)]:
+            raise TuneError(f"{path.name}'s {', '.join(other)} are not this study's: its agents were tuned on "
+                            f"another protocol (the suite's file or the objective changed since); retune them all "
+                            "into a new file rather than mix the two")
+    return path
+
+
+def shippable(suite: Suite, budget: int, quick: bool = False) -> Path:
+    """`suite`'s package file, once a study of `suite` at `budget` is checked to fit it (`ship`):
+    `bench tune --ship` asks before its study, so it refuses in a second what it would refuse after
+    hours."""
+    return _fits(Study(suite, ".", quick).head(budget), suite)
+
+
+def ship(record: dict, suite: Suite, agents: Sequence[str], replace: bool = False) -> dict[str, str]:
+    """Merge `agents`' entries of a study's `record` (tune's tuned.json) into the package's tuned
+    file of `suite` (`shipped`): the configurations `bench run --tuned shipped` plays and `bench
+    regen --tuned shipped` makes the tuned track's references of. The study must fit the file (one
+    suite, tune seeds, cells, objective, and budget for every agent: `_fits`) and use its agents'
+    sampler; a file not there yet is made from the study's header. An agent already shipped with the
+    same configuration and objective stays as it is (a rerun ships nothing, and its references stay
+    valid); another configuration replaces it only with `replace`, since the references of the one
+    shipped then go stale. Agents stay sorted and the file in tune's format (indent 1), so a merge
+    adds only its agents' lines. Returns each agent's fate: "added", "replaced" or "unchanged"."""
+    path = _fits(record, suite)
+    file = {k: v for k, v in read(path).items() if k != "source"} if path.exists() else \
+        {**{k: record[k] for k in HEAD}, "agents": {}}
+    if missing := [a for a in agents if a not in record["agents"]]:
+        raise TuneError(f"the study holds no {', '.join(missing)}: tune it first (`--agents {','.join(missing)}`)")
+    samplers = {e["sampler"] for e in file["agents"].values()}
+    if odd := [a for a in agents if samplers and record["agents"][a]["sampler"] not in samplers]:
+        flags = {v: k for k, v in SAMPLERS.items()}
+        raise TuneError(f"{', '.join(odd)} tuned by {record['agents'][odd[0]]['sampler']}, the shipped agents by "
+                        f"{', '.join(sorted(samplers))}: one design for every agent; rerun it with --sampler "
+                        f"{'/'.join(flags.get(s, s) for s in sorted(samplers))} (into another --out)")
+    fate, changed = {}, []
+    for name in agents:
+        new, old = record["agents"][name], file["agents"].get(name)
+        if old is None:
+            fate[name] = "added"
+        elif json.dumps([old["config"], old["objective"]]) == json.dumps([new["config"], new["objective"]]):
+            fate[name] = "unchanged"
+        elif replace:
+            fate[name] = "replaced"
+        else:
+            changed.append((name, (f"{name}'s shipped configuration {old['config']} (objective "
+                                   f"{old['objective']:.4f}) is not this study's {new['config']} "
+                                   f"({new['objective']:.4f})")))
+    if changed:
+        raise TuneError(f"{'; '.join(why for _, why in changed)}: to ship it, rerun with --ship --replace and rebuild "
+                        "its tuned-track references, which go stale (`ctxbandits bench regen --tuned shipped --agents "
+                        f"{','.join(name for name, _ in changed)}`)")
+    if merged := {a: record["agents"][a] for a, f in fate.items() if f != "unchanged"}:
+        file["agents"] = dict(sorted({**file["agents"], **merged}.items()))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(file, indent=1) + "\n")
+    return fate
 
 
 # Why an agent of the zoo has no search space (docs/benchmark.md's table of spaces says it).
@@ -296,13 +380,15 @@ WHY_UNTUNED = {
 }
 NEURAL = ("neural: one configuration's play of the suite is a neural track's run (a GPU's job, docs/benchmark.md, "
           "Cost), and budget 6 is six of them on the tune seeds: not affordable on the shared CPUs")
-STUDY = "ctxbandits bench tune --agents {name} --budget {budget} --sampler halton"
+# The command that tunes an agent at the shipped file's budget and ships it (`untuned` words it).
+STUDY = "ctxbandits bench tune --agents {name} --budget {budget} --sampler halton --out results/tune --ship"
 
 
 def untuned(suite: Suite) -> dict[str, str]:
     """Every registered agent with a search space but no configuration in the package's tuned file
     of `suite`, and why: WHY_UNTUNED, NEURAL, or "not tuned yet" with the cost of a study at the
-    file's budget (that many times the agent's defaults-track references' CPU-s)."""
+    file's budget (that many times the agent's defaults-track references' CPU-s) and STUDY, the one
+    command that tunes it and ships it into the file (`--ship`)."""
     import agents
 
     from gym_ctxbandits.bench import references
