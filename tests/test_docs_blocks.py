@@ -14,7 +14,9 @@ A reader copies blocks out of the docs; this test does the same with every block
     `--dry-run` (panels, --envs, env ids and keywords, agents), `ctxbandits run` is parsed and its
     comparison checked, another script's flags must appear in its --help;
   * anything else: run by bash in a temp folder after the REWRITES (smaller sizes), `ctxbandits`
-    and `python` being this checkout's (shims on PATH, PYTHONPATH, `scripts/` linked there).
+    and `python` being this checkout's (shims on PATH, PYTHONPATH, `scripts/` linked there); a
+    plain `ctxbandits ...` command (no shell syntax, no --import) runs in this process instead,
+    as its entry point runs it (1-2 s of imports less a command: `run_ctxbandits`).
 - ```toml / ```yaml: a file that the page's commands read, written into the temp folder under the
   name the prose just before the block gives (`name.toml`).
 - ```text / ```output: output, ignored. A block with another tag, or none, fails: tag it.
@@ -425,6 +427,13 @@ def ray_usage(sub: tuple[str, ...]) -> str:
                           timeout=120).stdout
 
 
+@functools.lru_cache
+def script_usage(script: Path) -> str:
+    """`python SCRIPT --help` (a second or two each: asked once per script)."""
+    return subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60).stdout
+
+
 def check_ray_command(words: list[str], tmp: Path, monkeypatch, capsys) -> None:
     """Ray's own CLI (`ray start`, `ray job submit`, ...): its options must be those of `ray SUB
     --help`; the command after `--` (a job's entrypoint) is checked as the driver's command, whose
@@ -473,10 +482,40 @@ def check_skipped(command: str, tmp: Path, monkeypatch, capsys, on_cluster: bool
         else:
             script = ROOT / words[1]
             assert words[0] == "python" and script.exists(), f"{command}: no script {words[1]}"
-            usage = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True,
-                                   env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=60).stdout
+            usage = script_usage(script)
             unknown = [w for w in words[2:] if w.startswith("--") and w.split("=")[0] not in usage]
             assert not unknown, f"{command}: {script.name} has no options {unknown}"
+
+
+def ctxbandits_argv(run: str) -> list[str] | None:
+    """The arguments of `run` when it is a plain `ctxbandits ...` command: words and quotes only (no
+    pipe, redirection, variable, glob, comment or environment assignment) and no `--import` (a user
+    module registers agents and envs for good); else None."""
+    bare = re.sub(r"'[^']*'|\"[^\"$`\\]*\"", "", run)        # the quoted parts are plain words
+    if re.search(r"[|&;<>()$`*?~\[\]{}\\#!\n]", bare):
+        return None
+    words = shlex.split(run)
+    return words[1:] if words[0] == "ctxbandits" and "--import" not in words else None
+
+
+def run_ctxbandits(argv: list[str], tmp: Path, env: dict, monkeypatch, capsys) -> tuple[int, str]:
+    """`ctxbandits ARGV` in `tmp`, in this process (gym_ctxbandits.cli.main, as the entry point calls it)
+    with the shell's environment: a fresh interpreter would cost 1-2 s of imports a command. The
+    entry point itself runs as a command in extending.md's blocks (`--import`) and tests/test_cli.py.
+    Its exit code and stderr."""
+    from gym_ctxbandits import cli
+
+    capsys.readouterr()
+    with monkeypatch.context() as m:
+        m.chdir(tmp)
+        m.setattr(sys, "path", sys.path[:])            # as it was after the command
+        for name in ("PATH", "PYTHONPATH", "MPLBACKEND"):
+            m.setenv(name, env[name])
+        try:
+            code = cli.main(argv)
+        except SystemExit as stop:
+            code = stop.code
+    return code, capsys.readouterr().err
 
 
 SHELL_PAGES = sorted({page for page, _, tag, *_ in all_blocks() if tag in SHELL})
@@ -502,11 +541,15 @@ def test_shell_blocks_run(page, tmp_path, monkeypatch, capsys):
                 check_skipped(command, tmp_path, monkeypatch, capsys)
                 continue
             run = rewrite(command, tmp_path)
-            proc = subprocess.run(["bash", "-euo", "pipefail", "-c", run], cwd=tmp_path, env=env, capture_output=True,
-                                  text=True, timeout=300)
-            assert proc.returncode == 0, (
-                f"{where(page, line)}: the command\n{command}\nrun as\n{run}\nfailed ({proc.returncode}):\n"
-                f"{proc.stderr[-3000:]}\nFix the doc or the code; or, when it cannot run at a small size or needs "
+            if (argv := ctxbandits_argv(run)) is not None:
+                code, err = run_ctxbandits(argv, tmp_path, env, monkeypatch, capsys)
+            else:
+                proc = subprocess.run(["bash", "-euo", "pipefail", "-c", run], cwd=tmp_path, env=env,
+                                      capture_output=True, text=True, timeout=300)
+                code, err = proc.returncode, proc.stderr
+            assert code == 0, (
+                f"{where(page, line)}: the command\n{command}\nrun as\n{run}\nfailed ({code}):\n"
+                f"{err[-3000:]}\nFix the doc or the code; or, when it cannot run at a small size or needs "
                 "the datasets, add it to SKIP in tests/test_docs_blocks.py with the reason and its run time")
 
 

@@ -22,17 +22,27 @@ def test_every_paper_experiment_has_a_script():
     assert {p.name.split("_")[0] for p in SCRIPTS} >= {"s0", "s1", "s3", "s4"}
 
 
-def run_quick(script, tmp_path, horizon=None):
-    """Run `script --quick` (at `horizon` rounds if given) and check its panels, figures and tables."""
-    cmd = [sys.executable, str(script), "--quick", "--quiet", "--backend", "inprocess",
-           "--out", str(tmp_path), "--figures", str(tmp_path / "figures")]
+def run_quick(script, tmp_path, monkeypatch, capsys, horizon=None):
+    """Run `script --quick` (at `horizon` rounds if given) and check its panels, figures and tables.
+
+    The script runs in this process, as `python script ...` runs it (its own sys.path[0] and sys.argv,
+    `__name__ == "__main__"`): a fresh interpreter would cost 2-3 s of imports a script (torch,
+    pandas, matplotlib). test_envs_option_runs_only_the_matching_envs runs a script as a command."""
+    argv = ["--quick", "--quiet", "--backend", "inprocess", "--out", str(tmp_path), "--figures", str(tmp_path / "figures")]
     if horizon:
-        cmd += ["--horizon", str(horizon)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if proc.returncode and "DatasetNotFound" in proc.stderr:
-        line = next(x for x in proc.stderr.splitlines() if "DatasetNotFound" in x)
+        argv += ["--horizon", str(horizon)]
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.setattr(sys, "argv", [str(script), *argv])
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+        code = 0
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    if code and "DatasetNotFound" in err:
+        line = next(x for x in err.splitlines() if "DatasetNotFound" in x)
         pytest.skip(f"real data not present: {line[:300]}")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert code == 0, err[-3000:]
     panels = [p for p in tmp_path.iterdir() if p.is_dir() and p.name != "figures"]
     assert panels
     for panel in panels:
@@ -42,18 +52,18 @@ def run_quick(script, tmp_path, horizon=None):
         if horizon:
             assert f"| {horizon} |" in table
         assert (tmp_path / "figures" / f"{script.stem}_{panel.name}.png").exists()
-    assert "final regret" in proc.stdout
+    assert "final regret" in out
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_quick_mode_runs(script, tmp_path):
-    run_quick(script, tmp_path, SHORT_HORIZON)
+def test_quick_mode_runs(script, tmp_path, monkeypatch, capsys):
+    run_quick(script, tmp_path, monkeypatch, capsys, SHORT_HORIZON)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_quick_mode_runs_at_the_quick_horizon(script, tmp_path):
-    run_quick(script, tmp_path)
+def test_quick_mode_runs_at_the_quick_horizon(script, tmp_path, monkeypatch, capsys):
+    run_quick(script, tmp_path, monkeypatch, capsys)
 
 
 def test_envs_option_runs_only_the_matching_envs(tmp_path):

@@ -226,8 +226,10 @@ def test_bad_hyperparameters_raise():
 
 def test_randomized_glm_agents_beat_uniform_and_theory_glm_ucb():
     """[S1] §5.1 / Fig. 1: informal GLM-TSL (a=1) and GLM-FPL (a=0.5) have far lower regret than
-    uniform play and than GLM-UCB with its theory width. Fixed seeds, margins of 2x or more."""
-    n, seeds = 2000, range(2)
+    uniform play and than GLM-UCB with its theory width. Fixed seeds, margins of 2x or more
+    (measured at n = 1000: uniform / GLM-TSL 11, uniform / GLM-FPL 9.0, GLM-UCB / GLM-TSL 6.9,
+    GLM-UCB / GLM-FPL 5.5)."""
+    n, seeds = 1000, range(2)
     regret = {}
     for name in ["GLM-TSL", "GLM-FPL", "GLM-UCB", "uniform"]:
         total = 0.0

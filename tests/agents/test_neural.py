@@ -6,6 +6,7 @@ known-answer run and the benchmark's smoke run."""
 import importlib
 import math
 import pickle
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -352,29 +353,40 @@ def test_neural_es_beats_the_greedy_network_on_a_quadratic_bandit():
 
 
 # -- benchmark ----------------------------------------------------------------------------------------
-def bench_neural(*args):
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_neural.py"), "--quick", *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
+def bench_neural(monkeypatch, capsys, *args) -> str:
+    """`python scripts/bench_neural.py --quick ARGS` run in this process (a fresh interpreter would add
+    2-3 s of imports), its torch thread count and graphs.CUDA_GRAPHS put back after; its stdout."""
+    from agents.neural import graphs
+
+    script = ROOT / "scripts" / "bench_neural.py"
+    monkeypatch.setattr(graphs, "CUDA_GRAPHS", graphs.CUDA_GRAPHS)
+    monkeypatch.setattr(sys, "argv", [str(script), "--quick", *args])
+    monkeypatch.syspath_prepend(str(script.parent))
+    monkeypatch.chdir(ROOT)
+    threads = torch.get_num_threads()
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        torch.set_num_threads(threads)
+    return capsys.readouterr().out
 
 
-def test_benchmark_quick_mode_runs_every_agent_and_the_update_table():
+def test_benchmark_quick_mode_runs_every_agent_and_the_update_table(monkeypatch, capsys):
     """Smoke run of parts 1 and 2 (the speed-up and the batched table: the slow test below)."""
-    proc = bench_neural("--parts", "12")
+    out = bench_neural(monkeypatch, capsys, "--parts", "12")
     for name in set(NAMES) - TOKENS:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
-        assert f"| {name} |" in proc.stdout
-    assert proc.stdout.count("| loop over m ") == 2
+        assert f"| {name} |" in out
+    assert out.count("| loop over m ") == 2
 
 
 @pytest.mark.slow
-def test_benchmark_quick_mode_runs():
-    proc = bench_neural("--parts", "1234", "--profile", "Ensemble++")
+def test_benchmark_quick_mode_runs(monkeypatch, capsys):
+    out = bench_neural(monkeypatch, capsys, "--parts", "1234", "--profile", "Ensemble++")
     for name in set(NAMES) - TOKENS:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
-        assert f"| {name} |" in proc.stdout
-    speedup = [line for line in proc.stdout.splitlines() if line.startswith("| loop over m single networks")]
+        assert f"| {name} |" in out
+    speedup = [line for line in out.splitlines() if line.startswith("| loop over m single networks")]
     assert speedup and float(speedup[0].split("|")[3].strip().rstrip("x")) > 1.0
-    assert "Profile of Ensemble++" in proc.stdout and "matrix products" in proc.stdout
+    assert "Profile of Ensemble++" in out and "matrix products" in out
 
 
 def test_benchmark_counts_matrix_products_in_closed_form():
@@ -400,9 +412,9 @@ def test_benchmark_counts_matrix_products_in_closed_form():
     assert counter.get_total_flops() == 2 * 2 * 4**3 // 3 + 2 * 4**2 * 3
 
 
-def test_benchmark_quick_mode_prints_the_peak_table():
-    proc = bench_neural("--parts", "4", "--agents", "Neural-ES")
-    row = next(line.split("|") for line in proc.stdout.splitlines() if line.startswith("| Neural-ES |"))
+def test_benchmark_quick_mode_prints_the_peak_table(monkeypatch, capsys):
+    out = bench_neural(monkeypatch, capsys, "--parts", "4", "--agents", "Neural-ES")
+    row = next(line.split("|") for line in out.splitlines() if line.startswith("| Neural-ES |"))
     gflop, ms, rate, peak, share = (float(c.strip().rstrip("%")) for c in row[2:7])
     assert gflop > 0 and ms > 0 and peak > 0
     assert math.isclose(rate, 1e3 * gflop / ms, rel_tol=0.05)
