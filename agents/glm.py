@@ -523,9 +523,9 @@ class AdaOFUECOLog(_GLMAgent):
     loss-difference term (projection-type steps dropped as in [S2] App. A).
 
     Args:
-        nu: bonus multiplier ([S2] tunes it on {0.01, 0.1, 1, 10, 100}). Default 0.1: with nu = 1 (the
-            authors' code) the bonus explores for thousands of rounds even on a well-specified
-            logistic bandit (0.89x Random on [S1]'s at T = 2,000; 0.1: 0.59x, docs/sanity.md).
+        nu: bonus multiplier ([S2] tunes it on {0.01, 0.1, 1, 10, 100}). Default 1, the authors'
+            code (Logistic-UCB-1's default is 0.1); bench tune's choice on bakeoff-v1 is nu = 0.28
+            with lam = 21 (docs/benchmark.md, Tuning).
         S: bound on ||theta*|| ([S2] §7: 1).
         lam: ridge of W_0 ([S2] tunes it on the same grid).
         delta: confidence level.

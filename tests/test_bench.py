@@ -82,8 +82,27 @@ def test_the_glm_track_drops_two_cells_and_cuts_three_on_the_report_seeds():
     assert cut == {"s3-finite-linear": 500, "s3-quadratic-pool": 1000, "s1-mnist-target": 500}
     assert all(c.horizon < report[c.id].horizon and c.cost_s is None for c in cells if c.id in cut)
     assert s.track("report") == s.track("tuned") == s.track(False)
-    with pytest.raises(suite.SuiteError, match="no track 'neural'; its tracks are report, quick, tuned, glm"):
+    with pytest.raises(suite.SuiteError, match="no track 'neural'; its tracks are report, quick, tuned, glm, bounded"):
         s.track("neural")
+
+
+def test_the_bounded_track_keeps_the_cells_of_rewards_0_or_1_and_drops_the_gaussian_ones():
+    """[S2]'s agents need rewards in [0, 1]: every kept cell pays 0 or 1 (50 rounds of random arms on
+    the first report seed), every dropped one adds Gaussian noise of std > 0 to its means."""
+    s = suite.load()
+    cells, seeds = s.track("bounded")
+    kept = {c.id for c in cells}
+    assert seeds == s.report_seeds and all(c == {d.id: d for d in s.cells}[c.id] for c in cells)   # none cut
+    assert len(kept) == 18 and len(s.cells) - len(kept) == 17
+    for cell in s.cells:
+        env = gym.make(cell.env, **cell.kwargs)
+        if cell.id not in kept:
+            assert env.unwrapped.noise == "gaussian" and env.unwrapped.noise_std > 0, cell.id
+            continue
+        env.reset(seed=seeds[0])
+        env.action_space.seed(seeds[0])
+        rewards = {env.step(env.action_space.sample())[1] for _ in range(50)}
+        assert rewards <= {0.0, 1.0}, (cell.id, rewards)
 
 
 def test_a_track_table_is_checked_against_the_cells():
@@ -424,6 +443,28 @@ def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
         references.read(where, shipped)
 
 
+def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_agents():
+    """The bounded track plays the report track's own cells and horizons, so every report-track agent's
+    rows there are copies of its report-track file at its current SHA-256; [S2]'s five, which cannot
+    play the report track, were run on it, on all 18 cells and ten seeds to each cell's horizon."""
+    shipped = suite.load()
+    where = references.folder(shipped, "bounded")
+    mine = references.read(where, shipped, track="bounded")                  # the SHA-256 of every file checked
+    theirs = references.read(references.folder(shipped), shipped, verify=False)
+    cells = {c.id: c.horizon for c in shipped.track("bounded")[0]}
+    for agent, entry in theirs["agents"].items():
+        assert mine["agents"][agent]["reused"]["sha256"] == entry["sha256"], \
+            f"{agent}'s report-track reference changed: run `ctxbandits bench regen --track bounded --agents {agent}`"
+        assert mine["agents"][agent]["reused"]["cells"] == list(cells)
+    s2 = {"NeuralLog-UCB-1", "NeuralLog-TS-1", "NCBF-UCB"}
+    assert s2 <= set(mine["agents"]) and s2.isdisjoint(theirs["agents"])
+    for agent in s2:
+        assert "reused" not in mine["agents"][agent]
+        last = references.table(where, mine, agent).groupby(["cell", "seed"], observed=True)["round"].max()
+        assert len(last) == len(cells) * len(shipped.report_seeds)
+        assert (last.to_numpy() == last.index.get_level_values("cell").map(cells).to_numpy()).all()
+
+
 def test_regen_copies_report_rows_to_a_named_track_but_never_to_the_tuned_track():
     """A tuned agent plays other hyper-parameters than its report-track (defaults) rows: nothing is
     copied onto the tuned track, while the GLM track takes LinUCB's 30 shared cells."""
@@ -467,7 +508,7 @@ def test_the_docs_table_is_the_references():
         "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
 
-@pytest.mark.parametrize("track", ["report", "glm"])
+@pytest.mark.parametrize("track", ["report", "glm", "bounded"])
 def test_the_docs_leaderboard_is_the_references(track):
     """The leaderboard of each track's references ranks every shipped agent by its overall IQM
     (Random's is 0) and is the one docs/benchmark.md shows between the track's markers."""

@@ -73,9 +73,9 @@ WHY_ABSENT = {
                         "(docs/benchmark.md, Cost: the measured costs)"),
         **{name: f"[S2]'s logistic loss, softplus(f) - r f summed, has no minimiser once a reward leaves [0, 1]: at "
                  f"its defaults the network diverges (its arm scores turn NaN, an error) on {cells} (Gaussian rewards; "
-                 "one report seed each, scripts/bench_cost.py), so the suite cannot be played at its "
-                 "defaults (NeuralLog-UCB-1, where it runs: 139 CPU-s a seed on the 31 other cells; docs/benchmark.md, "
-                 "Cost)"
+                 "one report seed each, scripts/bench_cost.py), so the report track cannot be played at its "
+                 "defaults; it plays the bounded track (`bench run --track bounded`: the 18 cells whose rewards are 0 "
+                 "or 1), whose references hold [S2]'s five agents beside the zoo (docs/benchmark.md, Leaderboard)"
            for name, cells in (("NeuralLog-UCB-1", "s0-distance, s3-finite-linear, s3-sphere-linear and "
                                                    "s4-unit-circle-small"),
                                ("NeuralLog-UCB-2", "s0-distance and s3-sphere-linear"),
