@@ -695,3 +695,15 @@ def test_the_html_scorecard_renders_in_headless_chromium(folder):
 
     pixels = matplotlib.image.imread(shot)
     assert pixels.shape[:2] == (900, 1200) and pixels[..., :3].std() > 0.05     # drawn, not a blank page
+
+
+def test_the_cpu_clock_counts_an_ended_childs_seconds():
+    """bench.json's and a study's CPU seconds count the processes backend's workers, which end with
+    each cell's run: a child that burns 0.3 CPU-s moves the clock by about that (not by the parent's
+    near-zero wait)."""
+    from gym_ctxbandits.bench.run import cpu_clock
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    start = cpu_clock()
+    subprocess.run([sys.executable, "-c", burn], check=True)
+    assert cpu_clock() - start >= 0.3

@@ -4,8 +4,9 @@
 One folder per agent and cell lets agents be added to a scorecard folder one at a time (a run's
 manifest lists its own jobs only), and a finished (agent, cell) is never run again: the runner
 resumes. `OUT/bench.json` pins the folder to one suite version and track, and keeps each
-(agent, cell)'s wall time and this process's CPU time (the whole cost on the in-process backend;
-on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
+(agent, cell)'s wall time and CPU time (`cpu_clock`: this process's and its ended children's, so
+the processes backend's workers are counted; a Ray cluster's are not, being elsewhere; on a shared
+machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
 The tracks: "report" (the defaults), "quick" (a smoke run), "tuned" (each agent with its
 configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations)
 and the suite file's named tracks (`bench run --track glm`: the defaults on the track's cells).
@@ -26,6 +27,18 @@ from gym_ctxbandits.jobs import agent_device
 
 MANIFEST = "bench.json"
 BASELINE = "Random"
+
+
+def cpu_clock() -> float:
+    """CPU seconds (user and system) of this process and of its children that have ended: a cell's
+    or a study's cost on this machine. The processes backend's workers end with each `run` (its pool
+    closes), so their seconds count; the workers of a Ray cluster run elsewhere and do not."""
+    try:
+        import resource
+    except ImportError:                                       # Windows: this process only
+        return time.process_time()
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 def slug(text: str) -> str:
@@ -154,11 +167,11 @@ def _play(cells, seeds, specs: dict, out: Path, manifest: dict, progress, **opti
         cpu = manifest.setdefault("cpu_seconds", {}).setdefault(name, {})
         for i, cell in enumerate(cells):
             folder = out / slug(name) / cell.id
-            start, start_cpu = time.perf_counter(), time.process_time()
+            start, start_cpu = time.perf_counter(), cpu_clock()
             run(EnvSpec(cell.env, cell.kwargs), spec, seeds=list(seeds), horizon=cell.horizon, out=folder,
                 log_every=cell.log_every, **options)
             times.setdefault(cell.id, round(time.perf_counter() - start, 2))   # a resumed cell keeps its first run's
-            cpu.setdefault(cell.id, round(time.process_time() - start_cpu, 2))
+            cpu.setdefault(cell.id, round(cpu_clock() - start_cpu, 2))
             _write(out, manifest)
             if progress:
                 progress(f"{name} {i + 1}/{len(cells)} {cell.id}: {times[cell.id]:.1f} s ({cpu[cell.id]:.1f} CPU-s)")

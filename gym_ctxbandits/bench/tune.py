@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from gym_ctxbandits.bench.run import BASELINE, slug
+from gym_ctxbandits.bench.run import BASELINE, cpu_clock, slug
 from gym_ctxbandits.bench.suite import SUITES, Suite
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec, is_replay
 
@@ -155,9 +154,9 @@ def _record(config, objective, losses, cpu) -> dict:
 def search_halton(study: Study, name: str, space: dict, defaults: dict, budget: int) -> list[dict]:
     out = []
     for i, config in enumerate(halton(space, defaults, budget)):
-        start = time.process_time()
+        start = cpu_clock()
         objective, losses = study.evaluate(name, config)
-        out.append(_record(config, objective, losses, time.process_time() - start))
+        out.append(_record(config, objective, losses, cpu_clock() - start))
         if study.progress:
             study.progress(f"{name} {i + 1}/{budget} {config}: objective {objective:.4f}")
     return out
@@ -184,9 +183,9 @@ def search_tpe(study: Study, name: str, space: dict, defaults: dict, budget: int
     while len(records) < budget:
         trial = tpe.ask(distributions)
         config = {n: trial.params[n] for n in space}
-        start = time.process_time()
+        start = cpu_clock()
         objective, losses = study.evaluate(name, config)
-        records[trial.number] = _record(config, objective, losses, time.process_time() - start)
+        records[trial.number] = _record(config, objective, losses, cpu_clock() - start)
         trial.set_user_attr("record", records[trial.number])
         tpe.tell(trial, objective)
         if study.progress:
@@ -255,9 +254,9 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     else:
         record = {**head, "agents": {}}
     out.mkdir(parents=True, exist_ok=True)
-    start = time.process_time()
+    start = cpu_clock()
     study.random()                                          # Random first, so no candidate's cost includes it
-    record.setdefault("random_cpu_seconds", round(time.process_time() - start, 2))
+    record.setdefault("random_cpu_seconds", round(cpu_clock() - start, 2))
     search = search_tpe if kind == "tpe" else search_halton
     for name in agents:
         candidates = search(study, name, spaces[name], starts[name], budget)
