@@ -456,7 +456,7 @@ def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_age
         assert mine["agents"][agent]["reused"]["sha256"] == entry["sha256"], \
             f"{agent}'s report-track reference changed: run `ctxbandits bench regen --track bounded --agents {agent}`"
         assert mine["agents"][agent]["reused"]["cells"] == list(cells)
-    s2 = {"NeuralLog-UCB-1", "NeuralLog-UCB-2", "NeuralLog-TS-1", "NCBF-UCB"}
+    s2 = {"NeuralLog-UCB-1", "NeuralLog-UCB-2", "NeuralLog-TS-1", "NeuralLog-TS-2", "NCBF-UCB"}
     assert s2 <= set(mine["agents"]) and s2.isdisjoint(theirs["agents"])
     for agent in s2:
         assert "reused" not in mine["agents"][agent]
