@@ -707,3 +707,11 @@ def test_the_cpu_clock_counts_an_ended_childs_seconds():
     start = cpu_clock()
     subprocess.run([sys.executable, "-c", burn], check=True)
     assert cpu_clock() - start >= 0.3
+
+
+def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
+    assert main(["bench", "suites"]) == 0
+    out = capsys.readouterr().out
+    assert "bakeoff-v1: 35 cells; report seeds 1000..1009, tune seeds 0..9" in out
+    assert "Cut: s3-finite-linear T=500, s3-quadratic-pool T=1,000, s1-mnist-target T=500; dropped: covertype, mnist." in out
+    assert "track bounded: " in out and "Cut: none; dropped: s0-linear, s0-logistic" in out

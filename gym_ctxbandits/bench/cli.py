@@ -113,7 +113,7 @@ def cmd_suites(args) -> int:
               f"{suite.quick_seeds} seeds")
         for name, track in suite.tracks.items():
             cut = ", ".join(f"{c} T={t:,}" for c, t in track.horizons.items())
-            print(f"  track {name}: {track.description} Cut: {cut}; dropped: {', '.join(track.drop) or 'none'}.")
+            print(f"  track {name}: {track.description} Cut: {cut or 'none'}; dropped: {', '.join(track.drop) or 'none'}.")
         print(f"\n{markdown_table(suite)}\n")
     return 0
 
