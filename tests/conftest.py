@@ -14,6 +14,8 @@
   `localhost`, Unix sockets) raises `NetworkAccessError`, and a host name other than the local
   ones is not even resolved. Ray and the process backends still talk over loopback. An attempt
   fails the test even when the code under test swallows the exception.
+* `run_script`: `python SCRIPT ARGS` run in the test's process, as Python runs it (`__main__`, its
+  argv, the script's folder first on sys.path): a fresh interpreter would add 2-3 s of imports.
 
 The data tests run on the small fixtures of data/fixtures (data/make_fixtures.py), and on the
 real copies when $CTXBANDITS_DATA points to a data home holding them.
@@ -23,7 +25,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import runpy
 import socket
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +123,18 @@ def driver_writes(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(ray_backend, "write_atomic", record)
     return written
+
+
+@pytest.fixture
+def run_script(monkeypatch):
+    """`run_script(SCRIPT, *ARGS)`: `python SCRIPT ARGS` in this process (runpy, `__main__`, argv and
+    the script's folder on sys.path put back after the test); its exit code."""
+    def run(script, *args) -> int:
+        monkeypatch.setattr(sys, "argv", [str(script), *args])
+        monkeypatch.syspath_prepend(str(Path(script).parent))
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as stop:
+            return 0 if stop.code is None else stop.code
+        return 0
+    return run

@@ -22,22 +22,15 @@ def test_every_paper_experiment_has_a_script():
     assert {p.name.split("_")[0] for p in SCRIPTS} >= {"s0", "s1", "s3", "s4"}
 
 
-def run_quick(script, tmp_path, monkeypatch, capsys, horizon=None):
+def run_quick(script, tmp_path, run_script, capsys, horizon=None):
     """Run `script --quick` (at `horizon` rounds if given) and check its panels, figures and tables.
 
-    The script runs in this process, as `python script ...` runs it (its own sys.path[0] and sys.argv,
-    `__name__ == "__main__"`): a fresh interpreter would cost 2-3 s of imports a script (torch,
-    pandas, matplotlib). test_envs_option_runs_only_the_matching_envs runs a script as a command."""
+    The script runs in this process (`run_script`, tests/conftest.py), as `python script ...` runs
+    it. test_envs_option_runs_only_the_matching_envs runs a script as a command."""
     argv = ["--quick", "--quiet", "--backend", "inprocess", "--out", str(tmp_path), "--figures", str(tmp_path / "figures")]
     if horizon:
         argv += ["--horizon", str(horizon)]
-    monkeypatch.syspath_prepend(str(ROOT))
-    monkeypatch.setattr(sys, "argv", [str(script), *argv])
-    try:
-        runpy.run_path(str(script), run_name="__main__")
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
+    code = run_script(script, *argv)
     out, err = capsys.readouterr()
     if code and "DatasetNotFound" in err:
         line = next(x for x in err.splitlines() if "DatasetNotFound" in x)
@@ -56,14 +49,14 @@ def run_quick(script, tmp_path, monkeypatch, capsys, horizon=None):
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_quick_mode_runs(script, tmp_path, monkeypatch, capsys):
-    run_quick(script, tmp_path, monkeypatch, capsys, SHORT_HORIZON)
+def test_quick_mode_runs(script, tmp_path, run_script, capsys):
+    run_quick(script, tmp_path, run_script, capsys, SHORT_HORIZON)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_quick_mode_runs_at_the_quick_horizon(script, tmp_path, monkeypatch, capsys):
-    run_quick(script, tmp_path, monkeypatch, capsys)
+def test_quick_mode_runs_at_the_quick_horizon(script, tmp_path, run_script, capsys):
+    run_quick(script, tmp_path, run_script, capsys)
 
 
 def test_envs_option_runs_only_the_matching_envs(tmp_path):

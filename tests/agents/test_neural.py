@@ -6,7 +6,6 @@ known-answer run and the benchmark's smoke run."""
 import importlib
 import math
 import pickle
-import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -353,35 +352,33 @@ def test_neural_es_beats_the_greedy_network_on_a_quadratic_bandit():
 
 
 # -- benchmark ----------------------------------------------------------------------------------------
-def bench_neural(monkeypatch, capsys, *args) -> str:
-    """`python scripts/bench_neural.py --quick ARGS` run in this process (a fresh interpreter would add
-    2-3 s of imports), its torch thread count and graphs.CUDA_GRAPHS put back after; its stdout."""
+def bench_neural(monkeypatch, run_script, capsys, *args) -> str:
+    """`python scripts/bench_neural.py --quick ARGS` run in this process (`run_script`, a fresh
+    interpreter would add 2-3 s of imports), its torch thread count and graphs.CUDA_GRAPHS put back
+    after; its stdout."""
     from agents.neural import graphs
 
-    script = ROOT / "scripts" / "bench_neural.py"
     monkeypatch.setattr(graphs, "CUDA_GRAPHS", graphs.CUDA_GRAPHS)
-    monkeypatch.setattr(sys, "argv", [str(script), "--quick", *args])
-    monkeypatch.syspath_prepend(str(script.parent))
     monkeypatch.chdir(ROOT)
     threads = torch.get_num_threads()
     try:
-        runpy.run_path(str(script), run_name="__main__")
+        assert run_script(ROOT / "scripts" / "bench_neural.py", "--quick", *args) == 0
     finally:
         torch.set_num_threads(threads)
     return capsys.readouterr().out
 
 
-def test_benchmark_quick_mode_runs_every_agent_and_the_update_table(monkeypatch, capsys):
+def test_benchmark_quick_mode_runs_every_agent_and_the_update_table(monkeypatch, run_script, capsys):
     """Smoke run of parts 1 and 2 (the speed-up and the batched table: the slow test below)."""
-    out = bench_neural(monkeypatch, capsys, "--parts", "12")
+    out = bench_neural(monkeypatch, run_script, capsys, "--parts", "12")
     for name in set(NAMES) - TOKENS:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
         assert f"| {name} |" in out
     assert out.count("| loop over m ") == 2
 
 
 @pytest.mark.slow
-def test_benchmark_quick_mode_runs(monkeypatch, capsys):
-    out = bench_neural(monkeypatch, capsys, "--parts", "1234", "--profile", "Ensemble++")
+def test_benchmark_quick_mode_runs(monkeypatch, run_script, capsys):
+    out = bench_neural(monkeypatch, run_script, capsys, "--parts", "1234", "--profile", "Ensemble++")
     for name in set(NAMES) - TOKENS:          # the GPT agents need a language model: tests/agents/test_gpt_ensemble.py
         assert f"| {name} |" in out
     speedup = [line for line in out.splitlines() if line.startswith("| loop over m single networks")]
@@ -412,8 +409,8 @@ def test_benchmark_counts_matrix_products_in_closed_form():
     assert counter.get_total_flops() == 2 * 2 * 4**3 // 3 + 2 * 4**2 * 3
 
 
-def test_benchmark_quick_mode_prints_the_peak_table(monkeypatch, capsys):
-    out = bench_neural(monkeypatch, capsys, "--parts", "4", "--agents", "Neural-ES")
+def test_benchmark_quick_mode_prints_the_peak_table(monkeypatch, run_script, capsys):
+    out = bench_neural(monkeypatch, run_script, capsys, "--parts", "4", "--agents", "Neural-ES")
     row = next(line.split("|") for line in out.splitlines() if line.startswith("| Neural-ES |"))
     gflop, ms, rate, peak, share = (float(c.strip().rstrip("%")) for c in row[2:7])
     assert gflop > 0 and ms > 0 and peak > 0
