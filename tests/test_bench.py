@@ -82,8 +82,16 @@ def test_the_glm_track_drops_two_cells_and_cuts_three_on_the_report_seeds():
     assert cut == {"s3-finite-linear": 500, "s3-quadratic-pool": 1000, "s1-mnist-target": 500}
     assert all(c.horizon < report[c.id].horizon and c.cost_s is None for c in cells if c.id in cut)
     assert s.track("report") == s.track("tuned") == s.track(False)
-    with pytest.raises(suite.SuiteError, match="no track 'neural'; its tracks are report, quick, tuned, glm, bounded"):
-        s.track("neural")
+    with pytest.raises(suite.SuiteError, match="no track 'gpu'; its tracks are report, quick, tuned, glm, bounded, neural"):
+        s.track("gpu")
+
+
+def test_the_neural_track_cuts_every_cell_but_the_dropped_replay_to_500_rounds_on_the_report_seeds():
+    s = suite.load()
+    cells, seeds = s.track("neural")
+    assert seeds == s.report_seeds and [c.id for c in cells] == [c.id for c in s.cells if c.id != "obd-replay"]
+    for cell, report in zip(cells, s.cells):
+        assert (cell.env, cell.kwargs, cell.tags, cell.horizon, cell.cost_s) == (report.env, report.kwargs, report.tags, 500, None)
 
 
 def test_the_bounded_track_keeps_the_cells_of_rewards_0_or_1_and_drops_the_gaussian_ones():
@@ -443,6 +451,20 @@ def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
         references.read(where, shipped)
 
 
+def test_the_neural_tracks_references_hold_every_cell_at_500_rounds():
+    """Every cell of the neural track is cut, so nothing is copied from the report track: the zoo and
+    the costly neural agents were all run on it, every kept cell and seed to round 500."""
+    shipped = suite.load()
+    where = references.folder(shipped, "neural")
+    manifest = references.read(where, shipped, track="neural")                # the SHA-256 of every file checked
+    cells = shipped.track("neural")[0]
+    assert manifest["track"] == "neural" and {"Random", "LinUCB"} <= set(manifest["agents"])
+    for agent, entry in manifest["agents"].items():
+        assert "reused" not in entry and set(entry["cpu_seconds"]) == {c.id for c in cells}
+        last = references.table(where, manifest, agent).groupby(["cell", "seed"], observed=True)["round"].max()
+        assert len(last) == len(cells) * len(shipped.report_seeds) and (last == 500).all()
+
+
 def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_agents():
     """The bounded track plays the report track's own cells and horizons, so every report-track agent's
     rows there are copies of its report-track file at its current SHA-256; [S2]'s five, which cannot
@@ -508,7 +530,7 @@ def test_the_docs_table_is_the_references():
         "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
 
-@pytest.mark.parametrize("track", ["report", "glm", "bounded"])
+@pytest.mark.parametrize("track", ["report", "glm", "bounded", "neural"])
 def test_the_docs_leaderboard_is_the_references(track):
     """The leaderboard of each track's references ranks every shipped agent by its overall IQM
     (Random's is 0) and is the one docs/benchmark.md shows between the track's markers."""
@@ -715,3 +737,4 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
     assert "bakeoff-v1: 35 cells; report seeds 1000..1009, tune seeds 0..9" in out
     assert "Cut: s3-finite-linear T=500, s3-quadratic-pool T=1,000, s1-mnist-target T=500; dropped: covertype, mnist." in out
     assert "track bounded: " in out and "Cut: none; dropped: s0-linear, s0-logistic" in out
+    assert "track neural: " in out and "Cut: every cell kept T=500; dropped: obd-replay." in out

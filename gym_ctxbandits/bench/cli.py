@@ -113,6 +113,8 @@ def cmd_suites(args) -> int:
               f"{suite.quick_seeds} seeds")
         for name, track in suite.tracks.items():
             cut = ", ".join(f"{c} T={t:,}" for c, t in track.horizons.items())
+            if len(track.horizons) + len(track.drop) == len(suite.cells) and len(set(track.horizons.values())) == 1:
+                cut = f"every cell kept T={next(iter(track.horizons.values())):,}"
             print(f"  track {name}: {track.description} Cut: {cut or 'none'}; dropped: {', '.join(track.drop) or 'none'}.")
         print(f"\n{markdown_table(suite)}\n")
     return 0

@@ -7,7 +7,7 @@ ranked by the overall IQM. docs/benchmark.md shows it between `<!-- leaderboard:
 `<!-- leaderboard:end -->` (the defaults track), and the tuned track's between `<!--
 leaderboard-tuned:begin -->` and `<!-- leaderboard-tuned:end -->`, written by `python
 scripts/make_tables.py`; a test keeps them equal, so a reference rebuilt or added moves the page
-with it. A named track's references (the GLM track's, the bounded track's) make a leaderboard of their
+with it. A named track's references (the GLM, bounded and neural tracks') make a leaderboard of their
 own, between `<!-- leaderboard-NAME:begin -->` and its end marker: other cells and horizons, so its
 scores are never compared with the report track's.
 """

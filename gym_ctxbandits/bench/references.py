@@ -65,7 +65,7 @@ WHY_ABSENT = {
                         "which a reference would score in their name; their allocation program needs CVXPY (the "
                         "optional `oam` extra) and is slow on the large fixed sets (OAM on s1-bernoulli-logistic: "
                         "17 CPU-s for 20 rounds of 2 seeds); they run with `bench run` where CVXPY is installed"),
-        **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1"),
+        **dict.fromkeys(("GLM-TSL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1"),
                         "GLM agents too costly for the report track's 1,200 CPU-s: each round a d x d inverse and "
                         "a Hessian over every distinct arm pulled so far, over 20 CPU-s a seed on covertype (d = "
                         "378) alone and over 145 a seed on the suite; they play the GLM track (`bench run --track "
@@ -81,17 +81,27 @@ WHY_ABSENT = {
                                ("NeuralLog-UCB-2", "s0-distance and s3-sphere-linear"),
                                ("NeuralLog-TS-1", "s3-sphere-linear"), ("NeuralLog-TS-2", "s3-sphere-linear"),
                                ("NCBF-UCB", "s0-distance"))},
-        **{name: f"neural, not measured on the suite's cells yet; its batched cost (ten instances of [S0]'s d = 20, "
-                 f"K = 50 quadratic bandit: {rate} s per 1,000 rounds, bench_neural.py part 3) puts its ten seeds at "
-                 f"about {total:,} CPU-s for the suite's 65,500 rounds, before the costlier cells (10,000 arms, d = "
-                 f"378 and 490): {verdict} (docs/benchmark.md, Cost)"
-           for name, rate, total, verdict in (
-               *((n, r, t, "over the linear agents' 1,200, within a neural agent's 3,600; scripts/bench_cost.py on "
-                           "the cells decides") for n, r, t in (("NeuralUCB", 24.7, 1_600), ("NeuralTS", 38.8, 2_500),
-                                                                 ("Neural-PHE", 20.4, 1_300), ("EpiNet", 33.0, 2_200),
-                                                                 ("repGLM-FPL", 35.8, 2_300))),
-               *((n, r, t, "over a neural agent's 3,600: a neural track at shorter horizons, or a GPU")
-                 for n, r, t in (("LMCTS", 144, 9_500), ("Neural-ES", 276, 18_000), ("Neural-ES-DT", 699, 46_000))))},
+        **{name: f"neural, trained on its whole history every round ({how}), so on the 21 cells whose arms are "
+                 "redrawn every round a round's training grows with the round: NeuralUCB's ten seeds cost 295 CPU-s "
+                 "on s2-h1 alone at its 2,000 rounds (64 on s0-linear, whose 50 arms are fixed), putting the report "
+                 "track over a neural agent's 3,600; it plays the neural track (`bench run --track neural`: the "
+                 "cells but the replay at 500 rounds), whose references hold it beside the zoo "
+                 "(docs/benchmark.md, Cost)"
+           for name, how in (*((n, "[S0]'s full-batch gradient descent, 100 steps") for n in
+                                ("NeuralUCB", "NeuralTS", "Neural-PHE")),
+                             ("LMCTS", "Langevin steps on batches of up to 10,000 rows"))},
+        **dict.fromkeys(("Neural-ES", "Neural-ES-DT"),
+                        "neural, over a neural agent's 3,600 CPU-s even on the neural track (Neural-ES's ten seeds: 308 "
+                        "CPU-s on s3-mlp-teacher at 500 rounds; Neural-ES-DT about 2.5 times Neural-ES): a GPU's "
+                        "(`--device cuda`; docs/benchmark.md, Cost)"),
+        "GLM-FPL": ("GLM agent too costly for the report track's and the GLM track's 1,200 CPU-s (over 238 CPU-s a "
+                    "seed on the GLM track: a perturbed MLE refitted from fresh noise every round); it plays the "
+                    "neural track (`bench run --track neural`: the cells but the replay at 500 rounds), whose "
+                    "references hold it beside the zoo (docs/benchmark.md, Cost)"),
+        "repGLM-FPL": ("neural, not measured on the suite's cells yet; its batched cost (ten instances of [S0]'s d = "
+                       "20, K = 50 quadratic bandit: 35.8 s per 1,000 rounds, bench_neural.py part 3) puts its ten "
+                       "seeds at about 2,300 CPU-s for the suite's 65,500 rounds: within a neural agent's 3,600; "
+                       "`bench run --agents repGLM-FPL` decides (docs/benchmark.md, Cost)"),
         **dict.fromkeys(("GPT-Ensemble++", "GPT-Greedy"),
                         "text agents: their observations are the token ids of CtxBandit/HateSpeechTokens-v0, an env "
                         "the suite leaves out (a GPU's cells: docs/benchmark.md, The suite)"),
