@@ -385,16 +385,19 @@ def test_an_unknown_agent_is_one_line_before_anything_runs(folder, capsys):
 
 # --- reference results ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("agent, cells", [("LinUCB", ["s0-linear", "s4-changing-1"]), ("DeepFPL", ["s0-linear"])])
-def test_the_shipped_references_reproduce_exactly(folder, agent, cells):
-    """`bench run` on cheap cells (three of the report seeds) gives the shipped rows of Random and
-    the agent bit for bit: code that changes their numbers cannot ship with stale references. The
-    neural agent's were made with one torch thread; asked for two here, the runner pins one while
-    it plays, and gives the two back after."""
+@pytest.mark.parametrize("agent, cells, track", [("LinUCB", ["s0-linear", "s4-changing-1"], "report"),
+                                                  ("DeepFPL", ["s0-linear"], "report"),
+                                                  ("NeuralUCB", ["s1-bernoulli-logistic"], "neural")])
+def test_the_shipped_references_reproduce_exactly(folder, agent, cells, track):
+    """`bench run` on cheap cells (three of the report seeds; on the neural track at its 500 rounds)
+    gives the shipped rows of Random and the agent bit for bit: code that changes their numbers
+    cannot ship with stale references. The neural agents' were made with one torch thread; asked
+    for two here, the runner pins one while it plays, and gives the two back after."""
     shipped = suite.load()
-    where = references.folder(shipped)
-    manifest = references.read(where, shipped)
-    suite_file = write_suite(folder / "cheap.toml", cells, report_seeds="1000:1003")
+    where = references.folder(shipped, track)
+    manifest = references.read(where, shipped, track=track)
+    horizon = {c.horizon for c in shipped.track(track)[0] if c.id in cells}.pop() if track != "report" else None
+    suite_file = write_suite(folder / "cheap.toml", cells, horizon=horizon, report_seeds="1000:1003")
     torch = pytest.importorskip("torch") if agent != "LinUCB" else None
     threads = torch and torch.get_num_threads()
     try:

@@ -94,10 +94,11 @@ WHY_ABSENT = {
                         "neural, over a neural agent's 3,600 CPU-s even on the neural track (Neural-ES's ten seeds: 308 "
                         "CPU-s on s3-mlp-teacher at 500 rounds; Neural-ES-DT about 2.5 times Neural-ES): a GPU's "
                         "(`--device cuda`; docs/benchmark.md, Cost)"),
-        "GLM-FPL": ("GLM agent too costly for the report track's and the GLM track's 1,200 CPU-s (over 238 CPU-s a "
-                    "seed on the GLM track: a perturbed MLE refitted from fresh noise every round); it plays the "
-                    "neural track (`bench run --track neural`: the cells but the replay at 500 rounds), whose "
-                    "references hold it beside the zoo (docs/benchmark.md, Cost)"),
+        "GLM-FPL": ("GLM agent too costly for every track's budget: over 238 CPU-s a seed on the GLM track (a "
+                    "perturbed MLE refitted from fresh noise every round), and on the neural track (500 rounds) its "
+                    "ten seeds cost 367 CPU-s on 28 cells and over 450 on covertype alone (stopped), where d = 378 "
+                    "of its 500 rounds are [S1]'s initial exploration (mnist: 490), so the track would score that "
+                    "rule, not the agent (docs/benchmark.md, Cost)"),
         "repGLM-FPL": ("neural, not measured on the suite's cells yet; its batched cost (ten instances of [S0]'s d = "
                        "20, K = 50 quadratic bandit: 35.8 s per 1,000 rounds, bench_neural.py part 3) puts its ten "
                        "seeds at about 2,300 CPU-s for the suite's 65,500 rounds: within a neural agent's 3,600; "
