@@ -99,10 +99,6 @@ WHY_ABSENT = {
                     "ten seeds cost 367 CPU-s on 28 cells and over 450 on covertype alone (stopped), where d = 378 "
                     "of its 500 rounds are [S1]'s initial exploration (mnist: 490), so the track would score that "
                     "rule, not the agent (docs/benchmark.md, Cost)"),
-        "repGLM-FPL": ("neural, not measured on the suite's cells yet; its batched cost (ten instances of [S0]'s d = "
-                       "20, K = 50 quadratic bandit: 35.8 s per 1,000 rounds, bench_neural.py part 3) puts its ten "
-                       "seeds at about 2,300 CPU-s for the suite's 65,500 rounds: within a neural agent's 3,600; "
-                       "`bench run --agents repGLM-FPL` decides (docs/benchmark.md, Cost)"),
         **dict.fromkeys(("GPT-Ensemble++", "GPT-Greedy"),
                         "text agents: their observations are the token ids of CtxBandit/HateSpeechTokens-v0, an env "
                         "the suite leaves out (a GPU's cells: docs/benchmark.md, The suite)"),
