@@ -7,7 +7,8 @@ and from `gym_ctxbandits.registration.TABLE_ROWS` (paper section and reward mode
 registrations); consecutive ids with the same entry share a row. docs/benchmark.md's tables sit
 between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (BENCH_TABLES: the bakeoff-v1 suite, its
 shipped references of the defaults and tuned tracks, every agent's search space, and the
-leaderboard of each track's references: the report track's, the tuned track's, the GLM track's, the bounded track's and the neural track's). Tests fail
+leaderboard of each track's references: the report track's, the tuned track's and every named
+track's of the suite file: glm, bounded, neural). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -42,9 +43,8 @@ def bench_tables() -> dict:
             "references-tuned": references.markdown_table(tuned),
             "spaces": tune.markdown_spaces(shipped),
             "leaderboard": leaderboard.markdown(leaderboard.card(shipped)),
-            "leaderboard-glm": leaderboard.markdown(leaderboard.card(shipped, track="glm")),
-            "leaderboard-bounded": leaderboard.markdown(leaderboard.card(shipped, track="bounded")),
-            "leaderboard-neural": leaderboard.markdown(leaderboard.card(shipped, track="neural")),
+            **{f"leaderboard-{name}": leaderboard.markdown(leaderboard.card(shipped, track=name))
+               for name in shipped.tracks},                      # the named tracks: glm, bounded, neural
             "leaderboard-tuned": leaderboard.markdown(leaderboard.card(shipped, track="tuned"))}
 
 
