@@ -464,6 +464,7 @@ def test_the_neural_tracks_references_hold_every_cell_at_500_rounds():
     assert manifest["track"] == "neural" and {"Random", "LinUCB"} <= set(manifest["agents"])
     for agent, entry in manifest["agents"].items():
         assert "reused" not in entry and set(entry["cpu_seconds"]) == {c.id for c in cells}
+        assert "accelerator" not in entry or entry["versions"]["torch"]          # Neural-ES: made on a GPU
         last = references.table(where, manifest, agent).groupby(["cell", "seed"], observed=True)["round"].max()
         assert len(last) == len(cells) * len(shipped.report_seeds) and (last == 500).all()
 
@@ -655,6 +656,29 @@ def test_regen_writes_references_and_report_takes_them_as_the_zoo(folder):
                     -card["aggregates"]["overall"]["wins_minus_losses"][b][a]
     assert "from the shipped references: Greedy, LinUCB" in Path("card/scorecard.md").read_text()
     check_page(Path("card/scorecard.html").read_text(), len(s.cells))
+
+
+def test_a_reference_made_off_the_cpu_names_its_device_and_holds_one_device(folder):
+    """A torch agent's runs on a GPU give its manifest entry an `accelerator` (its numbers are the
+    CPU's only up to float tolerance); a numpy agent's never, whatever the comparison's device; and
+    one file never mixes devices. The GPU runs are made here by recording the device as a GPU run does."""
+    s = suite.load(tiny(folder))
+    assert main(["bench", "run", "--suite", str(s.path), "--out", "w", "--quiet", "--agents", "LinUCB,DeepFPL"]) == 0
+
+    def played(agent, device, cells):
+        for cell in cells:
+            path = Path("w", agent, cell, "manifest.json")
+            run = json.loads(path.read_text())
+            path.write_text(json.dumps({**run, "config": {**run["config"], "device": device}}))
+
+    for agent in ("LinUCB", "DeepFPL"):
+        played(agent, "cuda", [c.id for c in s.cells])
+    manifest = references.pack(Path("w"), s, ["LinUCB", "DeepFPL"], Path("refs"))
+    assert "accelerator" not in manifest["agents"]["LinUCB"]
+    assert manifest["agents"]["DeepFPL"]["accelerator"].split(":")[0] == "cuda"
+    played("DeepFPL", "cpu", [s.cells[0].id])
+    with pytest.raises(references.ReferenceMismatch, match="DeepFPL's runs in w played on several devices"):
+        references.pack(Path("w"), s, ["DeepFPL"], Path("refs"))
 
 
 def test_references_of_another_suite_or_a_changed_file_are_one_line(folder, capsys):

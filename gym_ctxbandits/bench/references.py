@@ -44,6 +44,7 @@ from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
 from gym_ctxbandits.bench.run import MANIFEST as RUN_MANIFEST
 from gym_ctxbandits.bench.suite import Suite
 from gym_ctxbandits.experiment import is_replay
+from gym_ctxbandits.jobs import AgentSpec, agent_device
 
 REFERENCES = Path(__file__).parent / "references"
 MANIFEST = "manifest.json"
@@ -90,10 +91,13 @@ WHY_ABSENT = {
            for name, how in (*((n, "[S0]'s full-batch gradient descent, 100 steps") for n in
                                 ("NeuralUCB", "NeuralTS", "Neural-PHE")),
                              ("LMCTS", "Langevin steps on batches of up to 10,000 rows"))},
-        **dict.fromkeys(("Neural-ES", "Neural-ES-DT"),
-                        "neural, over a neural agent's 3,600 CPU-s even on the neural track (Neural-ES's ten seeds: 308 "
-                        "CPU-s on s3-mlp-teacher at 500 rounds; Neural-ES-DT about 2.5 times Neural-ES): a GPU's "
-                        "(`--device cuda`; docs/benchmark.md, Cost)"),
+        "Neural-ES": ("neural, over a neural agent's 3,600 CPU-s even on the neural track (its ten seeds: 308 CPU-s on "
+                      "s3-mlp-teacher alone at 500 rounds): it plays the neural track on a GPU, whose references hold "
+                      "it, made on an H200 with `--device cuda` in 385 s of wall time (docs/benchmark.md, Cost)"),
+        "Neural-ES-DT": ("neural, over a neural agent's 3,600 CPU-s even on the neural track (about 2.5 times "
+                         "Neural-ES): a GPU's (`--device cuda`); the GPU lease of 2026-11-27 ran 25 of the neural "
+                         "track's 34 cells before its time ran out (about 90 s of GPU time left to run; "
+                         "docs/benchmark.md, Cost)"),
         "GLM-FPL": ("GLM agent too costly for every track's budget: over 238 CPU-s a seed on the GLM track (a "
                     "perturbed MLE refitted from fresh noise every round), and on the neural track (500 rounds) its "
                     "ten seeds cost 367 CPU-s on 28 cells and over 450 on covertype alone (stopped), where d = 378 "
@@ -155,6 +159,31 @@ def machine() -> dict:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {"system": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
             "load_average": round(load, 1) if load is not None else None}
+
+
+def played_on(work: Path, agent: str, cells, copied=()) -> str:
+    """The torch device `agent`'s runs in `work` gave it ("cpu" for a numpy agent, whatever the
+    comparison's device), as the runs' own manifests record it."""
+    devices = set()
+    for cell in cells:
+        if cell.id not in copied:
+            config = json.loads((work / slug(agent) / cell.id / "manifest.json").read_text())["config"]
+            devices.add(agent_device(AgentSpec(agent, config["agents"][0]["kwargs"]), config.get("device", "cpu"))
+                        or "cpu")
+    if len(devices) > 1:
+        raise ReferenceMismatch(f"{agent}'s runs in {work} played on several devices ({', '.join(sorted(devices))}): "
+                                "one reference file holds one device's runs; rerun its cells on one")
+    return devices.pop() if devices else "cpu"
+
+
+def accelerator(device: str) -> str:
+    """The torch device a reference ran on, named as a reader needs it: "cuda: NVIDIA H200" (the
+    device type alone where this machine cannot name it)."""
+    import torch
+
+    dev = torch.device(device)
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" and torch.cuda.is_available() else None
+    return f"{dev.type}: {name}" if name else dev.type
 
 
 def versions() -> dict:
@@ -238,7 +267,9 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
     return the manifest. A tuned run's configurations must be those of `tuned_file` (default: the
     package's tuned file of the suite), whose SHA-256 the manifest records. `reused`: per agent, `reusable`'s answer: its cells' rows are copied from that file
     (and its manifest's seconds), not read from `work`, and the manifest's entry says so; `track`:
-    the track when `work` may hold no run at all (every cell copied)."""
+    the track when `work` may hold no run at all (every cell copied). An agent whose runs played off
+    the CPU (the device their manifests record) has that device in its entry (`accelerator`): its
+    numbers are the CPU's only up to float tolerance (docs/neural_agents.md, "On a GPU")."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -287,6 +318,7 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
             "file": path.name, "sha256": sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
             "versions": versions(), "machine": machine(), "backend": backend,
             "created": time.strftime("%Y-%m-%d", time.gmtime()), **configs.get(agent, {}),
+            **({"accelerator": accelerator(dev)} if (dev := played_on(work, agent, cells, copies)) != "cpu" else {}),
             **{kind: {c.id: (source["entry"][kind] if c.id in copies else run.get(kind, {}).get(agent, {})).get(c.id)
                       for c in cells} for kind in ("wall_seconds", "cpu_seconds")}}
         if source:
@@ -391,7 +423,9 @@ def markdown_table(manifest: dict) -> str:
         cpu = {c: t for c, t in e["cpu_seconds"].items() if t is not None}
         worst = max(cpu, key=cpu.get, default=None)
         made = f"gym-ctxbandits {e['versions']['gym-ctxbandits']}, numpy {e['versions']['numpy']}, {e['backend']}"
-        rows.append(f"| {agent} | {e['bytes']:,} | {sum(cpu.values()):.0f} | {sum(e['wall_seconds'].values()):.0f} | "
+        made += f", {e['accelerator']}" if "accelerator" in e else ""
+        wall = sum(t for t in e["wall_seconds"].values() if t is not None)
+        rows.append(f"| {agent} | {e['bytes']:,} | {sum(cpu.values()):.0f} | {wall:.0f} | "
                     f"{f'{worst} ({cpu[worst]:.1f})' if worst else 'n/a'} | {made} |")
     total = sum(e["bytes"] for e in manifest["agents"].values())
     by_reason: dict[str, list[str]] = {}
