@@ -469,6 +469,25 @@ def test_the_neural_tracks_references_hold_every_cell_at_500_rounds():
         assert len(last) == len(cells) * len(shipped.report_seeds) and (last == 500).all()
 
 
+def test_the_short_glm_tracks_references_are_the_neural_tracks_rows_beside_glm_fpl():
+    """Every cell of the short GLM track is a neural-track cell, so every neural-track agent's rows
+    there are copies of its neural-track file at its current SHA-256 (Neural-ES's keep its GPU);
+    GLM-FPL, which fits no other track, was run on it, all 32 cells and ten seeds to round 500."""
+    shipped = suite.load()
+    where = references.folder(shipped, "glm-short")
+    mine = references.read(where, shipped, track="glm-short")
+    theirs = references.read(references.folder(shipped, "neural"), shipped, track="neural", verify=False)
+    cells = [c.id for c in shipped.track("glm-short")[0]]
+    for agent, entry in theirs["agents"].items():
+        assert mine["agents"][agent]["reused"]["sha256"] == entry["sha256"], \
+            f"{agent}'s neural-track reference changed: run `ctxbandits bench regen --track glm-short --agents {agent}`"
+        assert mine["agents"][agent]["reused"]["cells"] == cells
+        assert mine["agents"][agent].get("accelerator") == entry.get("accelerator")
+    assert set(mine["agents"]) - set(theirs["agents"]) == {"GLM-FPL"} and "reused" not in mine["agents"]["GLM-FPL"]
+    last = references.table(where, mine, "GLM-FPL").groupby(["cell", "seed"], observed=True)["round"].max()
+    assert len(last) == len(cells) * len(shipped.report_seeds) and (last == 500).all()
+
+
 def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_agents():
     """The bounded track plays the report track's own cells and horizons, so every report-track agent's
     rows there are copies of its report-track file at its current SHA-256; [S2]'s five, which cannot
@@ -498,6 +517,9 @@ def test_regen_copies_report_rows_to_a_named_track_but_never_to_the_tuned_track(
     assert references.reusable(shipped, "tuned", "LinUCB") is None
     assert references.reusable(shipped, "report", "LinUCB") is None
     assert len(references.reusable(shipped, "glm", "LinUCB")["cells"]) == 30
+    assert references.reusable(shipped, "neural", "LinUCB") is None                 # every cell cut: nothing shared
+    whole = references.reusable(shipped, "glm-short", "LinUCB")         # a track within another track: all its cells
+    assert whole["from"] == "bakeoff-v1-neural/LinUCB.parquet" and len(whole["cells"]) == 32
 
 
 def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_rows():
@@ -534,7 +556,7 @@ def test_the_docs_table_is_the_references():
         "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
 
-@pytest.mark.parametrize("track", ["report", "glm", "bounded", "neural"])
+@pytest.mark.parametrize("track", ["report", "glm", "bounded", "neural", "glm-short"])
 def test_the_docs_leaderboard_is_the_references(track):
     """The leaderboard of each track's references ranks every shipped agent by its overall IQM
     (Random's is 0) and is the one docs/benchmark.md shows between the track's markers."""

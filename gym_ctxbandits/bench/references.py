@@ -11,11 +11,12 @@ beside a folder's own (same seeds, hence the same env draws: paired), and `bench
 them; one file per agent, so the zoo can be built and committed in slices.
 
 A named track's references (`references/<suite key>-<track>/`, e.g. the GLM track's) reuse the
-report track's: a cell of the track that is the report track's own (same env, kwargs and horizon,
-on the same report seeds and checkpoints) gives the same rows bit for bit (the timings aside), so
-`regen` runs an agent that has report-track references on the track's other cells only and copies
-the rest from its report-track file; the manifest's `reused` says which cells came from which file
-and SHA-256, and their wall and CPU seconds are that file's (what the rows cost to make).
+report track's, or another named track's: a cell of the track that is the other track's own (same
+env, kwargs and horizon, on the same report seeds and checkpoints) gives the same rows bit for bit
+(the timings aside), so `regen` runs an agent that has such references on the track's other cells
+only and copies the rest from that file (the report track's, else a track that holds all its cells); the
+manifest's `reused` says which cells came from which file and SHA-256, and their wall and CPU
+seconds are that file's (what the rows cost to make).
 
 The tuned track's references (`references/<suite key>-tuned/`, `bench regen --tuned shipped`)
 are the same rows of each agent played with its configuration of the package's tuned file
@@ -98,11 +99,11 @@ WHY_ABSENT = {
                          "Neural-ES): a GPU's (`--device cuda`); the GPU lease of 2026-11-27 ran 25 of the neural "
                          "track's 34 cells before its time ran out (about 90 s of GPU time left to run; "
                          "docs/benchmark.md, Cost)"),
-        "GLM-FPL": ("GLM agent too costly for every track's budget: over 238 CPU-s a seed on the GLM track (a "
-                    "perturbed MLE refitted from fresh noise every round), and on the neural track (500 rounds) its "
-                    "ten seeds cost 367 CPU-s on 28 cells and over 450 on covertype alone (stopped), where d = 378 "
-                    "of its 500 rounds are [S1]'s initial exploration (mnist: 490), so the track would score that "
-                    "rule, not the agent (docs/benchmark.md, Cost)"),
+        "GLM-FPL": ("GLM agent too costly for the report and GLM tracks' budget: over 238 CPU-s a seed on the GLM "
+                    "track (a perturbed MLE refitted from fresh noise every round); on the neural track's covertype "
+                    "and mnist [S1]'s initial exploration of d = 378 and 490 arms fills 378 and 490 of the 500 "
+                    "rounds; it plays the short GLM track (`bench run --track glm-short`: the neural track without "
+                    "those two cells), whose references hold it beside the zoo (docs/benchmark.md, Cost)"),
         **dict.fromkeys(("GPT-Ensemble++", "GPT-Greedy"),
                         "text agents: their observations are the token ids of CtxBandit/HateSpeechTokens-v0, an env "
                         "the suite leaves out (a GPU's cells: docs/benchmark.md, The suite)"),
@@ -176,6 +177,19 @@ def played_on(work: Path, agent: str, cells, copied=()) -> str:
     return devices.pop() if devices else "cpu"
 
 
+def _accelerator(work: Path, agent: str, cells, source: dict | None) -> str | None:
+    """The accelerator of an agent's rows, those run in `work` and those copied (`source`,
+    `reusable`'s answer) alike; None for the CPU. Rows of two devices in one file are refused."""
+    dev = played_on(work, agent, cells, source["cells"] if source else ())
+    ran = accelerator(dev) if dev != "cpu" else None
+    copied = source["entry"].get("accelerator") if source else None
+    if source and len(source["cells"]) < len(cells) and (ran or "cpu").split(":")[0] != (copied or "cpu").split(":")[0]:
+        raise ReferenceMismatch(f"{agent}'s copied rows ({source['from']}) were made on {copied or 'the cpu'} and its "
+                                f"runs in {work} on {ran or 'the cpu'}: one reference file holds one device's runs; "
+                                "give --rerun-all")
+    return ran or copied
+
+
 def accelerator(device: str) -> str:
     """The torch device a reference ran on, named as a reader needs it: "cuda: NVIDIA H200" (the
     device type alone where this machine cannot name it)."""
@@ -235,20 +249,30 @@ def table(where: Path, manifest: dict, agent: str):
 
 
 def reusable(suite: Suite, track: str, agent: str, source: Path | None = None) -> dict | None:
-    """Which of `track`'s cells `agent`'s report-track references in `source` (default: the
-    package's of `suite`) already hold: the cells whose env, kwargs and horizon are the report
-    track's, when those references are of this suite, on the track's seeds and checkpoints, and
-    hold the agent. Returns {"from", "sha256", "cells", "entry", "path"} (the file as `<folder>/<file>`,
-    its SHA-256, the cell ids, its manifest entry, its path), or None: nothing to reuse (on the report track
-    itself, or without such references). A file that no longer matches its SHA-256 is a
-    ReferenceMismatch, not a silent rerun."""
-    source = folder(suite) if source is None else Path(source)
-    if track in ("report", "tuned") or not (source / MANIFEST).exists():     # a tuned agent's rows differ
+    """Which of `track`'s cells `agent`'s references in `source` already hold: the cells whose env,
+    kwargs and horizon are those of the references' own track, when they are of this suite, on the
+    track's seeds and checkpoints, and hold the agent. `source` defaults to the package's folder of
+    the suite's report track, else of another named track that holds every cell of `track` (the
+    short GLM track's cells are all neural-track cells). Returns {"from", "sha256", "cells", "entry",
+    "path"} (the file as `<folder>/<file>`, its SHA-256, the cell ids, its manifest entry, its
+    path), or None: nothing to reuse (on the report or tuned track itself, or without such
+    references). A file that no longer matches its SHA-256 is a ReferenceMismatch, not a silent rerun."""
+    if track in ("report", "tuned"):                                            # a tuned agent's rows differ
+        return None
+    if source is None:
+        if found := reusable(suite, track, agent, folder(suite)):
+            return found
+        whole = len(suite.track(track)[0])
+        return next((r for t in suite.tracks if t != track and (r := reusable(suite, track, agent, folder(suite, t)))
+                     and len(r["cells"]) == whole), None)
+    source = Path(source)
+    if not (source / MANIFEST).exists():
         return None
     manifest = json.loads((source / MANIFEST).read_text())
     cells, seeds = suite.track(track)
-    if (manifest.get("suite") != suite.key or manifest.get("track") or manifest.get("seeds") != list(seeds)
-            or manifest.get("checkpoints") != CHECKPOINT_RULE or agent not in manifest["agents"]):
+    if (manifest.get("suite") != suite.key or manifest.get("track") in ("tuned", track)
+            or manifest.get("seeds") != list(seeds) or manifest.get("checkpoints") != CHECKPOINT_RULE
+            or agent not in manifest["agents"]):
         return None
     entry = manifest["agents"][agent]
     path = source / entry["file"]
@@ -318,7 +342,7 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
             "file": path.name, "sha256": sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
             "versions": versions(), "machine": machine(), "backend": backend,
             "created": time.strftime("%Y-%m-%d", time.gmtime()), **configs.get(agent, {}),
-            **({"accelerator": accelerator(dev)} if (dev := played_on(work, agent, cells, copies)) != "cpu" else {}),
+            **({"accelerator": made} if (made := _accelerator(work, agent, cells, source)) else {}),
             **{kind: {c.id: (source["entry"][kind] if c.id in copies else run.get(kind, {}).get(agent, {})).get(c.id)
                       for c in cells} for kind in ("wall_seconds", "cpu_seconds")}}
         if source:
