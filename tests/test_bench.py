@@ -768,6 +768,23 @@ def test_the_html_scorecard_renders_in_headless_chromium(folder):
     assert pixels.shape[:2] == (900, 1200) and pixels[..., :3].std() > 0.05     # drawn, not a blank page
 
 
+def test_the_processes_backend_spreads_the_cells_and_gives_the_inprocess_numbers(folder):
+    """`--backend processes` runs the cells themselves on the workers (a batched agent makes a cell
+    one unit, so spreading its seeds would leave workers idle): the rows are the in-process run's
+    bit for bit, the numpy and the torch agents' alike, and every cell's seconds are recorded."""
+    s = suite.load(write_suite(folder / "one.toml", ["s4-changing-1"], horizon=40, report_seeds="1000:1004"))
+    for backend in ("inprocess", "processes"):
+        assert main(["bench", "run", "--suite", str(s.path), "--out", backend, "--quiet", "--agents", "LinUCB,DeepFPL",
+                     "--backend", backend, "--workers", "2"]) == 0
+    for agent in ("Random", "LinUCB", "DeepFPL"):
+        for cell in s.cells:
+            mine, theirs = results(Path("processes"), agent, cell.id), results(Path("inprocess"), agent, cell.id)
+            for column in ("seed", "round", "cum_regret", "cum_reward"):
+                np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"{agent} on {cell.id}: {column}")
+    record = json.loads(Path("processes/bench.json").read_text())
+    assert all(set(record[k][a]) == {c.id for c in s.cells} for k in ("wall_seconds", "cpu_seconds") for a in record[k])
+
+
 def test_the_cpu_clock_counts_an_ended_childs_seconds():
     """bench.json's and a study's CPU seconds count the processes backend's workers, which end with
     each cell's run: a child that burns 0.3 CPU-s moves the clock by about that (not by the parent's
