@@ -159,13 +159,7 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
 
 
 def _play(cells, seeds, specs: dict, out: Path, manifest: dict, progress, **options) -> None:
-    """Run each agent of `specs` on each of `cells` into `out`, recording its seconds in `manifest`.
-
-    In-process and on Ray the cells run one after another, each a comparison that spreads its seeds
-    (Ray: its units) as it can; with `backend="processes"` the cells themselves are spread over the
-    `workers` processes, each cell run in-process there, since a batched agent makes a cell one
-    unit of ten seeds and the other workers would wait. A cell's numbers are the same either way."""
-    tasks = [(name, spec, cell) for name, spec in specs.items() for cell in cells]
+    """Run each agent of `specs` on each of `cells` into `out`, recording its seconds in `manifest`."""
     done = {name: 0 for name in specs}
 
     def record(name, cell, wall, cpu_s):
@@ -178,11 +172,36 @@ def _play(cells, seeds, specs: dict, out: Path, manifest: dict, progress, **opti
         if progress:
             progress(f"{name} {done[name]}/{len(cells)} {cell.id}: {times[cell.id]:.1f} s ({cpu[cell.id]:.1f} CPU-s)")
 
+    play_cells([(name, spec, cell, out / slug(name) / cell.id) for name, spec in specs.items() for cell in cells],
+               seeds, options, record)
+
+
+def play_cells(tasks, seeds, options: dict, record) -> None:
+    """Run each task (key, AgentSpec, cell, folder) on `seeds` into its folder, calling
+    `record(key, cell, wall seconds, CPU seconds)` as each ends; `options` are the comparison
+    runner's (backend, workers, batch, imports, device, ...).
+
+    In-process and on Ray the cells run one after another, each a comparison that spreads its seeds
+    (Ray: its units) as it can; with `backend="processes"` the cells themselves are spread over the
+    `workers` processes, each cell run in-process there, since a batched agent makes a cell one
+    unit of ten seeds and the other workers would wait. A cell's numbers are the same either way."""
     if options.get("backend") != "processes":
-        for name, spec, cell in tasks:
-            record(name, cell, *_play_cell(cell, spec, seeds, str(out / slug(name) / cell.id), options))
+        for key, spec, cell, folder in tasks:
+            record(key, cell, *_play_cell(cell, spec, seeds, str(folder), options))
         return
-    _play_in_processes(tasks, seeds, out, options, record)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from gym_ctxbandits.backends import _init_worker
+
+    workers = options.get("workers") or os.cpu_count() or 1
+    method = "spawn" if options.get("device", "cpu") != "cpu" else None           # CUDA needs a fresh process
+    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), initializer=_init_worker,
+                             mp_context=multiprocessing.get_context(method)) as pool:
+        futures = {pool.submit(_play_cell_in_worker, cell, spec, seeds, str(folder), options, os.getcwd()): (key, cell)
+                   for key, spec, cell, folder in tasks}
+        for future in as_completed(futures):
+            record(*futures[future], *future.result())
 
 
 def _play_cell(cell, spec: AgentSpec, seeds, folder: str, options: dict) -> tuple[float, float]:
@@ -196,30 +215,11 @@ def _play_cell(cell, spec: AgentSpec, seeds, folder: str, options: dict) -> tupl
 
 
 def _play_cell_in_worker(cell, spec: AgentSpec, seeds, folder: str, options: dict, root: str) -> tuple[float, float]:
-    """`_play_cell` in a worker of `_play_in_processes`: the user's modules imported from the
-    parent's folder `root` first, the cell run in-process with torch on one thread (as the
-    references are made)."""
+    """`_play_cell` in a worker of `play_cells`: the user's modules imported from the parent's
+    folder `root` first, the cell run in-process with torch on one thread (as the references are
+    made)."""
     from gym_ctxbandits.user_modules import import_modules
 
     import_modules(options.get("imports", ()), root)
-    torch_agent = agent_device(spec, "cpu") is not None
-    with one_torch_thread() if torch_agent else nullcontext():
+    with one_torch_thread() if agent_device(spec, "cpu") is not None else nullcontext():
         return _play_cell(cell, spec, seeds, folder, {**options, "backend": "inprocess", "workers": None})
-
-
-def _play_in_processes(tasks, seeds, out: Path, options: dict, record) -> None:
-    """The (agent, cell) `tasks` spread over `options["workers"]` local processes (default: all
-    cores; spawned when the agents run on a GPU), each recorded as it ends."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from gym_ctxbandits.backends import _init_worker
-
-    workers = options.get("workers") or os.cpu_count() or 1
-    method = "spawn" if options.get("device", "cpu") != "cpu" else None
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1, initializer=_init_worker,
-                             mp_context=multiprocessing.get_context(method)) as pool:
-        futures = {pool.submit(_play_cell_in_worker, cell, spec, seeds, str(out / slug(name) / cell.id), options,
-                               os.getcwd()): (name, cell) for name, spec, cell in tasks}
-        for future in as_completed(futures):
-            record(*futures[future], *future.result())

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gym_ctxbandits.bench.run import BASELINE, cpu_clock, slug
+from gym_ctxbandits.bench.run import BASELINE, cpu_clock, play_cells, slug
 from gym_ctxbandits.bench.suite import SUITES, Suite
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, is_replay
+from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 FILE = "tuned.json"
 TUNED = Path(__file__).parent / "tuned"           # the package's tuned configurations, one file per suite
@@ -118,15 +118,11 @@ class Study:
         """Run `spec` on every cell and tune seed into `folder`/<cell>; each cell's final (regret or
         reward) per seed."""
         from gym_ctxbandits.bench.report import finals
-        from gym_ctxbandits.compare import run
 
-        values = {}
-        for cell in self.cells:
-            run(EnvSpec(cell.env, cell.kwargs), spec, seeds=self.seeds, horizon=cell.horizon, out=folder / cell.id,
-                log_every=cell.log_every, **self.run_options)
-            column = "reward" if is_replay(cell.env) else "regret"
-            values[cell.id] = finals(folder.parent, folder.name, cell.id, self.seeds)[column]
-        return values
+        play_cells([(spec.name, spec, cell, folder / cell.id) for cell in self.cells], self.seeds, self.run_options,
+                   lambda *_: None)
+        return {cell.id: finals(folder.parent, folder.name, cell.id, self.seeds)["reward" if is_replay(cell.env)
+                                                                                else "regret"] for cell in self.cells}
 
     def random(self) -> dict[str, np.ndarray]:
         """Random's final values per cell and tune seed: run once into OUT/Random, then kept."""
