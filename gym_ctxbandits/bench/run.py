@@ -4,9 +4,9 @@
 One folder per agent and cell lets agents be added to a scorecard folder one at a time (a run's
 manifest lists its own jobs only), and a finished (agent, cell) is never run again: the runner
 resumes. `OUT/bench.json` pins the folder to one suite version and track, and keeps each
-(agent, cell)'s wall time and CPU time (`cpu_clock`: this process's and its ended children's, so
-the processes backend's workers are counted; a Ray cluster's are not, being elsewhere; on a shared
-machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
+(agent, cell)'s wall time and CPU time (`cpu_clock`: with the processes backend, that of the worker
+that ran the cell; otherwise this process's and its ended children's; a Ray cluster's workers are
+not counted, being elsewhere; on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
 The tracks: "report" (the defaults), "quick" (a smoke run), "tuned" (each agent with its
 configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations)
 and the suite file's named tracks (`bench run --track glm`: the defaults on the track's cells).
