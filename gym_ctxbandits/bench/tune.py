@@ -373,17 +373,20 @@ WHY_UNTUNED = {
                         "and CVXPY: references.WHY_ABSENT), so nothing a tuned one would be set beside"),
     },
 }
-NEURAL = ("neural: one configuration's play of the suite is a neural track's run (a GPU's job, docs/benchmark.md, "
-          "Cost), and budget 6 is six of them on the tune seeds: not affordable on the shared CPUs")
+NEURAL = ("neural, without report-track references (it plays the neural, bounded or GLM-short track; "
+          "references.WHY_ABSENT says why): a study plays the report track's cells six times on the tune seeds, "
+          "which it cannot afford on the CPU or cannot play at its defaults, and a tuned one would have no "
+          "defaults-track references to be set beside")
 # The command that tunes an agent at the shipped file's budget and ships it (`untuned` words it).
 STUDY = "ctxbandits bench tune --agents {name} --budget {budget} --sampler halton --out results/tune --ship"
 
 
 def untuned(suite: Suite) -> dict[str, str]:
     """Every registered agent with a search space but no configuration in the package's tuned file
-    of `suite`, and why: WHY_UNTUNED, NEURAL, or "not tuned yet" with the cost of a study at the
-    file's budget (that many times the agent's defaults-track references' CPU-s) and STUDY, the one
-    command that tunes it and ships it into the file (`--ship`)."""
+    of `suite`, and why: WHY_UNTUNED, NEURAL (a neural agent without report-track references), or
+    "not tuned yet" with the cost of a study at the file's budget (that many times the agent's
+    defaults-track references' CPU-s) and STUDY, the one command that tunes it and ships it into the
+    file (`--ship`)."""
     import agents
 
     from gym_ctxbandits.bench import references
@@ -400,7 +403,7 @@ def untuned(suite: Suite) -> dict[str, str]:
     for name, entry in agents.REGISTRY.items():
         if name in record["agents"] or name in NO_SPACE or name == BASELINE or not entry.__module__.startswith("agents."):
             continue
-        if entry.__module__.startswith("agents.neural"):
+        if entry.__module__.startswith("agents.neural") and name not in costs:
             found[name] = NEURAL
         elif name in why:
             found[name] = why[name]
