@@ -191,8 +191,9 @@ def play_cells(tasks, seeds, options: dict, record) -> None:
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
-    from gym_ctxbandits.backends import _init_worker
+    from gym_ctxbandits.backends import WorkerDied, _init_worker
 
     workers = options.get("workers") or os.cpu_count() or 1
     method = "spawn" if options.get("device", "cpu") != "cpu" else None           # CUDA needs a fresh process
@@ -201,7 +202,12 @@ def play_cells(tasks, seeds, options: dict, record) -> None:
         futures = {pool.submit(_play_cell_in_worker, cell, spec, seeds, str(folder), options, os.getcwd()): (key, cell)
                    for key, spec, cell, folder in tasks}
         for future in as_completed(futures):
-            record(*futures[future], *future.result())
+            try:
+                record(*futures[future], *future.result())
+            except BrokenProcessPool:
+                key, cell = futures[future]
+                raise WorkerDied(f"a worker process died (killed, or out of memory) while running {key} on {cell.id}; "
+                                 "the finished cells are kept: run the same command again to resume") from None
 
 
 def _play_cell(cell, spec: AgentSpec, seeds, folder: str, options: dict) -> tuple[float, float]:
