@@ -8,7 +8,7 @@ registrations); consecutive ids with the same entry share a row. docs/benchmark.
 between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (BENCH_TABLES: the bakeoff-v1 suite, its
 shipped references of the defaults and tuned tracks, every agent's search space, and the
 leaderboard of each track's references: the report track's, the tuned track's and every named
-track's of the suite file: glm, bounded, neural). Tests fail
+track's of the suite file, whatever tracks it names). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -44,7 +44,7 @@ def bench_tables() -> dict:
             "spaces": tune.markdown_spaces(shipped),
             "leaderboard": leaderboard.markdown(leaderboard.card(shipped)),
             **{f"leaderboard-{name}": leaderboard.markdown(leaderboard.card(shipped, track=name))
-               for name in shipped.tracks},                      # the named tracks: glm, bounded, neural
+               for name in shipped.tracks},                      # every named track of the suite file
             "leaderboard-tuned": leaderboard.markdown(leaderboard.card(shipped, track="tuned"))}
 
 
