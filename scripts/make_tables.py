@@ -8,7 +8,8 @@ registrations); consecutive ids with the same entry share a row. docs/benchmark.
 between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (BENCH_TABLES: the bakeoff-v1 suite, its
 shipped references of the defaults and tuned tracks, every agent's search space, and the
 leaderboard of each track's references: the report track's, the tuned track's and every named
-track's of the suite file, whatever tracks it names). Tests fail
+track's of the suite file, whatever tracks it names, and of each named track's tuned twin whose
+references are built, e.g. `leaderboard-glm-tuned` and `references-glm-tuned`). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -38,6 +39,7 @@ def bench_tables() -> dict:
 
     shipped = suite.load()
     tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned")
+    twins = [f"{t}-tuned" for t in shipped.tracks if (references.folder(shipped, f"{t}-tuned") / references.MANIFEST).exists()]
     return {"suite": suite.markdown_table(shipped),
             "references": references.markdown_table(references.read(references.folder(shipped), shipped)),
             "references-tuned": references.markdown_table(tuned),
@@ -45,7 +47,11 @@ def bench_tables() -> dict:
             "leaderboard": leaderboard.markdown(leaderboard.card(shipped)),
             **{f"leaderboard-{name}": leaderboard.markdown(leaderboard.card(shipped, track=name))
                for name in shipped.tracks},                      # every named track of the suite file
-            "leaderboard-tuned": leaderboard.markdown(leaderboard.card(shipped, track="tuned"))}
+            "leaderboard-tuned": leaderboard.markdown(leaderboard.card(shipped, track="tuned")),
+            **{table: make(name) for name in twins for table, make in (     # a named track's tuned twin, if built
+                (f"leaderboard-{name}", lambda t: leaderboard.markdown(leaderboard.card(shipped, track=t))),
+                (f"references-{name}", lambda t: references.markdown_table(
+                    references.read(references.folder(shipped, t), shipped, track=t))))}}
 
 
 def replaced(text: str, name: str, table: str) -> str:

@@ -642,6 +642,39 @@ def test_regen_of_a_track_copies_the_report_tracks_cells_and_a_rerun_gives_the_s
     np.testing.assert_array_equal(copied["act_seconds"].isna(), rerun["act_seconds"].isna())
 
 
+def test_a_named_tracks_tuned_twin_plays_each_agents_one_configuration_and_copies_the_tuned_tracks_cells(folder):
+    """On a named track's tuned twin, an agent tuned on the report track plays that configuration
+    (one per agent per suite): LinUCB's cut cell is run with it and its other cell copied from the
+    tuned track's shipped file, whose rows a rerun gives bit for bit; the manifest pins the tuned
+    file it played."""
+    from gym_ctxbandits.bench import tune
+
+    shipped = suite.load()
+    tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
+    config = tune.read(tune.shipped(shipped))["agents"]["LinUCB"]["config"]
+    assert tuned["agents"]["LinUCB"]["config"] == config != {}
+    cut = {"description": "s4-changing-1 cut", "horizons": {"s4-changing-1": 20}}
+    suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"cut": cut})
+    s = suite.load(suite_file)
+    played = tune.played(s, "cut")
+    assert played["track"] == "cut" and played["agents"]["LinUCB"]["track"] == "report"
+    assert references.reusable(s, "cut-tuned", "LinUCB", config={"alpha": 1.0, "lam": 1.0}) is None   # another config
+    regen = ["bench", "regen", "--suite", str(suite_file), "--agents", "LinUCB", "--track", "cut", "--tuned",
+             "shipped", "--quiet"]
+    assert main([*regen, "--dest", "refs", "--work", "work"]) == 0
+    assert Path("work/LinUCB/s4-changing-1").exists() and not Path("work/LinUCB/s0-linear").exists()
+    assert json.loads(Path("work/bench.json").read_text())["tuned"]["configs"] == {"LinUCB": config}
+    manifest = references.read(Path("refs"), s, track="cut-tuned")
+    entry = manifest["agents"]["LinUCB"]
+    assert entry["config"] == config and entry["reused"]["from"] == "bakeoff-v1-tuned/LinUCB.parquet"
+    assert entry["reused"]["cells"] == ["s0-linear"] and manifest["tuned_file"] == tune.pins(played)
+    assert main([*regen, "--dest", "rerun", "--work", "work2", "--rerun-all"]) == 0
+    copied, rerun = (references.table(Path(p), manifest, "LinUCB") for p in ("refs", "rerun"))
+    for column in ("cell", "seed", "round", "cum_regret", "cum_reward"):
+        np.testing.assert_array_equal(copied[column].astype(str if column == "cell" else float),
+                                      rerun[column].astype(str if column == "cell" else float), err_msg=column)
+
+
 def tiny(folder: Path) -> Path:
     """Two cells of 60 rounds on six report seeds (enough for a win): a suite to regen in a second."""
     return write_suite(folder / "tiny.toml", ["s0-linear", "s4-changing-1"], horizon=60, report_seeds="1000:1006")
@@ -804,3 +837,17 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
     assert "Cut: s3-finite-linear T=500, s3-quadratic-pool T=1,000, s1-mnist-target T=500; dropped: covertype, mnist." in out
     assert "track bounded: " in out and "Cut: none; dropped: s0-linear, s0-logistic" in out
     assert "track neural: " in out and "Cut: every cell kept T=500; dropped: obd-replay." in out
+
+
+def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():
+    """bakeoff-v1 plays an agent's default `horizon`, not the cell's T: docs/benchmark.md, The suite,
+    names every registered agent that takes one, so an agent added with one is not missed there."""
+    import agents
+    from agents.params import keyword_parameters
+    from gym_ctxbandits.bench.tune import agent_class
+
+    takes = {n for n in agents.REGISTRY if any(p.name == "horizon" for p in keyword_parameters(agent_class(n)))}
+    assert {"BaSE", "LinTS-AG", "repGLM-FPL"} <= takes
+    text = (ROOT / "docs" / "benchmark.md").read_text()
+    paragraph = text.partition("**An agent is not told the cell's horizon.**")[2].partition("\n\n")[0]
+    assert not [n for n in takes if n not in paragraph], "name it in docs/benchmark.md, The suite"

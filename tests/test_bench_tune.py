@@ -408,7 +408,9 @@ def test_every_agent_has_a_tuned_track_or_a_stated_reason():
     assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "NeuralUCB" in missing
     assert "not built yet" not in missing.values(), \
         f"a reason for {[a for a, r in missing.items() if r == 'not built yet']} (tune.WHY_UNTUNED)"
-    assert missing["GLM-ES-DT"].startswith("no search space") and "7,200 CPU-s" in missing["GLM-UCB"]
+    assert missing["GLM-ES-DT"].startswith("no search space")
+    # an agent that plays a named track only is tuned there: its hint names the track and its cost there
+    assert "6 x its neural track references'" in missing["NeuralUCB"] and missing["NeuralUCB"].endswith("--track neural`")
 
 
 def test_the_docs_tables_of_the_tuned_track_are_its_references():
@@ -517,7 +519,61 @@ def test_ship_refuses_a_study_that_does_not_fit_the_package_file(package, capsys
 def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
     import shlex
 
+    from gym_ctxbandits.bench import suite
+
     from gym_ctxbandits.cli import build_parser
 
     args = build_parser().parse_args(shlex.split(tune.STUDY.format(name="OTFLinTS", budget=6))[1:])
     assert (args.agents, args.budget, args.sampler, args.ship) == ("OTFLinTS", 6, "halton", True) and args.out
+    assert args.track == "report"
+    hint = tune.untuned(suite.load())["NeuralUCB"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
+    args = build_parser().parse_args(shlex.split(hint)[1:])
+    assert (args.agents, args.track, args.ship) == ("NeuralUCB", "neural", True)
+
+
+# --- a named track's tuned twin ------------------------------------------------------------------
+
+def test_a_named_tracks_study_plays_its_cells_ships_into_its_own_file_and_is_its_tuned_twin(package, capsys):
+    """`bench tune --track short` plays the track's cells (one dropped, one cut) on the tune seeds,
+    ships into tiny-v1-short.json at the suite's one budget, and `bench run --track short --tuned
+    shipped` plays those configurations as track "short-tuned", reported as tuned."""
+    from gym_ctxbandits.bench import suite
+
+    Path("tiny.toml").write_text(Path("tiny.toml").read_text() + '\n[tracks.short]\nhorizons = { s0-linear = 30 }\n'
+                                 'drop = ["s4-changing-1"]\n')
+    assert study("--ship", agents_="LinUCB", budget=2) == 0                 # the report track's file: budget 2
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinTS", "--budget", "1", "--out", "s",
+                    "--track", "short", "--ship"], capsys, "tiny-v1.json's agents are tuned at budget 2", "--budget 2")
+    assert study("--ship", "--track", "short", agents_="LinTS", budget=2, out="short") == 0
+    assert "--track short --agents LinTS" in capsys.readouterr().out       # the next step: its tuned references
+    record = json.loads(Path("short/tuned.json").read_text())
+    assert record["track"] == "short" and record["cells"] == {
+        "s0-linear": {"env": "CtxBandit/Linear-v0", "kwargs": {}, "horizon": 30}}
+    assert seeds_under(Path("short")) == set(TUNE_SEEDS)
+    assert {len(load_results(m.parent)) for m in Path("short").rglob("manifest.json")} == {30 * len(TUNE_SEEDS)}
+    shipped = json.loads((package.parent / "tiny-v1-short.json").read_text())
+    assert shipped["track"] == "short" and list(shipped["agents"]) == ["LinTS"]
+    assert json.loads(package.read_text())["agents"].keys() == {"LinUCB"}   # the report track's file untouched
+    s = suite.load("tiny.toml")
+    assert tune.tuned_agents(s) == {"LinUCB": ("report", json.loads(package.read_text())["agents"]["LinUCB"]),
+                                    "LinTS": ("short", shipped["agents"]["LinTS"])}
+    # the configurations chosen on the short track play its tuned twin, never the report track
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinTS", "--tuned", "short/tuned.json",
+                    "--out", "card"], capsys, "chosen on the short track", "--track short")
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinTS", "--track", "short-tuned",
+                    "--out", "card"], capsys, "--track short --tuned FILE")
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "LinTS", "--track", "short", "--tuned",
+                 "shipped", "--out", "card", "--quiet"]) == 0
+    bench = json.loads(Path("card/bench.json").read_text())
+    assert bench["track"] == "short-tuned" and bench["tuned"]["configs"] == {"LinTS": shipped["agents"]["LinTS"]["config"]}
+    assert seeds_under(Path("card")) == set(REPORT_SEEDS)
+    assert main(["bench", "report", "--out", "card"]) == 0
+    card = json.loads(Path("card/scorecard.json").read_text())
+    assert card["tracks"]["LinTS"] == "tuned (budget 2)" and list(card["cells"]) == ["s0-linear"]
+
+
+def test_the_old_neural_reason_warns_that_it_is_deprecated():
+    with pytest.warns(DeprecationWarning, match="tune.untuned"):
+        assert tune.NEURAL.startswith("neural")
+    with pytest.raises(AttributeError, match="no attribute 'NOPE'"):
+        tune.NOPE

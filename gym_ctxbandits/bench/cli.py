@@ -7,6 +7,8 @@
     ctxbandits bench tune --agents LinUCB --budget 6 --sampler halton --out results/tune --ship
     ctxbandits bench run --agents LinUCB --tuned results/tune/tuned.json --out results/bench-tuned
     ctxbandits bench run --agents GLM-TSL --track glm --out results/bench-glm
+    ctxbandits bench tune --agents GLM-TSL --budget 6 --sampler halton --track glm --out results/tune-glm
+    ctxbandits bench run --agents GLM-TSL --track glm --tuned shipped --out results/bench-glm-tuned
     ctxbandits bench regen --agents Random,LinUCB
     ctxbandits bench regen --tuned shipped --agents Random,LinUCB
     ctxbandits bench suites
@@ -20,18 +22,25 @@ import time
 def cmd_run(args) -> int:
     from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.run import run_suite
-    from gym_ctxbandits.bench.suite import load
+    from gym_ctxbandits.bench.suite import load, tuned_track
 
     suite = load(args.suite)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     tuned = None
     if args.tuned:
-        tuned = tune.read(tune.shipped(suite) if args.tuned == "shipped" else args.tuned)
+        if args.tuned != "shipped":
+            tuned = tune.read(args.tuned)
+        elif tune.files(suite):
+            tuned = tune.played(suite, args.track or "report")
+        else:
+            raise ValueError(f"the package ships no tuned configurations of {suite.key} (no "
+                             f"{tune.shipped(suite, args.track or 'report')}): tune them (`ctxbandits bench tune`) and "
+                             "pass --tuned OUT/tuned.json")
     start = time.perf_counter()
     run_suite(suite, agents, args.out, quick=args.quick, imports=args.imports, backend=args.backend,
               workers=args.workers, address=args.address, device=args.device, batch=args.batch,
               progress=None if args.quiet else print, tuned=tuned, track=args.track)
-    track = (f"tuned track, budget {tuned['budget']}" if tuned else
+    track = (f"{tuned_track(args.track)} track, budget {tuned['budget']}" if tuned else
              f"{'quick' if args.quick else args.track or 'report'} track")
     print(f"{', '.join(agents)} on {suite.key} ({track}) in {args.out}/ "
           f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench report --out {args.out}")
@@ -49,23 +58,26 @@ def cmd_tune(args) -> int:
     if args.replace and not args.ship:
         raise ValueError("--replace replaces an agent's shipped tuned configuration: give it with --ship")
     if args.ship:
-        package_file = tune.shippable(suite, args.budget, args.quick)       # refused now, not after the study
+        package_file = tune.shippable(suite, args.budget, args.quick, args.track)   # refused now, not after the study
     start = time.perf_counter()
     record = tune.tune(suite, agents, args.budget, args.out, quick=args.quick, sampler=args.sampler, space=space,
                        imports=args.imports, backend=args.backend, workers=args.workers, address=args.address,
-                       device=args.device, batch=args.batch, progress=None if args.quiet else print)
+                       device=args.device, batch=args.batch, progress=None if args.quiet else print,
+                       track=args.track)
     for name in agents:
         entry = record["agents"][name]
         print(f"{name}: {entry['config']} (objective {entry['objective']:.4f}; defaults {entry['default_objective']:.4f})")
-    print(f"{len(agents)} agent(s), budget {args.budget}, on {suite.key}'s tune seeds in {args.out}/{tune.FILE} "
-          f"({time.perf_counter() - start:.1f} s)" + ("" if args.ship else f"; next: ctxbandits bench run --agents "
-                                                      f"{','.join(agents)} --tuned {args.out}/{tune.FILE} --out DIR"))
+    on = "" if args.track == "report" else f" --track {args.track}"
+    print(f"{len(agents)} agent(s), budget {args.budget}, on {suite.key}'s tune seeds{on and f' ({args.track} track)'} "
+          f"in {args.out}/{tune.FILE} ({time.perf_counter() - start:.1f} s)" + (
+              "" if args.ship else f"; next: ctxbandits bench run --agents {','.join(agents)}{on} --tuned "
+                                   f"{args.out}/{tune.FILE} --out DIR"))
     if args.ship:
         fate = tune.ship(record, suite, agents, replace=args.replace)
         print(f"shipped into {package_file}: {', '.join(f'{a} ({f})' for a, f in fate.items())}")
         if changed := [a for a, f in fate.items() if f != "unchanged"]:
             where = "" if suite.key == DEFAULT else f" --suite {suite.key}"
-            print(f"next: ctxbandits bench regen --tuned shipped{where} --agents {','.join(changed)} (their "
+            print(f"next: ctxbandits bench regen --tuned shipped{where}{on} --agents {','.join(changed)} (their "
                   "tuned-track references), then python scripts/make_tables.py (the docs' tables)")
     return 0
 
@@ -81,20 +93,17 @@ def cmd_report(args) -> int:
 
 
 def cmd_regen(args) -> int:
-    from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.references import folder, regen
-    from gym_ctxbandits.bench.suite import load
+    from gym_ctxbandits.bench.suite import load, tuned_track
 
     suite = load(args.suite)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
-    if args.tuned and args.track not in ("report", "tuned"):
-        raise ValueError(f"--tuned is the tuned track; --track {args.track} plays the defaults: give one of them")
-    track = "tuned" if args.tuned or args.track == "tuned" else args.track
-    tuned_file = tune.shipped(suite) if args.tuned in (None, "shipped") else args.tuned
+    track = tuned_track(args.track) if args.tuned else args.track
+    tuned_file = None if args.tuned in (None, "shipped") else args.tuned      # None: the package's (tune.played)
     dest = args.dest or folder(suite, track)
     start = time.perf_counter()
     manifest = regen(suite, agents, dest, args.work, progress=None if args.quiet else print, track=track,
-                     reuse=not args.rerun_all, tuned_file=tuned_file if track == "tuned" else None,
+                     reuse=not args.rerun_all, tuned_file=tuned_file,
                      imports=args.imports,
                      backend=args.backend, workers=args.workers, address=args.address, device=args.device,
                      batch=args.batch)
@@ -144,7 +153,8 @@ def add_bench_parser(sub, add_import_option) -> None:
     run.add_argument("--track", help="a named track of the suite file, e.g. glm: the same report seeds, some cells "
                                      "dropped or cut to stated shorter horizons (`bench suites` lists them)")
     run.add_argument("--tuned", help="the tuned track: play each agent's configuration of this file (`bench tune`'s "
-                                     "tuned.json, or 'shipped': the package's for the suite)")
+                                     "tuned.json, or 'shipped': the package's, one per agent per suite, those "
+                                     "tuned on --track first)")
     _add_run_options(run)
     run.set_defaults(func=cmd_run)
     report = commands.add_parser("report", help="write scorecard.md, .json and .html: the folder's agents beside the "
@@ -159,9 +169,11 @@ def add_bench_parser(sub, add_import_option) -> None:
     regen.add_argument("--agents", help="comma-separated agent names (default: those the references hold)")
     regen.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
-    regen.add_argument("--track", default="report", help="the report track (default), 'tuned' or a named track, e.g. glm")
-    regen.add_argument("--tuned", help="the tuned track: each agent's configuration of this file ('shipped': the "
-                                       "package's for the suite, the default of --track tuned)")
+    regen.add_argument("--track", default="report", help="the report track (default), 'tuned', a named track, e.g. "
+                                                         "glm, or its tuned twin, e.g. glm-tuned")
+    regen.add_argument("--tuned", help="the (track's) tuned twin: each agent's configuration of this file "
+                                       "('shipped': the package's for the suite and track, the default of a tuned "
+                                       "--track)")
     regen.add_argument("--work", help="keep the runs here, resumable (default: a temporary folder, removed after)")
     regen.add_argument("--rerun-all", action="store_true",
                        help="on a named track, run every cell (default: an agent with report-track references runs "
@@ -174,6 +186,9 @@ def add_bench_parser(sub, add_import_option) -> None:
     tune.add_argument("--budget", required=True, type=int, help="configurations per agent, its defaults one of them")
     tune.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     tune.add_argument("--quick", action="store_true", help="the quick track's cells on the first tune seeds (a smoke run)")
+    tune.add_argument("--track", default="report",
+                      help="the report track's cells (default) or a named track's, e.g. glm, for agents that cannot "
+                           "afford the report track; --ship then ships into that track's file")
     tune.add_argument("--out", required=True, help="the study's folder: its runs, tuned.json (and optuna.db)")
     tune.add_argument("--sampler", choices=["auto", "halton", "tpe"], default="auto",
                       help="halton: the defaults and a scrambled Halton design (fixed seed); tpe: Optuna's TPE "

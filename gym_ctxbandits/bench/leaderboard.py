@@ -21,12 +21,12 @@ import numpy as np
 from gym_ctxbandits.bench import references as refs
 from gym_ctxbandits.bench import report, stats
 from gym_ctxbandits.bench.run import BASELINE
-from gym_ctxbandits.bench.suite import Suite
+from gym_ctxbandits.bench.suite import Suite, is_tuned
 
 
 def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES, track: str = "report") -> dict:
     """The scorecard (report.py's dict) of every agent of the references in `where` (default: the
-    package's of `suite` and `track`: "report", "tuned" or a named track), Random the baseline they
+    package's of `suite` and `track`: "report", "tuned", a named track or its tuned twin), Random the baseline they
     are normalised by."""
     package = refs.folder(suite, track)
     where = package if where is None else Path(where)
@@ -40,7 +40,7 @@ def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPL
     manifest = {"suite": suite.name, "version": suite.version, "track": track}
     summary = {"folder": f"package: references/{package.name}" if where == package else str(where),
                "agents": sorted(a for a in shipped["agents"] if a != BASELINE),
-               **({"budget": shipped["budget"]} if track == "tuned" else {})}
+               **({"budget": shipped["budget"]} if is_tuned(track) else {})}
     return report._card(manifest, [BASELINE], tables, summary, report.ALPHA, resamples)
 
 

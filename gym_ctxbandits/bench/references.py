@@ -22,7 +22,8 @@ The tuned track's references (`references/<suite key>-tuned/`, `bench regen --tu
 are the same rows of each agent played with its configuration of the package's tuned file
 (tune.py); their manifest adds the budget, the tune seeds, the SHA-256 of the tuned file the
 configurations come from and each agent's configuration, so a tuned file and its references move
-together.
+together. A named track's tuned twin (`references/<suite key>-glm-tuned/`, `bench regen --track
+glm --tuned shipped`) is the same for the agents tuned on that track (tune.py, `--track glm`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import numpy as np
 from gym_ctxbandits.bench import tune
 from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
 from gym_ctxbandits.bench.run import MANIFEST as RUN_MANIFEST
-from gym_ctxbandits.bench.suite import Suite
+from gym_ctxbandits.bench.suite import Suite, base_track, is_tuned, tuned_track
 from gym_ctxbandits.experiment import is_replay
 from gym_ctxbandits.jobs import AgentSpec, agent_device
 
@@ -123,7 +124,7 @@ def folder(suite: Suite, track: str = "report") -> Path:
 
 
 def _head(suite: Suite, track: str) -> dict:
-    """What a manifest pins: the suite, its track (a named one or "tuned" only), report seeds and cells."""
+    """What a manifest pins: the suite, its track (a named one or a tuned one only), report seeds and cells."""
     cells, seeds = suite.track(track)
     return {"suite": suite.key, **({"track": track} if track != "report" else {}), "seeds": list(seeds),
             "cells": {c.id: cell_spec(c) for c in cells}}
@@ -248,18 +249,23 @@ def table(where: Path, manifest: dict, agent: str):
     return pd.read_parquet(Path(where) / manifest["agents"][agent]["file"])
 
 
-def reusable(suite: Suite, track: str, agent: str, source: Path | None = None) -> dict | None:
+def reusable(suite: Suite, track: str, agent: str, source: Path | None = None, config: dict | None = None) -> dict | None:
     """Which of `track`'s cells `agent`'s references in `source` already hold: the cells whose env,
     kwargs and horizon are those of the references' own track, when they are of this suite, on the
     track's seeds and checkpoints, and hold the agent. `source` defaults to the package's folder of
     the suite's report track, else of another named track that holds every cell of `track` (the
-    short GLM track's cells are all neural-track cells). Returns {"from", "sha256", "cells", "entry",
-    "path"} (the file as `<folder>/<file>`, its SHA-256, the cell ids, its manifest entry, its
-    path), or None: nothing to reuse (on the report or tuned track itself, or without such
-    references). A file that no longer matches its SHA-256 is a ReferenceMismatch, not a silent rerun."""
-    if track in ("report", "tuned"):                                            # a tuned agent's rows differ
+    short GLM track's cells are all neural-track cells). A named track's tuned twin ("glm-tuned")
+    reuses the tuned track's references instead, of an agent played there with the same `config`.
+    Returns {"from", "sha256", "cells", "entry", "path"} (the file as `<folder>/<file>`, its
+    SHA-256, the cell ids, its manifest entry, its path), or None: nothing to reuse (on the report
+    or tuned track itself, or without such references). A file that no longer matches its SHA-256
+    is a ReferenceMismatch, not a silent rerun."""
+    tuned = is_tuned(track)
+    if base_track(track) == "report":                                          # nothing to copy from
         return None
     if source is None:
+        if tuned:
+            return reusable(suite, track, agent, folder(suite, "tuned"), config)
         if found := reusable(suite, track, agent, folder(suite)):
             return found
         whole = len(suite.track(track)[0])
@@ -270,10 +276,10 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None) -
         return None
     manifest = json.loads((source / MANIFEST).read_text())
     cells, seeds = suite.track(track)
-    if (manifest.get("suite") != suite.key or manifest.get("track") in ("tuned", track)
+    if (manifest.get("suite") != suite.key or is_tuned(manifest.get("track")) != tuned or manifest.get("track") == track
             or manifest.get("seeds") != list(seeds) or manifest.get("checkpoints") != CHECKPOINT_RULE
-            or agent not in manifest["agents"]):
-        return None
+            or agent not in manifest["agents"] or tuned and manifest["agents"][agent].get("config") != config):
+        return None       # a tuned agent's rows are its configuration's: another one's differ
     entry = manifest["agents"][agent]
     path = source / entry["file"]
     if not path.exists() or sha256(path) != entry["sha256"]:
@@ -310,7 +316,8 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
     dest.mkdir(parents=True, exist_ok=True)
     manifest = (read(dest, suite, verify=False, track=track) if (dest / MANIFEST).exists()
                 else {**_head(suite, track), "agents": {}})
-    configs = _tuned(run, manifest, agents, tuned_file or tune.shipped(suite)) if track == "tuned" else {}
+    configs = _tuned(run, manifest, agents, tune.read(tuned_file) if tuned_file else tune.played(suite, track)) \
+        if is_tuned(track) else {}
     manifest["checkpoints"] = CHECKPOINT_RULE
     reused = reused or {}
     for agent in agents:
@@ -351,8 +358,9 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
                 "from": source["from"], "sha256": source["sha256"], "cells": source["cells"],
                 "made_with": f"gym-ctxbandits {made['versions']['gym-ctxbandits']}, numpy {made['versions']['numpy']}",
                 "created": made["created"],
-                "why": "the report track's cells (same env, kwargs, horizon, seeds and checkpoints): the same rows; "
-                       "their seconds are those of that file"}
+                "why": ("the tuned track's cells (same env, kwargs, horizon, seeds, checkpoints and configuration)"
+                        if is_tuned(track) else "the report track's cells (same env, kwargs, horizon, seeds and "
+                                                "checkpoints)") + ": the same rows; their seconds are those of that file"}
     manifest["agents"] = dict(sorted(manifest["agents"].items()))
     (dest / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
@@ -362,21 +370,22 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
           progress=print, track: str = "report", reuse: bool = True, tuned_file: Path | None = None,
           **run_options) -> dict:
     """Run `agents` (default: those already in `dest`) on `suite`'s `track` (the report track, a
-    named one, or "tuned": each agent's configuration of `tuned_file`, default the package's) and
+    named one, or a tuned one, "tuned" or "NAME-tuned": each agent's configuration of
+    `tuned_file`, default the package's of the track) and
     write their reference files into `dest` (default: the package's folder of the suite's track).
     On a named track, with `reuse`, an agent with report-track references runs only the track's
     cells that differ from the report track's, the others' rows copied from its file (`reusable`;
     `reuse=False`, `--rerun-all`: every cell run). `work` keeps the runs (resumable; default a
     temporary folder, removed after); `run_options` go to run_suite."""
-    if track == "tuned":
-        tuned_file = Path(tuned_file or tune.shipped(suite))
-        run_options["tuned"] = tune.read(tuned_file)
+    if is_tuned(track):
+        run_options["tuned"] = tune.read(tuned_file) if tuned_file else tune.played(suite, track)
     dest = Path(dest) if dest is not None else folder(suite, track)
     if agents is None:
         agents = list(read(dest, suite, verify=False, track=track)["agents"]) if (dest / MANIFEST).exists() else []
         if not agents:
             raise ReferenceMismatch(f"{dest} has no references yet: name the agents to build with --agents")
-    reused = {a: r for a in agents if reuse and (r := reusable(suite, track, a))}
+    configs = {a: run_options["tuned"]["agents"].get(a, {}).get("config", {}) for a in agents} if is_tuned(track) else {}
+    reused = {a: r for a in agents if reuse and (r := reusable(suite, track, a, config=configs.get(a)))}
     groups: dict[tuple, list[str]] = {}              # the cells to run -> the agents that need them run
     for agent in agents:
         cells = tuple(c.id for c in suite.track(track)[0] if c.id not in reused.get(agent, {}).get("cells", ()))
@@ -387,10 +396,11 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
         for cells, names in groups.items():
             if cells:
                 if progress and len(cells) < len(suite.track(track)[0]):
-                    progress(f"{', '.join(names)}: running {len(cells)} cells, the others copied from the report "
-                             "track's references")
+                    progress(f"{', '.join(names)}: running {len(cells)} cells, the others copied from the "
+                             f"{'tuned track' if is_tuned(track) else 'report track'}'s references")
                 run_suite(suite, [a for a in names if a != BASELINE], work, progress=progress,
-                          track=None if track in ("report", "tuned") else track, only_cells=cells, **run_options)
+                          track=None if base_track(track) == "report" else base_track(track), only_cells=cells,
+                          **run_options)
         manifest = pack(work, suite, agents, dest, run_options.get("backend", "inprocess"), reused, track, tuned_file)
     finally:
         if scratch:
@@ -398,10 +408,11 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
     return manifest
 
 
-def _tuned(run: dict, manifest: dict, agents: Sequence[str], tuned_file: Path) -> dict[str, dict]:
-    """Pin a tuned run's budget, tune seeds and tuned file (its SHA-256) in the references'
-    `manifest`, refusing a run whose configurations are not the file's; each agent's configuration."""
-    record = tune.read(tuned_file)
+def _tuned(run: dict, manifest: dict, agents: Sequence[str], record: dict) -> dict[str, dict]:
+    """Pin a tuned run's budget, tune seeds and tuned file(s) (their SHA-256, `tune.pins`) in the
+    references' `manifest`, refusing a run whose configurations are not the `record`'s (a tuned
+    file's, or `tune.played`'s); each agent's configuration."""
+    tuned_file = record["source"]
     pinned = {"budget": record["budget"], "tune_seeds": record["tune_seeds"]}
     if (run["budget"], run["tuned"]["tune_seeds"]) != (record["budget"], record["tune_seeds"]) or \
             any(manifest.get(k, v) != v for k, v in pinned.items()):
@@ -418,7 +429,7 @@ def _tuned(run: dict, manifest: dict, agents: Sequence[str], tuned_file: Path) -
                  and record["agents"].get(a, {}).get("config") != e["config"]]:
         raise ReferenceMismatch(f"the references of {', '.join(stale)} are of other configurations than "
                                 f"{tuned_file}'s: rebuild them too (`ctxbandits bench regen --tuned FILE --agents ...`)")
-    manifest.update(pinned, tuned_file={"file": Path(tuned_file).name, "sha256": sha256(tuned_file)})
+    manifest.update(pinned, tuned_file=tune.pins(record))
     return configs
 
 
@@ -429,9 +440,13 @@ def absent(manifest: dict) -> dict[str, str]:
     import agents                      # registers the zoo
     from gym_ctxbandits.bench.suite import load
 
-    if manifest.get("track") == "tuned":
+    if is_tuned(manifest.get("track")):
+        suite = load(manifest["suite"])
+        elsewhere = {a: f"tuned on the {t} track: its tuned references are references/"
+                        f"{folder(suite, tuned_track(t)).name}"
+                     for a, (t, _) in tune.tuned_agents(suite).items() if t != base_track(manifest["track"])}
         why = {**dict.fromkeys(tune.NO_SPACE, "no search space (docs/benchmark.md, Tuning)"),
-               **tune.untuned(load(manifest["suite"]))}
+               **tune.untuned(suite), **elsewhere}
     else:
         why = {**{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")},
                **WHY_ABSENT.get(manifest["suite"], {})}

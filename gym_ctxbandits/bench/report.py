@@ -24,7 +24,7 @@ from scipy.stats import rankdata
 from gym_ctxbandits.bench import html, stats
 from gym_ctxbandits.bench import references as refs
 from gym_ctxbandits.bench.run import BASELINE, read_manifest, slug
-from gym_ctxbandits.bench.suite import TAGS, load
+from gym_ctxbandits.bench.suite import TAGS, base_track, is_tuned, load
 from gym_ctxbandits.experiment import is_replay
 
 ALPHA = 0.05
@@ -64,10 +64,11 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
 
     `references`: "auto" takes the package's references of the folder's suite and track (the
-    report track, the tuned track or a named one, e.g. glm) of a shipped suite (none on the quick
-    track, or on a suite file of one's own); a folder takes those (a ReferenceMismatch unless they
-    are of this suite's track, report seeds and cells; on a tuned folder, references of the tuned
-    track at the same budget, or of the report track, labelled "defaults"); None takes none. An
+    report track, the tuned track, a named one, e.g. glm, or its tuned twin) of a shipped suite
+    (none on the quick track, or on a suite file of one's own); a folder takes those (a
+    ReferenceMismatch unless they are of this suite's track, report seeds and cells; on a tuned
+    folder, references of its tuned track at the same budget, or of the track it tunes, labelled
+    "defaults"); None takes none. An
     agent run in the folder is taken from the folder, not from the references. A tuned folder
     whose tune seeds include a report seed is refused."""
     manifest = read_manifest(out)
@@ -88,16 +89,16 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
             raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
                                          "track: report it without references")
         track = manifest["track"]
-        if track == "tuned":                  # the tuned zoo, or the zoo at its defaults
-            track = "tuned" if refs.track_of(references) == "tuned" else "report"
+        if is_tuned(track):                   # the tuned zoo, or the zoo at its defaults
+            track = track if refs.track_of(references) == track else base_track(track)
         zoo = refs.read(references, suite, track=track)
-        if track == "tuned" and zoo["budget"] != manifest["budget"]:
+        if is_tuned(track) and zoo["budget"] != manifest["budget"]:
             raise refs.ReferenceMismatch(f"the tuned references in {references} are of budget {zoo['budget']}, this "
                                          f"folder's agents of budget {manifest['budget']}: one budget for every agent")
         package = refs.folder(suite, track)
         name = f"package: references/{package.name}" if Path(references) == package else str(references)
         summary = {"folder": name, "agents": [a for a in zoo["agents"] if a not in own],
-                   **({"budget": zoo["budget"]} if track == "tuned" else {})}
+                   **({"budget": zoo["budget"]} if is_tuned(track) else {})}
         for agent in summary["agents"]:
             table = refs.table(references, zoo, agent)
             rows[agent] = {c.id: table[table["cell"] == c.id] for c in cells}

@@ -9,7 +9,9 @@ that ran the cell; otherwise this process's and its ended children's; a Ray clus
 not counted, being elsewhere; on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
 The tracks: "report" (the defaults), "quick" (a smoke run), "tuned" (each agent with its
 configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations)
-and the suite file's named tracks (`bench run --track glm`: the defaults on the track's cells).
+and the suite file's named tracks (`bench run --track glm`: the defaults on the track's cells), each
+with its tuned twin (`--track glm --tuned FILE`: track "glm-tuned", the configurations of a study
+of the glm track).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from gym_ctxbandits.bench.suite import SUITES, Suite
+from gym_ctxbandits.bench.suite import SUITES, Suite, base_track, tuned_track
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec
 from gym_ctxbandits.jobs import agent_device
 
@@ -55,7 +57,7 @@ def read_manifest(out: Path) -> dict:
 
 def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None, track: str | None = None) -> dict:
     """The folder's manifest, new or checked to be of this suite version and track (and budget)."""
-    track = "tuned" if tuned else "quick" if quick else track or "report"
+    track = tuned_track(track) if tuned else "quick" if quick else track or "report"
     mine = {"suite": suite.name, "version": suite.version, "track": track}
     if tuned:
         mine["budget"] = tuned["budget"]
@@ -72,12 +74,20 @@ def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None, tra
             "wall_seconds": {}, **({"tuned": {"tune_seeds": tuned["tune_seeds"], "configs": {}}} if tuned else {})}
 
 
-def tuned_configs(tuned: dict, suite: Suite, agents: Sequence[str], quick: bool) -> dict[str, dict]:
+def tuned_configs(tuned: dict, suite: Suite, agents: Sequence[str], quick: bool,
+                  track: str | None = None) -> dict[str, dict]:
     """Each agent's configuration in the tuned file `tuned` (bench/tune.py), checked to be of this
-    suite's cells and tuned on seeds none of which is a report seed; Random's is its defaults."""
+    suite's cells of `track` (the report track's, or a named one's) and tuned on seeds none of which
+    is a report seed; Random's is its defaults."""
     if quick:
         raise ValueError("--tuned plays the report seeds; --quick is a smoke run of the defaults: drop one of them")
-    cells = {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in suite.cells}
+    track = base_track(track or "report")
+    cells = {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in suite.track(track)[0]}
+    theirs = tuned.get("track") or "report"
+    if theirs != track:
+        raise ValueError(f"the tuned configurations were chosen on the {theirs} track, and this run plays the {track} "
+                         f"track: play them with --track {theirs}, or tune on this track (`ctxbandits bench tune "
+                         f"--track {track}`)")
     if tuned["suite"] != suite.key or tuned["cells"] != cells or tuned.get("quick"):
         raise ValueError(f"the tuned configurations are of {tuned['suite']}{' (quick track)' * bool(tuned.get('quick'))}, "
                          f"not of {suite.key}'s cells: tune on this suite (`ctxbandits bench tune --suite ...`, "
@@ -121,7 +131,8 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
     `quick`) into `out`; return bench.json's content. Finished (agent, cell) folders are kept.
     `tuned`: a tuned-configuration file's content (bench/tune.py): the agents play its
     configurations on the report seeds, the folder's track is "tuned" with its budget. `track`: a
-    named track of the suite file (e.g. "glm"), its cells at their horizons on the report seeds.
+    named track of the suite file (e.g. "glm"), its cells at their horizons on the report seeds
+    (with `tuned`: its tuned twin "glm-tuned", the file's configurations chosen on that track).
     `only_cells`: only these cell ids of the track (`bench regen` of a named track runs only the cells
     whose rows it cannot copy from the report track's references)."""
     from gym_ctxbandits.compare import check_comparison
@@ -129,16 +140,21 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
 
     out = Path(out)
     names = list(dict.fromkeys([BASELINE, *agents]))
-    if track is not None and (quick or tuned):
-        raise ValueError(f"--track {track} plays the defaults on its cells; --quick and --tuned are tracks of their "
-                         "own: give one of them")
+    if track is not None and quick:
+        raise ValueError(f"--track {track} plays the report seeds on its cells; --quick is a track of its own: give "
+                         "one of them")
+    if track is not None and base_track(track) != track:
+        if not tuned:
+            raise ValueError(f"track {track} plays tuned configurations: give --track {base_track(track)} --tuned FILE")
+        track = base_track(track)
+    track = None if track == "report" else track
     cells, seeds = suite.track(track or quick)
     if only_cells is not None:
         if unknown := sorted(set(only_cells) - {c.id for c in cells}):
             raise ValueError(f"the track has no cells {unknown}; its cells are {', '.join(c.id for c in cells)}")
         cells = tuple(c for c in cells if c.id in only_cells)
     import_modules(imports)          # every name, env and option checked before anything runs (a typo costs nothing)
-    configs = tuned_configs(tuned, suite, names, quick) if tuned else {}
+    configs = tuned_configs(tuned, suite, names, quick, track) if tuned else {}
     specs = {n: AgentSpec(n, configs.get(n, {})) for n in names}
     check_comparison([EnvSpec(c.env, c.kwargs) for c in cells], list(specs.values()), list(seeds), workers,
                      out, device, backend)

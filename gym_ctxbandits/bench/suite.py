@@ -9,6 +9,8 @@ changes: a changed cell is a new version, in a new file (`suites/NAME-vVERSION.t
 track (`[tracks.NAME]`, e.g. `glm`) may be added to a released file: the report seeds on the same
 cells, some dropped and some at stated shorter horizons, for agents that cannot afford the report
 track; it leaves the report track's cells as they are, and its scores are never mixed with them.
+Every track but the quick one has a tuned twin (`tuned_track`): its cells and seeds, each agent
+playing its configuration tuned on them ("tuned" for the report track, "NAME-tuned" for a named one).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "co
 QUICK = {"horizon": int, "seeds": int}
 TRACK = {"description": str, "horizons": dict, "drop": list}
 BUILTIN = ("report", "quick", "tuned")          # tracks every suite has (tuned: the report cells, tuned agents)
+TUNED = "-tuned"                                # a named track's tuned twin: "glm-tuned"
 CHECKPOINTS = 100    # rows kept per run: every horizon // 100 rounds (and the last)
 
 
@@ -84,9 +87,9 @@ class Suite:
         """The cells and seeds of a track: the report track (`quick` False, "report" or "tuned"),
         the quick one (True or "quick": horizons cut to the quick one, the first report seeds), or
         a named track of the file (its cells less the dropped ones, some at a shorter horizon; the
-        report seeds). A cut cell's `cost_s` (LinUCB's at the full horizon) is None."""
-        name = ("quick" if quick else "report") if isinstance(quick, bool) else quick
-        if name in ("report", "tuned"):
+        report seeds), or its tuned twin ("NAME-tuned": the same). A cut cell's `cost_s` (LinUCB's at the full horizon) is None."""
+        name = base_track(("quick" if quick else "report") if isinstance(quick, bool) else quick)
+        if name == "report":
             return self.cells, self.report_seeds
         if name == "quick":
             cells = tuple(Cell(c.id, c.env, c.kwargs, min(c.horizon, self.quick_horizon), c.tags, None, c.why)
@@ -100,6 +103,25 @@ class Suite:
                       Cell(c.id, c.env, c.kwargs, t.horizons[c.id], c.tags, None, c.why)
                       for c in self.cells if c.id not in t.drop)
         return cells, self.report_seeds
+
+
+def is_tuned(track: str | None) -> bool:
+    """Whether `track` is a tuned track: "tuned" (the report track's cells) or "NAME-tuned"."""
+    return track is not None and (track == "tuned" or track.endswith(TUNED))
+
+
+def tuned_track(track: str | None) -> str:
+    """The tuned twin of a track: "tuned" for the report track (None), "NAME-tuned" for NAME."""
+    if track in (None, "report", "tuned") or track.endswith(TUNED):
+        return "tuned" if track in (None, "report", "tuned") else track
+    if track == "quick":
+        raise SuiteError("the quick track is a smoke run of the defaults: it has no tuned twin")
+    return track + TUNED
+
+
+def base_track(track: str) -> str:
+    """The track whose cells and seeds a track plays: "report" for "tuned", NAME for "NAME-tuned"."""
+    return "report" if track == "tuned" else track.removesuffix(TUNED) if track.endswith(TUNED) else track
 
 
 def _check(where: str, value, types) -> None:
@@ -158,8 +180,9 @@ def _track(name: str, table, cells: dict) -> Track:
     where = f"tracks.{name}."
     _check(where[:-1], table, dict)
     _keys(where, table, TRACK, ("horizons",))
-    if name in BUILTIN:
-        raise SuiteError(f"suite key 'tracks.{name}': {', '.join(BUILTIN)} are the built-in tracks; name it otherwise")
+    if name in BUILTIN or name.endswith(TUNED):
+        raise SuiteError(f"suite key 'tracks.{name}': {', '.join(BUILTIN)} are the built-in tracks and NAME{TUNED} a "
+                         "named track's tuned twin; name it otherwise")
     drop = table.get("drop", [])
     if not all(isinstance(c, str) for c in drop):
         raise SuiteError(f"suite key '{where}drop' must be a list of cell ids, got {drop!r}")

@@ -13,6 +13,9 @@ folders, `OUT/<agent>/<config id>/<cell>/` (Random's once, `OUT/Random/<cell>/`)
 again reuses what it finished. `OUT/tuned.json` records, per agent, the space, every candidate
 with its objective, and the one chosen; `bench run --tuned` plays those on the report seeds, and
 `ship` merges them into the package's file of the suite (`bench tune --ship`), the tuned track's.
+A study of a named track (`bench tune --track glm`, for agents that cannot afford the report
+track) plays that track's cells on the tune seeds, and ships into the track's own file
+(`tuned/<suite key>-glm.json`), the configurations of its tuned twin "glm-tuned".
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from gym_ctxbandits.bench.run import BASELINE, cpu_clock, play_cells, slug
-from gym_ctxbandits.bench.suite import SUITES, Suite
+from gym_ctxbandits.bench.suite import SUITES, Suite, SuiteError, base_track
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 FILE = "tuned.json"
@@ -36,6 +39,7 @@ OBJECTIVE = ("mean over cells of the agent's final regret / Random's on the tune
 NO_PARAMS = {"seed", "dim", "device", "dtype"}
 SAMPLERS = {"halton": "scrambled-halton", "tpe": "optuna-tpe"}   # --sampler: the name a tuned file records
 HEAD = ("suite", "suite_file", "quick", "tune_seeds", "cells", "budget", "objective")   # what a study was run on
+                                                  # (and "track", a named one: a report-track file names none)
 
 
 class TuneError(ValueError):
@@ -96,11 +100,18 @@ def config_id(config: dict) -> str:
 
 class Study:
     """One suite's tuning folder: its track (cells, tune seeds), Random's cached values, and the
-    evaluation of an agent's configuration on it (resumable, through the comparison runner)."""
+    evaluation of an agent's configuration on it (resumable, through the comparison runner).
+    `track`: the report track's cells (default) or a named track's (the quick one with `quick`)."""
 
-    def __init__(self, suite: Suite, out, quick: bool = False, progress=print, **run_options):
+    def __init__(self, suite: Suite, out, quick: bool = False, progress=print, track: str = "report", **run_options):
         self.suite, self.out, self.quick, self.progress, self.run_options = suite, Path(out), quick, progress, run_options
-        self.cells = suite.track(quick)[0]
+        self.track = base_track(track)
+        if quick and self.track != "report":
+            raise TuneError(f"--quick is the quick track's cells; --track {track} is another track's: give one of them")
+        try:
+            self.cells = suite.track(True if quick else self.track)[0]
+        except SuiteError as err:
+            raise TuneError(str(err)) from None
         self.seeds = list(suite.tune_seeds[:suite.quick_seeds] if quick else suite.tune_seeds)
         if shared := sorted(set(self.seeds) & set(suite.report_seeds)):
             raise TuneError(f"tune seeds {shared[:5]} are report seeds: a tuner never sees a report seed")
@@ -112,7 +123,7 @@ class Study:
         file = None if path is None or path.parent == SUITES.resolve() else str(path)
         return {"suite": self.suite.key, "suite_file": file, "quick": self.quick, "tune_seeds": self.seeds,
                 "cells": {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in self.cells},
-                "budget": budget, "objective": OBJECTIVE}
+                "budget": budget, "objective": OBJECTIVE, **({"track": self.track} if self.track != "report" else {})}
 
     def _play(self, spec: AgentSpec, folder: Path) -> dict[str, np.ndarray]:
         """Run `spec` on every cell and tune seed into `folder`/<cell>; each cell's final (regret or
@@ -215,15 +226,50 @@ def read(path) -> dict:
     return {**json.loads(path.read_text()), "source": str(path)}
 
 
-def shipped(suite: Suite) -> Path:
-    """The package's tuned configurations of `suite`."""
-    return TUNED / f"{suite.key}.json"
+def shipped(suite: Suite, track: str = "report") -> Path:
+    """The package's tuned configurations of `suite`'s `track` (the report track's, or a named
+    one's: `tuned/<suite key>-<track>.json`; a tuned twin's are its track's)."""
+    track = base_track(track)
+    return TUNED / (f"{suite.key}.json" if track == "report" else f"{suite.key}-{track}.json")
+
+
+def played(suite: Suite, track: str = "report") -> dict:
+    """The package's tuned configurations that `track`'s tuned twin plays, as one tuned record: on
+    the report track its file; on a named track one configuration per agent per suite, the one
+    chosen on the track itself (its file, `bench tune --track`) or else on the report track, each
+    entry saying where (`"track"`) and `"files"` naming every file read (`pins` gives their SHA-256)."""
+    base = base_track(track)
+    found = files(suite)
+    if base == "report" or base not in found and "report" not in found:
+        return read(shipped(suite, base))           # (no file: read's error says how to make one)
+    mine = found.get(base, found["report"])
+    used = [found[t] for t in dict.fromkeys(("report", base)) if t in found]
+    return {**{k: v for k, v in mine.items() if k not in ("agents", "source")},
+            **Study(suite, ".", track=base).head(mine["budget"]),
+            "agents": {a: {**e, "track": t} for f, t in ((f, track_of(f)) for f in used) for a, e in f["agents"].items()},
+            "source": "package: " + " + ".join(f"tuned/{Path(f['source']).name}" for f in used),
+            "files": [f["source"] for f in used]}
+
+
+def pins(record: dict) -> dict | list:
+    """What a tuned-track reference pins of the tuned configurations it plays: the file's name and
+    SHA-256 (a list of them for `played`'s record of a named track)."""
+    def pin(path):
+        return {"file": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+    return [pin(f) for f in record["files"]] if "files" in record else pin(record["source"])
+
+
+def track_of(record: dict) -> str:
+    """The track a study or tuned file's configurations were chosen on ("report" when it names none)."""
+    return record.get("track") or "report"
 
 
 def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = False, sampler: str = "auto",
-         space: dict | None = None, imports: Sequence[str] = (), progress=print, **run_options) -> dict:
+         space: dict | None = None, imports: Sequence[str] = (), progress=print, track: str = "report",
+         **run_options) -> dict:
     """Tune each of `agents` with `budget` configurations on `suite`'s tune seeds into folder `out`;
-    write and return OUT/tuned.json. `space` replaces the declared search space (one agent only)."""
+    write and return OUT/tuned.json. `space` replaces the declared search space (one agent only);
+    `track`: the cells played, the report track's (default) or a named track's."""
     from gym_ctxbandits.user_modules import import_modules
 
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
@@ -238,7 +284,7 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     starts = {a: defaults_in(a, spaces[a]) for a in agents}
     kind = sampler_name(sampler)
     out = Path(out)
-    study = Study(suite, out, quick, progress, imports=imports, **run_options)
+    study = Study(suite, out, quick, progress, track, imports=imports, **run_options)
     head = study.head(budget)
     if (out / FILE).exists():
         record = read(out / FILE)
@@ -274,7 +320,8 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
 def _fits(head: dict, suite: Suite) -> Path:
     """`suite`'s package file of tuned configurations, once a study's `head` is checked to fit it:
     a shipped suite (a .toml path has no package file), not the quick track, and the file's budget
-    (every shipped agent tuned at the same one), tune seeds, cells and objective."""
+    (every shipped agent tuned at the same one), tune seeds, cells and objective; the file is the
+    study's track's (`shipped`)."""
     if head["suite"] != suite.key:
         raise TuneError(f"the study is of {head['suite']}, not {suite.key}: ship it into its own suite's file")
     if head["suite_file"] is not None:
@@ -284,25 +331,26 @@ def _fits(head: dict, suite: Suite) -> Path:
     if head["quick"]:
         raise TuneError("a --quick study is a smoke run of the machinery, not a tuning: rerun it without --quick "
                         "(into another --out) to ship it")
-    path = shipped(suite)
+    path = shipped(suite, track_of(head))
+    for other in files(suite).values():
+        if head["budget"] != other["budget"]:
+            raise TuneError(f"{Path(other['source']).name}'s agents are tuned at budget {other['budget']}, this study "
+                            f"at budget {head['budget']}: every shipped agent of a suite gets the same budget; rerun "
+                            f"it with --budget {other['budget']} (into another --out)")
     if path.exists():
         file = read(path)
-        if head["budget"] != file["budget"]:
-            raise TuneError(f"{path.name}'s agents are tuned at budget {file['budget']}, this study at budget "
-                            f"{head['budget']}: every shipped agent gets the same budget; rerun it with --budget "
-                            f"{file['budget']} (into another --out)")
-        if other := [k for k in HEAD if head[k] != file.get(k)]:
+        if other := [k for k in (*HEAD, "track") if head.get(k) != file.get(k)]:
             raise TuneError(f"{path.name}'s {', '.join(other)} are not this study's: its agents were tuned on "
                             f"another protocol (the suite's file or the objective changed since); retune them all "
                             "into a new file rather than mix the two")
     return path
 
 
-def shippable(suite: Suite, budget: int, quick: bool = False) -> Path:
-    """`suite`'s package file, once a study of `suite` at `budget` is checked to fit it (`ship`):
-    `bench tune --ship` asks before its study, so it refuses in a second what it would refuse after
-    hours."""
-    return _fits(Study(suite, ".", quick).head(budget), suite)
+def shippable(suite: Suite, budget: int, quick: bool = False, track: str = "report") -> Path:
+    """`suite`'s package file of `track`, once a study of it at `budget` is checked to fit it
+    (`ship`): `bench tune --ship` asks before its study, so it refuses in a second what it would
+    refuse after hours."""
+    return _fits(Study(suite, ".", quick, track=track).head(budget), suite)
 
 
 def ship(record: dict, suite: Suite, agents: Sequence[str], replace: bool = False) -> dict[str, str]:
@@ -317,10 +365,10 @@ def ship(record: dict, suite: Suite, agents: Sequence[str], replace: bool = Fals
     adds only its agents' lines. Returns each agent's fate: "added", "replaced" or "unchanged"."""
     path = _fits(record, suite)
     file = {k: v for k, v in read(path).items() if k != "source"} if path.exists() else \
-        {**{k: record[k] for k in HEAD}, "agents": {}}
+        {**{k: record[k] for k in HEAD}, **({"track": record["track"]} if "track" in record else {}), "agents": {}}
     if missing := [a for a in agents if a not in record["agents"]]:
         raise TuneError(f"the study holds no {', '.join(missing)}: tune it first (`--agents {','.join(missing)}`)")
-    samplers = {e["sampler"] for e in file["agents"].values()}
+    samplers = {e["sampler"] for f in (file, *files(suite).values()) for e in f["agents"].values()}
     if odd := [a for a in agents if samplers and record["agents"][a]["sampler"] not in samplers]:
         flags = {v: k for k, v in SAMPLERS.items()}
         raise TuneError(f"{', '.join(odd)} tuned by {record['agents'][odd[0]]['sampler']}, the shipped agents by "
@@ -359,59 +407,73 @@ NO_SPACE = {
 }
 
 
-# Why an agent with a search space has no tuned configuration of a shipped suite (beyond "not yet",
-# which `untuned` words with the study's cost); the neural agents' is NEURAL. A test requires every
-# registered agent to be tuned, to have no space, or to be here with a reason.
+# Why an agent with a search space has no tuned configuration of a shipped suite, beyond "not yet"
+# (which `untuned` words with the study's cost on the agent's track). A test requires every
+# registered agent to be tuned, to have no space, or to have a reason.
 WHY_UNTUNED = {
     "bakeoff-v1": {
-        **dict.fromkeys(("GLM-TSL", "GLM-FPL", "GLM-UCB", "UCB-GLM", "Logistic-UCB-1"),
-                        "GLM agents too costly to tune: a budget-6 study plays the suite six times on the ten tune "
-                        "seeds, and one play costs over 1,200 CPU-s (over 145 a seed by docs/benchmark.md, Cost), "
-                        "so over 7,200 CPU-s an agent; nor have they references of the report track to set a tuned "
-                        "one beside (the GLM track's are at the defaults)"),
         **dict.fromkeys(("OAM", "OSSB"), "no defaults-track references to compare with (the redrawn arms of 21 cells, "
                         "and CVXPY: references.WHY_ABSENT), so nothing a tuned one would be set beside"),
     },
 }
-NEURAL = ("neural, without report-track references (it plays the neural, bounded or GLM-short track; "
-          "references.WHY_ABSENT says why): a study plays the report track's cells six times on the tune seeds, "
-          "which it cannot afford on the CPU or cannot play at its defaults, and a tuned one would have no "
-          "defaults-track references to be set beside")
 # The command that tunes an agent at the shipped file's budget and ships it (`untuned` words it).
 STUDY = "ctxbandits bench tune --agents {name} --budget {budget} --sampler halton --out results/tune --ship"
 
 
-def untuned(suite: Suite) -> dict[str, str]:
-    """Every registered agent with a search space but no configuration in the package's tuned file
-    of `suite`, and why: WHY_UNTUNED, NEURAL (a neural agent without report-track references), or
-    "not tuned yet" with the cost of a study at the file's budget (that many times the agent's
-    defaults-track references' CPU-s) and STUDY, the one command that tunes it and ships it into the
-    file (`--ship`)."""
-    import agents
+def files(suite: Suite) -> dict[str, dict]:
+    """The package's tuned files of `suite`, by track: the report track's and each named track's
+    that has one."""
+    return {t: read(shipped(suite, t)) for t in ("report", *suite.tracks) if shipped(suite, t).exists()}
 
+
+def tuned_agents(suite: Suite) -> dict[str, tuple[str, dict]]:
+    """Every agent of the package's tuned files of `suite`: its track and its entry there (an agent
+    is tuned on one track of a suite, the report track if it can afford it)."""
+    return {a: (t, e) for t, file in reversed(files(suite).items()) for a, e in file["agents"].items()}
+
+
+def home(suite: Suite, name: str) -> tuple[str, dict] | None:
+    """The track of `suite` an agent's tuning study would play and its references' entry there: the
+    report track if its references hold the agent, else the first named track's that do; None
+    without references."""
     from gym_ctxbandits.bench import references
 
-    path = shipped(suite)
-    record = json.loads(path.read_text()) if path.exists() else {"agents": {}, "budget": 6}
-    try:
-        costs = {a: sum(t for t in e["cpu_seconds"].values() if t is not None) for a, e in
-                 references.read(references.folder(suite), suite, verify=False)["agents"].items()}
-    except references.ReferenceMismatch:
-        costs = {}
+    for track in ("report", *suite.tracks):
+        try:
+            entry = references.read(references.folder(suite, track), suite, verify=False, track=track)["agents"]
+        except (references.ReferenceMismatch, FileNotFoundError):
+            continue
+        if name in entry:
+            return track, entry[name]
+    return None
+
+
+def untuned(suite: Suite) -> dict[str, str]:
+    """Every registered agent with a search space but no configuration in the package's tuned files
+    of `suite`, and why: WHY_UNTUNED, or "not tuned yet" with the cost of a study at the files'
+    budget on the agent's `home` track (that many times its references' CPU-s there, or wall
+    seconds on the accelerator they were made on) and STUDY, the one command that tunes it and ships it (`--ship`)."""
+    import agents
+
+    budget = next((f["budget"] for f in files(suite).values()), 6)
+    tuned = tuned_agents(suite)
     why = WHY_UNTUNED.get(suite.key, {})
     found = {}
     for name, entry in agents.REGISTRY.items():
-        if name in record["agents"] or name in NO_SPACE or name == BASELINE or not entry.__module__.startswith("agents."):
+        if name in tuned or name in NO_SPACE or name == BASELINE or not entry.__module__.startswith("agents."):
             continue
-        if entry.__module__.startswith("agents.neural") and name not in costs:
-            found[name] = NEURAL
-        elif name in why:
+        if name in why:
             found[name] = why[name]
-        else:
-            cost = f"about {record['budget'] * costs[name]:,.0f} CPU-s ({record['budget']} x its references' " \
-                   f"{costs[name]:,.0f})" if name in costs else "unmeasured"
-            found[name] = (f"not tuned yet, for lack of time: a study at budget {record['budget']} costs {cost}; "
-                           f"`{STUDY.format(name=name, budget=record['budget'])}`")
+            continue
+        cost, track = "unmeasured", ""
+        if where := home(suite, name):
+            kind, unit = ("wall_seconds", f"s on {where[1]['accelerator']}") if "accelerator" in where[1] else \
+                ("cpu_seconds", "CPU-s")
+            cost = sum(t for t in where[1][kind].values() if t is not None)
+            cost = f"about {budget * cost:,.0f} {unit} ({budget} x its {where[0]} track references' {cost:,.0f})"
+            track = "" if where[0] == "report" else f" --track {where[0]}"
+        found[name] = (f"not tuned yet, for lack of time: a study at budget {budget} costs {cost}; "
+                       f"`{STUDY.format(name=name, budget=budget)}{track}`")
     return found
 
 
@@ -420,8 +482,7 @@ def markdown_spaces(suite: Suite) -> str:
     of `suite` (and why not), as docs/benchmark.md shows them (a test keeps the two equal)."""
     import agents
 
-    path = shipped(suite)
-    record = json.loads(path.read_text()) if path.exists() else {"agents": {}}
+    tuned = tuned_agents(suite)
     why = untuned(suite)
     rows = ["| agent | search space | tuned configuration shipped |", "|---|---|---|"]
     for name in agents.REGISTRY:
@@ -432,19 +493,37 @@ def markdown_spaces(suite: Suite) -> str:
             text = "none: " + (NO_SPACE.get(name) or str(err).partition(": ")[2] or str(err))
         except ImportError:
             text = "(needs PyTorch to read)"
-        entry = record["agents"].get(name)
-        status = (f"budget {record['budget']}: {entry['config']}" if entry else
+        track, entry = tuned.get(name, (None, None))
+        on = "" if track in (None, "report") else f" on the {track} track"
+        status = (f"budget {files(suite)[track]['budget']}{on}: {entry['config']}" if entry else
                   "n/a" if text.startswith("none") else "no (below)" if name in why else "not yet")
         rows.append(f"| {name} | {text} | {status} |")
     by_reason: dict[str, list[str]] = {}
     for name, reason in why.items():
         by_reason.setdefault(reason, []).append(name)
-    late = {n: why[n].partition("costs about ")[2].partition(" ")[0] or "unmeasured" for n in why
+    late = {n: why[n].partition("costs about ")[2].partition(" (")[0] or "unmeasured" for n in why
             if why[n].startswith("not tuned yet")}
     lines = [f"Not tuned: {', '.join(names)}. Why: {reason}." for reason, names in by_reason.items()
              if not reason.startswith("not tuned yet")]
     if late:
-        lines.append(f"Not tuned yet, for lack of time: {', '.join(f'{n} ({c} CPU-s)' for n, c in late.items())}: a "
-                     f"study at budget {record.get('budget', 6)} costs about that, {record.get('budget', 6)} times the "
-                     f"agent's references' CPU-s; `{STUDY.format(name='NAME', budget=record.get('budget', 6))}`.")
+        budget = next((f["budget"] for f in files(suite).values()), 6)
+        lines.append(f"Not tuned yet, for lack of time: {', '.join(f'{n} ({c})' for n, c in late.items())}: a "
+                     f"study at budget {budget} costs about that, {budget} times the agent's references' CPU-s (on "
+                     f"the track it plays); `{STUDY.format(name='NAME', budget=budget)}` (and `--track NAME` for "
+                     "an agent that plays a named track).")
     return "\n".join(rows + ([""] + lines if lines else []))
+
+
+def __getattr__(name: str):
+    """`NEURAL`, the reason once given for a neural agent without report-track references: deprecated
+    in 0.9.0 (such an agent is now tuned on its own track, `untuned` gives its cost there); removed
+    in 0.10.0."""
+    if name == "NEURAL":
+        import warnings
+
+        warnings.warn("gym_ctxbandits.bench.tune.NEURAL is deprecated since 0.9.0 and will be removed in 0.10.0: a "
+                      "neural agent is tuned on the track it plays (`bench tune --track`); read tune.untuned(suite) "
+                      "for why an agent has no tuned configuration", DeprecationWarning, stacklevel=2)
+        return ("neural, without report-track references (it plays the neural, bounded or GLM-short track; "
+                "references.WHY_ABSENT says why)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
