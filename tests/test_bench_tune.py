@@ -577,3 +577,49 @@ def test_the_old_neural_reason_warns_that_it_is_deprecated():
         assert tune.NEURAL.startswith("neural")
     with pytest.raises(AttributeError, match="no attribute 'NOPE'"):
         tune.NOPE
+
+
+def test_the_glm_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exactly(tmp_path):
+    """The glm-tuned references pin every tuned file they played (a tuned file changed makes them
+    stale: this fails, naming the command), hold Random and every agent tuned on the GLM or the
+    report track at its one configuration of the suite, and a cut cell of LinUCB's tuned
+    configuration (s3-quadratic-pool at the GLM track's 1,000 rounds) gives the shipped rows."""
+    from gym_ctxbandits.bench import references, suite
+
+    shipped = suite.load()
+    where = references.folder(shipped, "glm-tuned")
+    manifest = references.read(where, shipped, track="glm-tuned")
+    played = tune.played(shipped, "glm")
+    assert manifest["tuned_file"] == tune.pins(played), \
+        "a tuned file changed: rebuild `ctxbandits bench regen --track glm --tuned shipped` (its agents)"
+    assert set(manifest["agents"]) == {"Random", *played["agents"]}, \
+        "an agent without glm-tuned references: `ctxbandits bench regen --track glm --tuned shipped --agents NAME`"
+    assert all(manifest["agents"][a]["config"] == e["config"] for a, e in played["agents"].items())
+    cell = {c.id: c for c in shipped.track("glm")[0]}["s3-quadratic-pool"]
+    assert cell.horizon == 1000 < {c.id: c for c in shipped.cells}[cell.id].horizon
+    run(EnvSpec(cell.env, cell.kwargs), AgentSpec("LinUCB", played["agents"]["LinUCB"]["config"]),
+        seeds=REPORT_SEEDS, horizon=cell.horizon, log_every=cell.log_every, out=tmp_path / cell.id)
+    mine = references.checkpoints(load_results(tmp_path / cell.id)).reset_index(drop=True)
+    table = references.table(where, manifest, "LinUCB")
+    theirs = table[(table["cell"] == cell.id) & (table["seed"] < 1003)].reset_index(drop=True)
+    assert len(mine) == len(theirs) > 3 * 10
+    for column in ("seed", "round", "cum_regret"):
+        np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"LinUCB on {cell.id}: {column}")
+
+
+def test_the_docs_tables_of_the_tuned_twins_are_their_references():
+    """Every named track's tuned twin with references has its leaderboard and references table in
+    docs/benchmark.md (`python scripts/make_tables.py` writes them); the GLM track's is built."""
+    from gym_ctxbandits.bench import leaderboard, references, suite
+
+    shipped = suite.load()
+    twins = [f"{t}-tuned" for t in shipped.tracks if (references.folder(shipped, f"{t}-tuned") / references.MANIFEST).exists()]
+    assert "glm-tuned" in twins
+    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
+    for twin in twins:
+        board = leaderboard.card(shipped, track=twin)
+        assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
+        for name, table in ((f"leaderboard-{twin}", leaderboard.markdown(board)), (f"references-{twin}", (
+                references.markdown_table(references.read(references.folder(shipped, twin), shipped, track=twin))))):
+            assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
+                f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
