@@ -851,3 +851,30 @@ def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     paragraph = text.partition("**An agent is not told the cell's horizon.**")[2].partition("\n\n")[0]
     assert not [n for n in takes if n not in paragraph], "name it in docs/benchmark.md, The suite"
+
+
+def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
+    """With `horizon_to_agents = true` an agent that takes a `horizon` (BaSE) plays the cell's T and
+    one that does not (LinUCB) plays as before; the runs' manifests say so, and references pin the
+    key. bakeoff-v1 does not say it: its BaSE plays its default T = 10,000."""
+    assert not suite.load().horizon_to_agents
+    for name, flag in (("given", True), ("default", False)):
+        write_suite(folder / f"{name}.toml", ["s0-linear"], horizon=60, report_seeds="1000:1002",
+                    **({"horizon_to_agents": True} if flag else {}))
+        assert main(["bench", "run", "--suite", f"{name}.toml", "--agents", "BaSE,LinUCB", "--out", name,
+                     "--quiet"]) == 0
+    kwargs = {(n, a): json.loads((Path(n) / a / "s0-linear" / "manifest.json").read_text())["config"]["agents"][0]
+              ["kwargs"] for n in ("given", "default") for a in ("BaSE", "LinUCB")}
+    assert kwargs[("given", "BaSE")] == {"horizon": 60} and kwargs[("default", "BaSE")] == {}
+    assert kwargs[("given", "LinUCB")] == kwargs[("default", "LinUCB")] == {}
+    final = {n: results(n, "BaSE", "s0-linear").groupby("seed")["cum_regret"].last() for n in ("given", "default")}
+    assert not np.array_equal(final["given"], final["default"])            # a grid over 60 rounds, not 10,000
+    np.testing.assert_array_equal(*(results(n, "LinUCB", "s0-linear")["cum_regret"] for n in ("given", "default")))
+    assert main(["bench", "regen", "--suite", "given.toml", "--agents", "Random", "--dest", "refs", "--quiet"]) == 0
+    assert json.loads(Path("refs/manifest.json").read_text())["horizon_to_agents"] is True
+    assert main(["bench", "report", "--out", "default", "--references", "refs"]) == 2
+    assert "'horizon_to_agents' differs" in capsys.readouterr().err
+    Path("bad.toml").write_text(Path("given.toml").read_text().replace("horizon_to_agents = true",
+                                                                       "horizon_to_agents = 1"))
+    with pytest.raises(suite.SuiteError, match="'horizon_to_agents' must be bool"):
+        suite.load("bad.toml")

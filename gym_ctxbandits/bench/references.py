@@ -127,7 +127,8 @@ def _head(suite: Suite, track: str) -> dict:
     """What a manifest pins: the suite, its track (a named one or a tuned one only), report seeds and cells."""
     cells, seeds = suite.track(track)
     return {"suite": suite.key, **({"track": track} if track != "report" else {}), "seeds": list(seeds),
-            "cells": {c.id: cell_spec(c) for c in cells}}
+            "cells": {c.id: cell_spec(c) for c in cells},
+            **({"horizon_to_agents": True} if suite.horizon_to_agents else {})}
 
 
 def cell_spec(cell) -> dict:
@@ -229,7 +230,8 @@ def read(where: Path, suite: Suite, verify: bool = True, track: str = "report") 
         raise ReferenceMismatch(f"{where} has no {MANIFEST}: not a folder of reference results (`ctxbandits bench "
                                 "regen` writes one)")
     manifest = json.loads(path.read_text())
-    mine = {**_head(suite, track), "track": None if track == "report" else track}
+    mine = {**_head(suite, track), "track": None if track == "report" else track,
+            "horizon_to_agents": True if suite.horizon_to_agents else None}
     for key, value in mine.items():
         if manifest.get(key) != value:
             raise ReferenceMismatch(f"the references in {where} are not of this suite's {track} track: their {key!r} "
@@ -278,6 +280,7 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None, c
     cells, seeds = suite.track(track)
     if (manifest.get("suite") != suite.key or is_tuned(manifest.get("track")) != tuned or manifest.get("track") == track
             or manifest.get("seeds") != list(seeds) or manifest.get("checkpoints") != CHECKPOINT_RULE
+            or manifest.get("horizon_to_agents", False) != suite.horizon_to_agents
             or agent not in manifest["agents"] or tuned and manifest["agents"][agent].get("config") != config):
         return None       # a tuned agent's rows are its configuration's: another one's differ
     entry = manifest["agents"][agent]

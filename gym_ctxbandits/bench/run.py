@@ -74,6 +74,18 @@ def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None, tra
             "wall_seconds": {}, **({"tuned": {"tune_seeds": tuned["tune_seeds"], "configs": {}}} if tuned else {})}
 
 
+def for_cell(spec: AgentSpec, cell, suite: Suite) -> AgentSpec:
+    """`spec` as it plays `cell` of `suite`: given the cell's horizon when the suite says
+    `horizon_to_agents` and the agent takes a `horizon` its kwargs do not set (as an agent whose
+    schedule or confidence level is sized by T assumes); else `spec` itself."""
+    from gym_ctxbandits.jobs import import_agents
+
+    if (not suite.horizon_to_agents or "horizon" in spec.kwargs
+            or "horizon" not in import_agents().base.hyperparameter_names(spec.name)):
+        return spec
+    return AgentSpec(spec.name, {**spec.kwargs, "horizon": cell.horizon}, spec.label)
+
+
 def tuned_configs(tuned: dict, suite: Suite, agents: Sequence[str], quick: bool,
                   track: str | None = None) -> dict[str, dict]:
     """Each agent's configuration in the tuned file `tuned` (bench/tune.py), checked to be of this
@@ -88,7 +100,8 @@ def tuned_configs(tuned: dict, suite: Suite, agents: Sequence[str], quick: bool,
         raise ValueError(f"the tuned configurations were chosen on the {theirs} track, and this run plays the {track} "
                          f"track: play them with --track {theirs}, or tune on this track (`ctxbandits bench tune "
                          f"--track {track}`)")
-    if tuned["suite"] != suite.key or tuned["cells"] != cells or tuned.get("quick"):
+    if tuned["suite"] != suite.key or tuned["cells"] != cells or tuned.get("quick") or \
+            tuned.get("horizon_to_agents", False) != suite.horizon_to_agents:
         raise ValueError(f"the tuned configurations are of {tuned['suite']}{' (quick track)' * bool(tuned.get('quick'))}, "
                          f"not of {suite.key}'s cells: tune on this suite (`ctxbandits bench tune --suite ...`, "
                          "without --quick)")
@@ -169,13 +182,14 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
     out.mkdir(parents=True, exist_ok=True)
     _write(out, manifest)
     with one_torch_thread() if any(agent_device(s, "cpu") for s in specs.values()) else nullcontext():
-        _play(cells, seeds, specs, out, manifest, progress, backend=backend, workers=workers, address=address,
-              batch=batch, imports=imports, device=device)
+        _play(suite, cells, seeds, specs, out, manifest, progress, backend=backend, workers=workers,
+              address=address, batch=batch, imports=imports, device=device)
     return manifest
 
 
-def _play(cells, seeds, specs: dict, out: Path, manifest: dict, progress, **options) -> None:
-    """Run each agent of `specs` on each of `cells` into `out`, recording its seconds in `manifest`."""
+def _play(suite: Suite, cells, seeds, specs: dict, out: Path, manifest: dict, progress, **options) -> None:
+    """Run each agent of `specs` on each of `cells` of `suite` into `out` (`for_cell`), recording
+    its seconds in `manifest`."""
     done = {name: 0 for name in specs}
 
     def record(name, cell, wall, cpu_s):
@@ -188,8 +202,8 @@ def _play(cells, seeds, specs: dict, out: Path, manifest: dict, progress, **opti
         if progress:
             progress(f"{name} {done[name]}/{len(cells)} {cell.id}: {times[cell.id]:.1f} s ({cpu[cell.id]:.1f} CPU-s)")
 
-    play_cells([(name, spec, cell, out / slug(name) / cell.id) for name, spec in specs.items() for cell in cells],
-               seeds, options, record)
+    play_cells([(name, for_cell(spec, cell, suite), cell, out / slug(name) / cell.id) for name, spec in specs.items()
+                for cell in cells], seeds, options, record)
 
 
 def play_cells(tasks, seeds, options: dict, record) -> None:

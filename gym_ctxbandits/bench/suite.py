@@ -11,6 +11,9 @@ cells, some dropped and some at stated shorter horizons, for agents that cannot 
 track; it leaves the report track's cells as they are, and its scores are never mixed with them.
 Every track but the quick one has a tuned twin (`tuned_track`): its cells and seeds, each agent
 playing its configuration tuned on them ("tuned" for the report track, "NAME-tuned" for a named one).
+A suite whose file says `horizon_to_agents = true` gives an agent that takes a `horizon`
+hyper-parameter the cell's (unless its configuration sets one); bakeoff-v1 does not: its agents
+play their default horizons, as its references were made.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ SUITES = Path(__file__).parent / "suites"
 DEFAULT = "bakeoff-v1"
 TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale")
 TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
-       "quick": dict, "cells": list, "tracks": dict}
+       "quick": dict, "cells": list, "tracks": dict, "horizon_to_agents": bool}
 CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str}
 QUICK = {"horizon": int, "seeds": int}
 TRACK = {"description": str, "horizons": dict, "drop": list}
@@ -78,6 +81,7 @@ class Suite:
     description: str = ""
     path: Path | None = field(default=None, compare=False)
     tracks: dict = field(default_factory=dict)
+    horizon_to_agents: bool = False   # an agent that takes a `horizon` is given the cell's (bench.run.for_cell)
 
     @property
     def key(self) -> str:
@@ -126,7 +130,7 @@ def base_track(track: str) -> str:
 
 def _check(where: str, value, types) -> None:
     types = types if isinstance(types, tuple) else (types,)
-    if isinstance(value, bool) or not isinstance(value, types):
+    if isinstance(value, bool) != (bool in types) or not isinstance(value, types):     # a bool is no int here
         names = " or ".join(t.__name__ for t in types)
         raise SuiteError(f"suite key {where!r} must be {names}, got {value!r}")
 
@@ -171,7 +175,8 @@ def parse(data: dict, path: Path | None = None) -> Suite:
         raise SuiteError(f"suite {data['name']!r}: cell ids must be unique and at least one, got {ids}")
     tracks = {name: _track(name, table, {c.id: c for c in cells}) for name, table in data.get("tracks", {}).items()}
     return Suite(data["name"], data["version"], tuple(cells), seeds["tune_seeds"], seeds["report_seeds"],
-                 data["quick"]["horizon"], data["quick"]["seeds"], data.get("description", ""), path, tracks)
+                 data["quick"]["horizon"], data["quick"]["seeds"], data.get("description", ""), path, tracks,
+                 data.get("horizon_to_agents", False))
 
 
 def _track(name: str, table, cells: dict) -> Track:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gym_ctxbandits.bench.run import BASELINE, cpu_clock, play_cells, slug
+from gym_ctxbandits.bench.run import BASELINE, cpu_clock, for_cell, play_cells, slug
 from gym_ctxbandits.bench.suite import SUITES, Suite, SuiteError, base_track
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
@@ -123,15 +123,16 @@ class Study:
         file = None if path is None or path.parent == SUITES.resolve() else str(path)
         return {"suite": self.suite.key, "suite_file": file, "quick": self.quick, "tune_seeds": self.seeds,
                 "cells": {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in self.cells},
-                "budget": budget, "objective": OBJECTIVE, **({"track": self.track} if self.track != "report" else {})}
+                "budget": budget, "objective": OBJECTIVE, **({"track": self.track} if self.track != "report" else {}),
+                **({"horizon_to_agents": True} if self.suite.horizon_to_agents else {})}
 
     def _play(self, spec: AgentSpec, folder: Path) -> dict[str, np.ndarray]:
         """Run `spec` on every cell and tune seed into `folder`/<cell>; each cell's final (regret or
         reward) per seed."""
         from gym_ctxbandits.bench.report import finals
 
-        play_cells([(spec.name, spec, cell, folder / cell.id) for cell in self.cells], self.seeds, self.run_options,
-                   lambda *_: None)
+        play_cells([(spec.name, for_cell(spec, cell, self.suite), cell, folder / cell.id) for cell in self.cells],
+                   self.seeds, self.run_options, lambda *_: None)
         return {cell.id: finals(folder.parent, folder.name, cell.id, self.seeds)["reward" if is_replay(cell.env)
                                                                                 else "regret"] for cell in self.cells}
 
@@ -339,7 +340,7 @@ def _fits(head: dict, suite: Suite) -> Path:
                             f"it with --budget {other['budget']} (into another --out)")
     if path.exists():
         file = read(path)
-        if other := [k for k in (*HEAD, "track") if head.get(k) != file.get(k)]:
+        if other := [k for k in (*HEAD, "track", "horizon_to_agents") if head.get(k) != file.get(k)]:
             raise TuneError(f"{path.name}'s {', '.join(other)} are not this study's: its agents were tuned on "
                             f"another protocol (the suite's file or the objective changed since); retune them all "
                             "into a new file rather than mix the two")
