@@ -837,6 +837,8 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
     assert "Cut: s3-finite-linear T=500, s3-quadratic-pool T=1,000, s1-mnist-target T=500; dropped: covertype, mnist." in out
     assert "track bounded: " in out and "Cut: none; dropped: s0-linear, s0-logistic" in out
     assert "track neural: " in out and "Cut: every cell kept T=500; dropped: obd-replay." in out
+    assert "tuned on the report track (budget 6, played on the tuned track): BaSE, DeepFL, " in out
+    assert "tuned on the glm track (budget 6, played on the glm-tuned track): " in out
 
 
 def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():

@@ -113,7 +113,8 @@ def cmd_regen(args) -> int:
 
 
 def cmd_suites(args) -> int:
-    from gym_ctxbandits.bench.suite import load, markdown_table, shipped
+    from gym_ctxbandits.bench import tune
+    from gym_ctxbandits.bench.suite import load, markdown_table, shipped, tuned_track
 
     for key in shipped():
         suite = load(key)
@@ -125,6 +126,10 @@ def cmd_suites(args) -> int:
             if len(track.horizons) + len(track.drop) == len(suite.cells) and len(set(track.horizons.values())) == 1:
                 cut = f"every cell kept T={next(iter(track.horizons.values())):,}"
             print(f"  track {name}: {track.description} Cut: {cut or 'none'}; dropped: {', '.join(track.drop) or 'none'}.")
+        for name, file in tune.files(suite).items():
+            twin = tuned_track(name)
+            print(f"  tuned on the {name} track (budget {file['budget']}, played on the {twin} track): "
+                  f"{', '.join(file['agents']) or 'none'}.")
         print(f"\n{markdown_table(suite)}\n")
     return 0
 
