@@ -121,6 +121,24 @@ def test_the_design_starts_at_the_defaults_and_a_larger_budget_extends_it():
 
 # --- the study -----------------------------------------------------------------------------------
 
+def test_a_study_cut_short_keeps_what_its_finished_configurations_cost(folder):
+    """A study run again reads its finished runs back in a moment; OUT/costs.json keeps each
+    configuration's CPU seconds as first measured, so tuned.json records those, not the re-read's."""
+    assert study(agents_="LinUCB", budget=2) == 0
+    costs = json.loads(Path("study/costs.json").read_text())
+    first = json.loads(Path("study/tuned.json").read_text())
+    assert set(costs) == {"Random/" + tune.config_id({}), *(f"LinUCB/{c['id']}" for c in
+                                                          first["agents"]["LinUCB"]["candidates"])}
+    Path("study/tuned.json").unlink()                      # as if cut short before tuned.json was written
+    costs["LinUCB/" + first["agents"]["LinUCB"]["candidates"][1]["id"]] = 1234.5    # unmistakable
+    Path("study/costs.json").write_text(json.dumps(costs))
+    assert study(agents_="LinUCB", budget=2) == 0
+    again = json.loads(Path("study/tuned.json").read_text())
+    assert [c["cpu_seconds"] for c in again["agents"]["LinUCB"]["candidates"]] == \
+        [first["agents"]["LinUCB"]["candidates"][0]["cpu_seconds"], 1234.5]
+    assert again["random_cpu_seconds"] == first["random_cpu_seconds"]
+
+
 def test_a_study_never_evaluates_a_report_seed_and_gives_every_agent_the_budget(folder, monkeypatch):
     played = []
     real = tune.Study._play

@@ -10,7 +10,8 @@ the other configurations are a scrambled Halton design of the space with a fixed
 points are those of any smaller budget); with Optuna (`pip install -e ".[tune]"`), TPE with a
 fixed seed, its study kept in `OUT/optuna.db`. Every configuration's runs are ordinary results
 folders, `OUT/<agent>/<config id>/<cell>/` (Random's once, `OUT/Random/<cell>/`), so a study run
-again reuses what it finished. `OUT/tuned.json` records, per agent, the space, every candidate
+again reuses what it finished, and `OUT/costs.json` keeps each configuration's CPU seconds as first
+measured. `OUT/tuned.json` records, per agent, the space, every candidate
 with its objective, and the one chosen; `bench run --tuned` plays those on the report seeds, and
 `ship` merges them into the package's file of the suite (`bench tune --ship`), the tuned track's.
 A study of a named track (`bench tune --track glm`, for agents that cannot afford the report
@@ -32,6 +33,7 @@ from gym_ctxbandits.bench.suite import SUITES, Suite, SuiteError, base_track
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 FILE = "tuned.json"
+COSTS = "costs.json"      # each configuration's CPU seconds as first measured (a rerun reads finished runs back)
 TUNED = Path(__file__).parent / "tuned"           # the package's tuned configurations, one file per suite
 SEED = 0                                          # of the Halton scrambling and of TPE
 OBJECTIVE = ("mean over cells of the agent's final regret / Random's on the tune seeds (the replay: 2 - clicks / "
@@ -136,6 +138,19 @@ class Study:
         return {cell.id: finals(folder.parent, folder.name, cell.id, self.seeds)["reward" if is_replay(cell.env)
                                                                                 else "regret"] for cell in self.cells}
 
+    def cost(self, name: str, config: dict, cpu: float) -> float:
+        """The CPU seconds of `name` with `config` on this study: `cpu` when first measured, then
+        kept in OUT/costs.json, so a study cut short and run again, which reads its finished runs
+        back in seconds, still records what each configuration cost (the one the cut fell in
+        counts the cells run after it only)."""
+        path = self.out / COSTS
+        costs = json.loads(path.read_text()) if path.exists() else {}
+        key = f"{slug(name)}/{config_id(config)}"
+        if key not in costs:
+            costs[key] = round(cpu, 2)
+            path.write_text(json.dumps(costs, indent=1, sort_keys=True) + "\n")
+        return costs[key]
+
     def random(self) -> dict[str, np.ndarray]:
         """Random's final values per cell and tune seed: run once into OUT/Random, then kept."""
         if self._random is None:
@@ -164,7 +179,7 @@ def search_halton(study: Study, name: str, space: dict, defaults: dict, budget: 
     for i, config in enumerate(halton(space, defaults, budget)):
         start = cpu_clock()
         objective, losses = study.evaluate(name, config)
-        out.append(_record(config, objective, losses, cpu_clock() - start))
+        out.append(_record(config, objective, losses, study.cost(name, config, cpu_clock() - start)))
         if study.progress:
             study.progress(f"{name} {i + 1}/{budget} {config}: objective {objective:.4f}")
     return out
@@ -193,7 +208,7 @@ def search_tpe(study: Study, name: str, space: dict, defaults: dict, budget: int
         config = {n: trial.params[n] for n in space}
         start = cpu_clock()
         objective, losses = study.evaluate(name, config)
-        records[trial.number] = _record(config, objective, losses, cpu_clock() - start)
+        records[trial.number] = _record(config, objective, losses, study.cost(name, config, cpu_clock() - start))
         trial.set_user_attr("record", records[trial.number])
         tpe.tell(trial, objective)
         if study.progress:
@@ -299,7 +314,7 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     out.mkdir(parents=True, exist_ok=True)
     start = cpu_clock()
     study.random()                                          # Random first, so no candidate's cost includes it
-    record.setdefault("random_cpu_seconds", round(cpu_clock() - start, 2))
+    record.setdefault("random_cpu_seconds", study.cost(BASELINE, {}, cpu_clock() - start))
     search = search_tpe if kind == "tpe" else search_halton
     for name in agents:
         candidates = search(study, name, spaces[name], starts[name], budget)
