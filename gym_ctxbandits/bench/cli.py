@@ -28,14 +28,7 @@ def cmd_run(args) -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     tuned = None
     if args.tuned:
-        if args.tuned != "shipped":
-            tuned = tune.read(args.tuned)
-        elif tune.files(suite):
-            tuned = tune.played(suite, args.track or "report")
-        else:
-            raise ValueError(f"the package ships no tuned configurations of {suite.key} (no "
-                             f"{tune.shipped(suite, args.track or 'report')}): tune them (`ctxbandits bench tune`) and "
-                             "pass --tuned OUT/tuned.json")
+        tuned = tune.played(suite, args.track or "report") if args.tuned == "shipped" else tune.read(args.tuned)
     start = time.perf_counter()
     run_suite(suite, agents, args.out, quick=args.quick, imports=args.imports, backend=args.backend,
               workers=args.workers, address=args.address, device=args.device, batch=args.batch,

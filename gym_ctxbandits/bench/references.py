@@ -133,7 +133,7 @@ def _head(suite: Suite, track: str) -> dict:
 
 def cell_spec(cell) -> dict:
     """What decides a cell's numbers (besides the seed and the agent): env, kwargs, horizon."""
-    return {"env": cell.env, "kwargs": cell.kwargs, "horizon": cell.horizon}
+    return cell.spec
 
 
 def checkpoints(table):

@@ -55,6 +55,11 @@ class Cell:
     why: str = ""
 
     @property
+    def spec(self) -> dict:
+        """What decides the cell's numbers (besides the seed and the agent): env, kwargs, horizon."""
+        return {"env": self.env, "kwargs": self.kwargs, "horizon": self.horizon}
+
+    @property
     def log_every(self) -> int:
         return max(1, self.horizon // CHECKPOINTS)
 

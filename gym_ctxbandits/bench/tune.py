@@ -124,7 +124,7 @@ class Study:
         path = self.suite.path and self.suite.path.resolve()
         file = None if path is None or path.parent == SUITES.resolve() else str(path)
         return {"suite": self.suite.key, "suite_file": file, "quick": self.quick, "tune_seeds": self.seeds,
-                "cells": {c.id: {"env": c.env, "kwargs": c.kwargs, "horizon": c.horizon} for c in self.cells},
+                "cells": {c.id: c.spec for c in self.cells},
                 "budget": budget, "objective": OBJECTIVE, **({"track": self.track} if self.track != "report" else {}),
                 **({"horizon_to_agents": True} if self.suite.horizon_to_agents else {})}
 
@@ -498,6 +498,7 @@ def markdown_spaces(suite: Suite) -> str:
     of `suite` (and why not), as docs/benchmark.md shows them (a test keeps the two equal)."""
     import agents
 
+    budgets = {t: f["budget"] for t, f in files(suite).items()}
     tuned = tuned_agents(suite)
     why = untuned(suite)
     rows = ["| agent | search space | tuned configuration shipped |", "|---|---|---|"]
@@ -511,7 +512,7 @@ def markdown_spaces(suite: Suite) -> str:
             text = "(needs PyTorch to read)"
         track, entry = tuned.get(name, (None, None))
         on = "" if track in (None, "report") else f" on the {track} track"
-        status = (f"budget {files(suite)[track]['budget']}{on}: {entry['config']}" if entry else
+        status = (f"budget {budgets[track]}{on}: {entry['config']}" if entry else
                   "n/a" if text.startswith("none") else "no (below)" if name in why else "not yet")
         rows.append(f"| {name} | {text} | {status} |")
     by_reason: dict[str, list[str]] = {}
@@ -522,7 +523,7 @@ def markdown_spaces(suite: Suite) -> str:
     lines = [f"Not tuned: {', '.join(names)}. Why: {reason}." for reason, names in by_reason.items()
              if not reason.startswith("not tuned yet")]
     if late:
-        budget = next((f["budget"] for f in files(suite).values()), 6)
+        budget = next(iter(budgets.values()), 6)
         lines.append(f"Not tuned yet, for lack of time: {', '.join(f'{n} ({c})' for n, c in late.items())}: a "
                      f"study at budget {budget} costs about that, {budget} times the agent's references' CPU-s (on "
                      f"the track it plays); `{STUDY.format(name='NAME', budget=budget)}` (and `--track NAME` for "
