@@ -188,11 +188,11 @@ SKIP = {
         "suite on the report seeds: about 184 CPU-s, 3 min of one core",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench tune --agents GLM-TSL --budget 6 --sampler halton --track glm --out "
     "results/tune-glm --ship": "needs the datasets, and writes the package's tuned file of the GLM track; 6 "
-                               "configurations of the agent's GLM track and Random's once: about 6 x 640 + 34 = 3,870 "
-                               "CPU-s (its GLM-track references'), 32 min on 2 cores",
+                               "configurations of the agent's GLM track and Random's once: 3,728 CPU-s measured, 36.5 "
+                               "min on 2 shared cores (docs/benchmark.md, Tuning on a named track)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench regen --track glm --tuned shipped --agents GLM-TSL":
         "needs the datasets and the study above, and rewrites the package's glm-tuned references; the agent's GLM "
-        "track on the report seeds: about 640 CPU-s, 11 min of one core",
+        "track on the report seeds: 507 CPU-s measured (4.7 min with --backend processes --workers 2)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents MyAgent --import my_agent.py --track glm --tuned "
     "results/tune-glm/tuned.json --out results/glm-tuned": "needs the datasets, your agent and its study on the GLM "
                                                            "track; a linear agent's GLM track about 2 min of one "
