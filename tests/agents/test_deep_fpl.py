@@ -20,12 +20,7 @@ from agents.neural.optim import KerasAdam  # noqa: E402
 K, D = 4, 6
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def history(rounds, seed=0, k=K, d=D):

@@ -12,12 +12,7 @@ from agents.neural.buffer import ReplayBuffer, Schedule  # noqa: E402
 from agents.neural.nets import NTKEnsemble, bmm, bmm_t, symmetric_init  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def gen(seed=0):

@@ -24,12 +24,7 @@ CLASSES = {"NeuralLog-UCB-1": NeuralLogUCB1, "NeuralLog-UCB-2": NeuralLogUCB2, "
            "NeuralLog-TS-2": NeuralLogTS2, "NCBF-UCB": NCBFUCB}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def history(rounds=12, seed=0, k=K, d=D):
