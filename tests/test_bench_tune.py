@@ -597,24 +597,45 @@ def test_the_old_neural_reason_warns_that_it_is_deprecated():
         tune.NOPE
 
 
-def test_the_glm_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exactly(tmp_path):
-    """The glm-tuned references pin every tuned file they played (a tuned file changed makes them
-    stale: this fails, naming the command), hold Random and every agent tuned on the GLM or the
-    report track at its one configuration of the suite, and a cut cell of LinUCB's tuned
-    configuration (s3-quadratic-pool at the GLM track's 1,000 rounds) gives the shipped rows."""
+# A built twin's cell that the reproduction test reruns: cheap, and one its references ran (not copied).
+TWIN_CELLS = {"glm-tuned": "s3-quadratic-pool", "glm-short-tuned": "s0-linear"}
+
+
+def built_twins() -> list[str]:
     from gym_ctxbandits.bench import references, suite
 
     shipped = suite.load()
-    where = references.folder(shipped, "glm-tuned")
-    manifest = references.read(where, shipped, track="glm-tuned")
-    played = tune.played(shipped, "glm")
-    assert manifest["tuned_file"] == tune.pins(played), \
-        "a tuned file changed: rebuild `ctxbandits bench regen --track glm --tuned shipped` (its agents)"
+    return [f"{t}-tuned" for t in shipped.tracks if (references.folder(shipped, f"{t}-tuned") / references.MANIFEST).exists()]
+
+
+def test_every_built_twin_has_a_cell_to_reproduce():
+    assert "glm-tuned" in built_twins() and set(built_twins()) <= set(TWIN_CELLS), \
+        "a new tuned twin: name a cheap cell of its own for the reproduction test in TWIN_CELLS"
+
+
+@pytest.mark.parametrize("twin", sorted(TWIN_CELLS))
+def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exactly(twin, tmp_path):
+    """A twin's references pin every tuned file they played (a tuned file changed makes them
+    stale: this fails, naming the command), hold Random and every agent tuned on the track or the
+    report track at its one configuration of the suite, and a cell the twin ran, not copied, of
+    LinUCB's tuned configuration (the GLM track's s3-quadratic-pool at 1,000 rounds; the short GLM
+    track's s0-linear at 500) gives the shipped rows."""
+    from gym_ctxbandits.bench import references, suite
+    from gym_ctxbandits.bench.suite import base_track
+
+    if twin not in built_twins():
+        pytest.skip(f"{twin} has no references yet")
+    shipped, track = suite.load(), base_track(twin)
+    where = references.folder(shipped, twin)
+    manifest = references.read(where, shipped, track=twin)
+    played = tune.played(shipped, track)
+    command = f"`ctxbandits bench regen --track {track} --tuned shipped"
+    assert manifest["tuned_file"] == tune.pins(played), f"a tuned file changed: rebuild {command}` (its agents)"
     assert set(manifest["agents"]) == {"Random", *played["agents"]}, \
-        "an agent without glm-tuned references: `ctxbandits bench regen --track glm --tuned shipped --agents NAME`"
+        f"an agent without {twin} references: {command} --agents NAME`"
     assert all(manifest["agents"][a]["config"] == e["config"] for a, e in played["agents"].items())
-    cell = {c.id: c for c in shipped.track("glm")[0]}["s3-quadratic-pool"]
-    assert cell.horizon == 1000 < {c.id: c for c in shipped.cells}[cell.id].horizon
+    cell = {c.id: c for c in shipped.track(track)[0]}[TWIN_CELLS[twin]]
+    assert cell.horizon < {c.id: c for c in shipped.cells}[cell.id].horizon
     run(EnvSpec(cell.env, cell.kwargs), AgentSpec("LinUCB", played["agents"]["LinUCB"]["config"]),
         seeds=REPORT_SEEDS, horizon=cell.horizon, log_every=cell.log_every, out=tmp_path / cell.id)
     mine = references.checkpoints(load_results(tmp_path / cell.id)).reset_index(drop=True)
@@ -630,9 +651,7 @@ def test_the_docs_tables_of_the_tuned_twins_are_their_references():
     docs/benchmark.md (`python scripts/make_tables.py` writes them); the GLM track's is built."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
-    shipped = suite.load()
-    twins = [f"{t}-tuned" for t in shipped.tracks if (references.folder(shipped, f"{t}-tuned") / references.MANIFEST).exists()]
-    assert "glm-tuned" in twins
+    shipped, twins = suite.load(), built_twins()
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     for twin in twins:
         board = leaderboard.card(shipped, track=twin)
