@@ -590,9 +590,9 @@ def test_a_named_tracks_study_plays_its_cells_ships_into_its_own_file_and_is_its
     assert card["tracks"]["LinTS"] == "tuned (budget 2)" and list(card["cells"]) == ["s0-linear"]
 
 
-def test_the_old_neural_reason_warns_that_it_is_deprecated():
-    with pytest.warns(DeprecationWarning, match="tune.untuned"):
-        assert tune.NEURAL.startswith("neural")
+def test_the_old_neural_reason_is_removed_naming_its_replacement():
+    with pytest.raises(AttributeError, match=r"removed in 0\.10\.0.*tune\.untuned\(suite\)"):
+        tune.NEURAL
     with pytest.raises(AttributeError, match="no attribute 'NOPE'"):
         tune.NOPE
 

@@ -532,15 +532,11 @@ def markdown_spaces(suite: Suite) -> str:
 
 
 def __getattr__(name: str):
-    """`NEURAL`, the reason once given for a neural agent without report-track references: deprecated
-    in 0.9.0 (such an agent is now tuned on its own track, `untuned` gives its cost there); removed
-    in 0.10.0."""
+    """`NEURAL`, the reason once given for a neural agent without report-track references: removed in
+    0.10.0 (deprecated in 0.9.0), an AttributeError naming `untuned`, which gives every untuned agent's
+    reason and its study's cost on the track it plays."""
     if name == "NEURAL":
-        import warnings
-
-        warnings.warn("gym_ctxbandits.bench.tune.NEURAL is deprecated since 0.9.0 and will be removed in 0.10.0: a "
-                      "neural agent is tuned on the track it plays (`bench tune --track`); read tune.untuned(suite) "
-                      "for why an agent has no tuned configuration", DeprecationWarning, stacklevel=2)
-        return ("neural, without report-track references (it plays the neural, bounded or GLM-short track; "
-                "references.WHY_ABSENT says why)")
+        raise AttributeError("gym_ctxbandits.bench.tune.NEURAL was removed in 0.10.0 (deprecated since 0.9.0): a "
+                             "neural agent is tuned on the track it plays (`bench tune --track`); read "
+                             "tune.untuned(suite) for why an agent has no tuned configuration")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
