@@ -597,8 +597,10 @@ def test_the_old_neural_reason_is_removed_naming_its_replacement():
         tune.NOPE
 
 
-# A built twin's cell that the reproduction test reruns: cheap, and one its references ran (not copied).
-TWIN_CELLS = {"glm-tuned": "s3-quadratic-pool", "glm-short-tuned": "s0-linear"}
+# A built twin's agent and cell that the reproduction test reruns: cheap, and run by its references,
+# not copied from another file's.
+TWIN_CELLS = {"glm-tuned": ("LinUCB", "s3-quadratic-pool"), "glm-short-tuned": ("LinUCB", "s0-linear"),
+              "bounded-tuned": ("NeuralLog-UCB-1", "s1-bernoulli-logistic")}
 
 
 def built_twins() -> list[str]:
@@ -617,9 +619,10 @@ def test_every_built_twin_has_a_cell_to_reproduce():
 def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exactly(twin, tmp_path):
     """A twin's references pin every tuned file they played (a tuned file changed makes them
     stale: this fails, naming the command), hold Random and every agent tuned on the track or the
-    report track at its one configuration of the suite, and a cell the twin ran, not copied, of
-    LinUCB's tuned configuration (the GLM track's s3-quadratic-pool at 1,000 rounds; the short GLM
-    track's s0-linear at 500) gives the shipped rows."""
+    report track at its one configuration of the suite, and a cell the twin ran, not copied, of an
+    agent's tuned configuration (LinUCB on the GLM track's s3-quadratic-pool at 1,000 rounds and
+    the short GLM track's s0-linear at 500; NeuralLog-UCB-1 on the bounded track) gives the
+    shipped rows."""
     from gym_ctxbandits.bench import references, suite
     from gym_ctxbandits.bench.suite import base_track
 
@@ -634,16 +637,17 @@ def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exa
     assert set(manifest["agents"]) == {"Random", *played["agents"]}, \
         f"an agent without {twin} references: {command} --agents NAME`"
     assert all(manifest["agents"][a]["config"] == e["config"] for a, e in played["agents"].items())
-    cell = {c.id: c for c in shipped.track(track)[0]}[TWIN_CELLS[twin]]
-    assert cell.horizon < {c.id: c for c in shipped.cells}[cell.id].horizon
-    run(EnvSpec(cell.env, cell.kwargs), AgentSpec("LinUCB", played["agents"]["LinUCB"]["config"]),
+    agent, cell = TWIN_CELLS[twin]
+    cell = {c.id: c for c in shipped.track(track)[0]}[cell]
+    assert cell.id not in manifest["agents"][agent].get("reused", {}).get("cells", ())
+    run(EnvSpec(cell.env, cell.kwargs), AgentSpec(agent, played["agents"][agent]["config"]),
         seeds=REPORT_SEEDS, horizon=cell.horizon, log_every=cell.log_every, out=tmp_path / cell.id)
     mine = references.checkpoints(load_results(tmp_path / cell.id)).reset_index(drop=True)
-    table = references.table(where, manifest, "LinUCB")
+    table = references.table(where, manifest, agent)
     theirs = table[(table["cell"] == cell.id) & (table["seed"] < 1003)].reset_index(drop=True)
     assert len(mine) == len(theirs) > 3 * 10
     for column in ("seed", "round", "cum_regret"):
-        np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"LinUCB on {cell.id}: {column}")
+        np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"{agent} on {cell.id}: {column}")
 
 
 def test_the_docs_tables_of_the_tuned_twins_are_their_references():
