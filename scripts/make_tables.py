@@ -39,7 +39,7 @@ def bench_tables() -> dict:
 
     shipped = suite.load()
     tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned")
-    twins = [f"{t}-tuned" for t in shipped.tracks if (references.folder(shipped, f"{t}-tuned") / references.MANIFEST).exists()]
+    twins = references.built_twins(shipped)
     return {"suite": suite.markdown_table(shipped),
             "references": references.markdown_table(references.read(references.folder(shipped), shipped)),
             "references-tuned": references.markdown_table(tuned),

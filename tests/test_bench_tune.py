@@ -605,8 +605,7 @@ TWIN_CELLS = {"glm-tuned": ("LinUCB", "s3-quadratic-pool"), "glm-short-tuned": (
 def built_twins() -> list[str]:
     from gym_ctxbandits.bench import references, suite
 
-    shipped = suite.load()
-    return [f"{t}-tuned" for t in shipped.tracks if (references.folder(shipped, f"{t}-tuned") / references.MANIFEST).exists()]
+    return references.built_twins(suite.load())
 
 
 def test_every_built_twin_has_a_cell_to_reproduce():

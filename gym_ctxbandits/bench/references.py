@@ -123,16 +123,22 @@ def folder(suite: Suite, track: str = "report") -> Path:
     return REFERENCES / (suite.key if track == "report" else f"{suite.key}-{track}")
 
 
+def built_twins(suite: Suite) -> list[str]:
+    """The tuned twins ("NAME-tuned") of `suite`'s named tracks whose references the package holds."""
+    return [f"{t}-tuned" for t in suite.tracks if (folder(suite, f"{t}-tuned") / MANIFEST).exists()]
+
+
 def _head(suite: Suite, track: str) -> dict:
     """What a manifest pins: the suite, its track (a named one or a tuned one only), report seeds and cells."""
     cells, seeds = suite.track(track)
     return {"suite": suite.key, **({"track": track} if track != "report" else {}), "seeds": list(seeds),
-            "cells": {c.id: cell_spec(c) for c in cells},
+            "cells": {c.id: c.spec for c in cells},
             **({"horizon_to_agents": True} if suite.horizon_to_agents else {})}
 
 
 def cell_spec(cell) -> dict:
-    """What decides a cell's numbers (besides the seed and the agent): env, kwargs, horizon."""
+    """What decides a cell's numbers (besides the seed and the agent): env, kwargs, horizon (`Cell.spec`;
+    kept for code that calls it)."""
     return cell.spec
 
 
@@ -288,7 +294,7 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None, c
     if not path.exists() or sha256(path) != entry["sha256"]:
         raise ReferenceMismatch(f"{path} is missing or does not match its SHA-256 in {MANIFEST}: rebuild it with "
                                 f"`ctxbandits bench regen --agents {agent}`, or give --rerun-all")
-    same = [c.id for c in cells if manifest["cells"].get(c.id) == cell_spec(c)]
+    same = [c.id for c in cells if manifest["cells"].get(c.id) == c.spec]
     return {"from": f"{source.name}/{entry['file']}", "sha256": entry["sha256"], "cells": same, "entry": entry,
             "path": path} if same else None
 
