@@ -675,6 +675,23 @@ def test_a_named_tracks_tuned_twin_plays_each_agents_one_configuration_and_copie
                                       rerun[column].astype(str if column == "cell" else float), err_msg=column)
 
 
+def test_a_tuned_twin_whose_agent_is_all_copied_takes_its_sources_configuration(folder):
+    """A tuned twin of a track made only of report-track cells (the bounded track's case): LinUCB
+    and Random run nothing, every row copied from the tuned track's files, and each entry says the
+    configuration it played there."""
+    from gym_ctxbandits.bench import tune
+
+    shipped = suite.load()
+    config = tune.read(tune.shipped(shipped))["agents"]["LinUCB"]["config"]
+    kept = {"description": "s0-linear only", "horizons": {}, "drop": ["s4-changing-1"]}
+    suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"kept": kept})
+    assert main(["bench", "regen", "--suite", str(suite_file), "--agents", "LinUCB,Random", "--track", "kept",
+                 "--tuned", "shipped", "--quiet", "--dest", "refs", "--work", "work"]) == 0
+    assert not Path("work").exists()
+    entries = references.read(Path("refs"), suite.load(suite_file), track="kept-tuned")["agents"]
+    assert entries["LinUCB"]["config"] == config and entries["Random"]["config"] == {}
+    assert entries["LinUCB"]["reused"]["cells"] == entries["Random"]["reused"]["cells"] == ["s0-linear"]
+
 def tiny(folder: Path) -> Path:
     """Two cells of 60 rounds on six report seeds (enough for a win): a suite to regen in a second."""
     return write_suite(folder / "tiny.toml", ["s0-linear", "s4-changing-1"], horizon=60, report_seeds="1000:1006")

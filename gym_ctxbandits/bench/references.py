@@ -325,10 +325,10 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
     dest.mkdir(parents=True, exist_ok=True)
     manifest = (read(dest, suite, verify=False, track=track) if (dest / MANIFEST).exists()
                 else {**_head(suite, track), "agents": {}})
-    configs = _tuned(run, manifest, agents, tune.read(tuned_file) if tuned_file else tune.played(suite, track)) \
-        if is_tuned(track) else {}
-    manifest["checkpoints"] = CHECKPOINT_RULE
     reused = reused or {}
+    configs = _tuned(run, manifest, agents, tune.read(tuned_file) if tuned_file else tune.played(suite, track),
+                     reused) if is_tuned(track) else {}
+    manifest["checkpoints"] = CHECKPOINT_RULE
     for agent in agents:
         source = reused.get(agent)
         copies = source["cells"] if source else []
@@ -417,19 +417,22 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
     return manifest
 
 
-def _tuned(run: dict, manifest: dict, agents: Sequence[str], record: dict) -> dict[str, dict]:
+def _tuned(run: dict, manifest: dict, agents: Sequence[str], record: dict, reused: dict) -> dict[str, dict]:
     """Pin a tuned run's budget, tune seeds and tuned file(s) (their SHA-256, `tune.pins`) in the
     references' `manifest`, refusing a run whose configurations are not the `record`'s (a tuned
-    file's, or `tune.played`'s); each agent's configuration."""
+    file's, or `tune.played`'s); each agent's configuration. An agent whose every cell is copied
+    (`reused`, `reusable`'s answer per agent) is not in the run: its configuration is its source's,
+    which `reusable` matched to the one it plays."""
     tuned_file = record["source"]
     pinned = {"budget": record["budget"], "tune_seeds": record["tune_seeds"]}
-    if (run["budget"], run["tuned"]["tune_seeds"]) != (record["budget"], record["tune_seeds"]) or \
+    if "tuned" in run and (run["budget"], run["tuned"]["tune_seeds"]) != (record["budget"], record["tune_seeds"]) or \
             any(manifest.get(k, v) != v for k, v in pinned.items()):
         raise ReferenceMismatch(f"the tuned run, the tuned file {tuned_file} and the references' manifest must share "
                                 "one budget and the tune seeds: regenerate with `ctxbandits bench regen --tuned FILE`")
     configs = {}
+    ran = run.get("tuned", {}).get("configs", {})
     for agent in agents:
-        config = run["tuned"]["configs"].get(agent, {})          # Random: its defaults
+        config = ran[agent] if agent in ran else reused.get(agent, {}).get("entry", {}).get("config", {})  # Random: {}
         if agent != BASELINE and record["agents"].get(agent, {}).get("config") != config:
             raise ReferenceMismatch(f"{agent} was run with {config}, which is not its configuration in {tuned_file}: "
                                     "regenerate with `ctxbandits bench regen --tuned FILE`")

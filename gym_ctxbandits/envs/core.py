@@ -87,6 +87,11 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
+class OneTimeCostWarning(UserWarning):
+    """An env's notice of a one-time cost it will pay (the moderation env's posts not embedded yet):
+    information for the user, not a fault, so `gym_ctxbandits.checks.check_gymnasium` lets it pass
+    where it fails on every other warning."""
+
 class ScalarBox(spaces.Box):
     """A `gymnasium.spaces.Box` whose bounds are one number each, kept as read-only broadcast views.
 

@@ -8,7 +8,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gym_ctxbandits.envs.classification import ExampleStreamEnv
-from gym_ctxbandits.envs.core import check_float, check_int
+from gym_ctxbandits.envs.core import OneTimeCostWarning, check_float, check_int
 
 PUBLISH, BLOCK = 0, 1
 # payoff[c, a]: c = 0 free post, 1 hateful post; a = publish, block ([S3] App. G.5)
@@ -30,7 +30,7 @@ def _say_cost(emb, corpus: str) -> None:
                       f"yet: about {minutes:.1f} min on this machine (one batch timed), a one-time cost paid as "
                       f"episodes draw the posts, {emb.chunk_size} at a time, and cached in "
                       f"{emb.folder or 'memory only (cache_dir=None)'}; np.asarray(env.unwrapped.X) embeds all now",
-                      stacklevel=4)
+                      OneTimeCostWarning, stacklevel=4)
 
 
 class HateSpeechEnv(ExampleStreamEnv):
