@@ -150,6 +150,22 @@ def test_ratio_ci_pairs_the_seeds():
     assert low == high == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("n, zeros", [(2, 0), (5, 1), (10, 0), (10, 3), (13, 0)])
+def test_ratio_ci_is_scipys_paired_percentile_bootstrap_bit_for_bit(n, zeros):
+    """ratio_ci draws scipy.stats.bootstrap's resamples itself: its interval must be scipy's, to
+    the last bit, on regrets of other scales and seeds than the references' (and Random at 0 on
+    some seeds, so some resamples divide by 0)."""
+    from scipy import stats as sp
+
+    rng = np.random.default_rng(n * 10 + zeros)
+    a, r = rng.gamma(2.0, 3.0, n), rng.gamma(2.0, 50.0, n)
+    r[:zeros] = 0.0
+    for seed in (0, 7):
+        ci = sp.bootstrap((a, r), lambda x, y, axis: x.mean(axis) / y.mean(axis), paired=True, vectorized=True,
+                          n_resamples=stats.RESAMPLES, method="percentile",
+                          random_state=np.random.default_rng(seed)).confidence_interval
+        assert stats.ratio_ci(a, r, seed=seed)[1:] == (ci.low, ci.high)
+
 def test_scores_are_bsuite_normalised_and_clipped():
     np.testing.assert_allclose(stats.scores([0, 5, 10, 20], [8, 10, 10, 10]), [1, 0.5, 0, 0])
     np.testing.assert_allclose(stats.scores([10, 15, 30], [10, 10, 10], lower_is_better=False), [0, 0.5, 1])

@@ -14,8 +14,6 @@ words; tests/test_bench.py checks each on a case computed by hand).
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from scipy import stats
 
@@ -26,17 +24,19 @@ RESAMPLES = 2000
 def ratio_ci(a, r, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
     """(mean(a) / mean(r), low, high): the ratio and its paired percentile bootstrap interval over
     the seeds (a[i] and r[i] are of seed i); the interval is NaN with fewer than two seeds or
-    when mean(r) is 0."""
+    when mean(r) is 0. It is `scipy.stats.bootstrap`'s paired percentile interval bit for bit (the
+    same index draws of the generator seeded `seed`, the same quantiles), computed here without its
+    per-call validation, which made it a millisecond a call: a report draws a thousand."""
     a, r = np.asarray(a, float), np.asarray(r, float)
-    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+    with np.errstate(divide="ignore", invalid="ignore"):
         ratio = a.mean() / r.mean()
         if len(a) < 2 or r.mean() == 0:
             return float(ratio), np.nan, np.nan
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)     # every resample alike: a point interval
-        ci = stats.bootstrap((a, r), lambda x, y, axis: x.mean(axis) / y.mean(axis), paired=True, vectorized=True,
-                             confidence_level=level, n_resamples=resamples, method="percentile",
-                             random_state=np.random.default_rng(seed)).confidence_interval
-    return float(ratio), float(ci.low), float(ci.high)
+        i = np.random.default_rng(seed).integers(0, len(a), (resamples, len(a)))   # the seeds, resampled together
+        boot = a[i].mean(-1) / r[i].mean(-1)
+    tail = (1 - level) / 2
+    low, high = stats.quantile(boot, np.array([tail, 1 - tail]))
+    return float(ratio), float(low), float(high)
 
 
 def scores(values, baseline, lower_is_better: bool = True) -> np.ndarray:
