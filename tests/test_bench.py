@@ -166,6 +166,7 @@ def test_ratio_ci_is_scipys_paired_percentile_bootstrap_bit_for_bit(n, zeros):
                           random_state=np.random.default_rng(seed)).confidence_interval
         assert stats.ratio_ci(a, r, seed=seed)[1:] == (ci.low, ci.high)
 
+
 def test_scores_are_bsuite_normalised_and_clipped():
     np.testing.assert_allclose(stats.scores([0, 5, 10, 20], [8, 10, 10, 10]), [1, 0.5, 0, 0])
     np.testing.assert_allclose(stats.scores([10, 15, 30], [10, 10, 10], lower_is_better=False), [0, 0.5, 1])
@@ -707,6 +708,7 @@ def test_a_tuned_twin_whose_agent_is_all_copied_takes_its_sources_configuration(
     entries = references.read(Path("refs"), suite.load(suite_file), track="kept-tuned")["agents"]
     assert entries["LinUCB"]["config"] == config and entries["Random"]["config"] == {}
     assert entries["LinUCB"]["reused"]["cells"] == entries["Random"]["reused"]["cells"] == ["s0-linear"]
+
 
 def tiny(folder: Path) -> Path:
     """Two cells of 60 rounds on six report seeds (enough for a win): a suite to regen in a second."""

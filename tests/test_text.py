@@ -155,7 +155,7 @@ def test_moderation_env_is_made_at_once_warns_of_the_cost_and_keeps_its_trajecto
 def test_the_conformance_check_lets_the_envs_cost_notice_pass(tmp_path, monkeypatch):
     """Gymnasium's checker makes the env again once some posts are embedded (its close check); the
     env's notice of the others' cost is not a conformance fault (it failed check_gymnasium on a
-    fresh cache), while any other warning still fails it."""
+    fresh cache)."""
     from gym_ctxbandits.checks import as_factory, check_gymnasium
     from gym_ctxbandits.envs.core import OneTimeCostWarning
 
@@ -164,6 +164,7 @@ def test_the_conformance_check_lets_the_envs_cost_notice_pass(tmp_path, monkeypa
                          check_size=False, chunk_size=100, cache_dir=str(tmp_path))   # the episodes leave one chunk
     with pytest.warns(OneTimeCostWarning, match="219 of the 219 posts"):
         check_gymnasium(factory)
+
 
 def _episode(env, seed, steps=25):
     """The reset's context, then every observation and reward of `steps` alternating actions."""

@@ -425,8 +425,9 @@ def _tuned(run: dict, manifest: dict, agents: Sequence[str], record: dict, reuse
     which `reusable` matched to the one it plays."""
     tuned_file = record["source"]
     pinned = {"budget": record["budget"], "tune_seeds": record["tune_seeds"]}
-    if "tuned" in run and (run["budget"], run["tuned"]["tune_seeds"]) != (record["budget"], record["tune_seeds"]) or \
-            any(manifest.get(k, v) != v for k, v in pinned.items()):
+    # No "tuned" in `run` when nothing ran (every cell copied): only the manifest is checked then.
+    ran_apart = "tuned" in run and (run["budget"], run["tuned"]["tune_seeds"]) != tuple(pinned.values())
+    if ran_apart or any(manifest.get(k, v) != v for k, v in pinned.items()):
         raise ReferenceMismatch(f"the tuned run, the tuned file {tuned_file} and the references' manifest must share "
                                 "one budget and the tune seeds: regenerate with `ctxbandits bench regen --tuned FILE`")
     configs = {}

@@ -92,6 +92,7 @@ class OneTimeCostWarning(UserWarning):
     information for the user, not a fault, so `gym_ctxbandits.checks.check_gymnasium` lets it pass
     where it fails on every other warning."""
 
+
 class ScalarBox(spaces.Box):
     """A `gymnasium.spaces.Box` whose bounds are one number each, kept as read-only broadcast views.
 
