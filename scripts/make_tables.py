@@ -9,7 +9,9 @@ between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (BENCH_TABLES: the bakeoff
 shipped references of the defaults and tuned tracks, every agent's search space, and the
 leaderboard of each track's references: the report track's, the tuned track's and every named
 track's of the suite file, whatever tracks it names, and of each named track's tuned twin whose
-references are built, e.g. `leaderboard-glm-tuned` and `references-glm-tuned`). Tests fail
+references are built, e.g. `leaderboard-glm-tuned` and `references-glm-tuned`; and bakeoff-v2's
+report-track leaderboard and its agents that take a horizon against bakeoff-v1, `v2-leaderboard`
+and `v2-versions`). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -26,6 +28,8 @@ from pathlib import Path
 import gymnasium as gym
 
 import gym_ctxbandits  # noqa: F401  (registers the ids)
+from gym_ctxbandits.bench import run
+from gym_ctxbandits.jobs import AgentSpec
 from gym_ctxbandits.registration import TABLE_ROWS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -51,7 +55,22 @@ def bench_tables() -> dict:
             **{table: make(name) for name in twins for table, make in (     # a named track's tuned twin, if built
                 (f"leaderboard-{name}", lambda t: leaderboard.markdown(leaderboard.card(shipped, track=t))),
                 (f"references-{name}", lambda t: references.markdown_table(
-                    references.read(references.folder(shipped, t), shipped, track=t))))}}
+                    references.read(references.folder(shipped, t), shipped, track=t))))},
+            **v2_tables()}
+
+
+def v2_tables() -> dict:
+    """bakeoff-v2's tables: its report track's leaderboard, and how the agents it gives the cell's
+    horizon stand there and on each named track against bakeoff-v1."""
+    from gym_ctxbandits.bench import leaderboard, references, suite
+
+    one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
+    tracks = [t for t in ("report", *two.tracks) if (references.folder(two, t) / references.MANIFEST).exists()]
+    takers = sorted({a for t in tracks for a in references.read(references.folder(two, t), two, verify=False,
+                                                                 track=t)["agents"]
+                     if run.for_cell(AgentSpec(a, {}), two.cells[0], two).kwargs})
+    return {"v2-leaderboard": leaderboard.markdown(leaderboard.card(two)),
+            "v2-versions": leaderboard.compare_versions(one, two, takers, tracks)}
 
 
 def replaced(text: str, name: str, table: str) -> str:

@@ -402,19 +402,22 @@ def test_an_unknown_agent_is_one_line_before_anything_runs(folder, capsys):
 
 # --- reference results ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("agent, cells, track", [("LinUCB", ["s0-linear", "s4-changing-1"], "report"),
-                                                  ("DeepFPL", ["s0-linear"], "report"),
-                                                  ("NeuralUCB", ["s1-bernoulli-logistic"], "neural")])
-def test_the_shipped_references_reproduce_exactly(folder, agent, cells, track):
+@pytest.mark.parametrize("agent, cells, track, key", [("LinUCB", ["s0-linear", "s4-changing-1"], "report", "bakeoff-v1"),
+                                                       ("DeepFPL", ["s0-linear"], "report", "bakeoff-v1"),
+                                                       ("NeuralUCB", ["s1-bernoulli-logistic"], "neural", "bakeoff-v1"),
+                                                       ("BaSE", ["s0-linear", "s4-changing-1"], "report", "bakeoff-v2")])
+def test_the_shipped_references_reproduce_exactly(folder, agent, cells, track, key):
     """`bench run` on cheap cells (three of the report seeds; on the neural track at its 500 rounds)
     gives the shipped rows of Random and the agent bit for bit: code that changes their numbers
     cannot ship with stale references. The neural agents' were made with one torch thread; asked
-    for two here, the runner pins one while it plays, and gives the two back after."""
-    shipped = suite.load()
+    for two here, the runner pins one while it plays, and gives the two back after. On bakeoff-v2
+    BaSE is given the cell's horizon, as its v2 references were made."""
+    shipped = suite.load(key)
     where = references.folder(shipped, track)
     manifest = references.read(where, shipped, track=track)
     horizon = {c.horizon for c in shipped.track(track)[0] if c.id in cells}.pop() if track != "report" else None
-    suite_file = write_suite(folder / "cheap.toml", cells, horizon=horizon, report_seeds="1000:1003")
+    suite_file = write_suite(folder / "cheap.toml", cells, horizon=horizon, report_seeds="1000:1003",
+                             **({"horizon_to_agents": True} if shipped.horizon_to_agents else {}))
     torch = pytest.importorskip("torch") if agent != "LinUCB" else None
     threads = torch and torch.get_num_threads()
     try:
@@ -874,6 +877,9 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
     assert "track neural: " in out and "Cut: every cell kept T=500; dropped: obd-replay." in out
     assert "tuned on the report track (budget 6, played on the tuned track): BaSE, DeepFL, " in out
     assert "tuned on the glm track (budget 6, played on the glm-tuned track): " in out
+    assert ("bakeoff-v2: 35 cells; report seeds 1000..1009, tune seeds 0..9; quick track T=20 on 2 seeds; an agent "
+            "that takes a horizon is given the cell's\n") in out
+    assert out.count("| `s0-linear` |") == 1 and "The cells of bakeoff-v1." in out         # v2's are v1's
 
 
 def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():
@@ -915,3 +921,97 @@ def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
                                                                        "horizon_to_agents = 1"))
     with pytest.raises(suite.SuiteError, match="'horizon_to_agents' must be bool"):
         suite.load("bad.toml")
+
+
+# --- bakeoff-v2: the cell's horizon given ---------------------------------------------------------
+
+HORIZON_TAKERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "GLM-TSL", "GLM-FPL", "GLM-UCB", "OAM", "OSSB"}
+
+
+def test_bakeoff_v2_is_v1_with_the_horizon_given():
+    """bakeoff-v2 changes the protocol only: v1's cells, tracks, seeds and quick track, each agent that
+    takes a `horizon` given the cell's; v1 is still shipped, and `earlier` finds it."""
+    one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
+    assert (one.cells, one.tracks, one.tune_seeds, one.report_seeds) == (two.cells, two.tracks, two.tune_seeds,
+                                                                          two.report_seeds)
+    assert (one.quick_horizon, one.quick_seeds) == (two.quick_horizon, two.quick_seeds)
+    assert two.horizon_to_agents and not one.horizon_to_agents
+    assert [s.key for s in suite.earlier(two)] == ["bakeoff-v1"] and suite.earlier(one) == []
+    assert {"bakeoff-v1", "bakeoff-v2"} <= set(suite.shipped())
+
+
+def test_the_agents_that_take_a_horizon_are_the_ones_v2_changes():
+    """HORIZON_TAKERS, the agents whose v2 rows are not v1's, are every registered agent that takes a
+    `horizon` (an agent added with one must be rerun on v2, and named here)."""
+    from agents.params import keyword_parameters
+    from gym_ctxbandits.bench.tune import agent_class
+
+    assert {n for n in agents.REGISTRY if any(p.name == "horizon" for p in keyword_parameters(agent_class(n)))} \
+        == HORIZON_TAKERS
+
+
+def test_v2_reuses_v1s_rows_of_an_agent_that_plays_as_it_did():
+    """LinUCB takes no horizon, so it plays v2's cells as v1's: its rows on every track are v1's (the
+    same track's file, all its cells). BaSE is given T on v2: nothing of v1 is its v2 rows."""
+    two = suite.load("bakeoff-v2")
+    for track in ("report", "glm", "bounded", "neural", "glm-short"):
+        found = references.reusable(two, track, "LinUCB")
+        assert found["from"] == f"{references.folder(suite.load(), track).name}/LinUCB.parquet"
+        assert found["cells"] == [c.id for c in two.track(track)[0]] and "kwargs the agent plays" in found["why"]
+        assert references.reusable(two, track, "BaSE", references.folder(suite.load(), track)) is None
+
+
+@pytest.mark.parametrize("track", ["report", "bounded", "neural", "glm", "glm-short"])
+def test_v2s_references_are_v1s_rows_but_for_the_agents_that_take_a_horizon(track):
+    """Every agent of v1's references of a track is in v2's. One that takes no horizon has v1's very
+    file (the same bytes: git keeps one copy), its rows copied from v1's at its current SHA-256; one
+    that does was run on v2 where no v2 references of its held the cell (the report track's rows,
+    copied onto a named track). Its rows differ from v1's where it reads the horizon at its defaults,
+    and are v1's where it does not."""
+    one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
+    theirs = references.read(references.folder(one, track), one, verify=False, track=track)
+    mine = references.read(references.folder(two, track), two, track=track)       # every SHA-256 checked
+    assert set(theirs["agents"]) <= set(mine["agents"])
+    for agent, entry in mine["agents"].items():
+        if agent not in HORIZON_TAKERS:
+            assert entry["sha256"] == theirs["agents"][agent]["sha256"], \
+                f"{agent}'s v1 reference changed: run `ctxbandits bench regen --suite bakeoff-v2 --track {track}`"
+            assert entry["reused"]["from"].startswith(references.folder(one, track).name + "/")
+            continue
+        assert "reused" not in entry or entry["reused"]["from"].startswith(two.key)      # v2's own rows
+        if agent in theirs["agents"]:       # GLM-TSL, GLM-UCB, GLM-FPL read it for their "theory" scale only
+            a, b = (references.table(references.folder(s, track), m, agent) for s, m in ((one, theirs), (two, mine)))
+            uses = agent in {"BaSE", "LinTS-AG", "repGLM-FPL"}
+            assert np.array_equal(a["cum_regret"], b["cum_regret"], equal_nan=True) != uses, agent  # replay: NaN
+
+
+def test_regen_of_v2_runs_nothing_for_an_agent_that_plays_as_in_v1(folder):
+    """`bench regen --suite bakeoff-v2` of Random and LinUCB runs no cell: both files are v1's, byte
+    for byte, and their manifest entries say where the rows came from and why they are the same."""
+    two = suite.load("bakeoff-v2")
+    assert main(["bench", "regen", "--suite", "bakeoff-v2", "--agents", "Random,LinUCB", "--dest", "refs",
+                 "--work", "work", "--quiet"]) == 0
+    assert not Path("work/LinUCB").exists() and not Path("work/Random").exists()
+    manifest = references.read(Path("refs"), two)
+    one = references.folder(suite.load("bakeoff-v1"))
+    for agent in ("Random", "LinUCB"):
+        assert Path(f"refs/{agent}.parquet").read_bytes() == (one / f"{agent}.parquet").read_bytes()
+        reused = manifest["agents"][agent]["reused"]
+        assert reused["from"] == f"bakeoff-v1/{agent}.parquet" and len(reused["cells"]) == len(two.cells)
+        assert reused["why"].startswith("bakeoff-v1's report track's cells") and "kwargs the agent plays" in reused["why"]
+
+
+def test_the_docs_bakeoff_v2_tables_are_its_references():
+    """docs/benchmark.md's bakeoff-v2 tables are what its references give (`python
+    scripts/make_tables.py` writes them): the report track's leaderboard, and every agent v2 gives
+    the horizon, on each track whose references both versions have, against v1."""
+    import runpy
+
+    tables = runpy.run_path(str(ROOT / "scripts" / "make_tables.py"))["v2_tables"]()
+    text = (ROOT / "docs" / "benchmark.md").read_text()
+    for name, table in tables.items():
+        assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
+            f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
+    rows = tables["v2-versions"].splitlines()
+    assert rows[0].count("bakeoff-v1 → bakeoff-v2") == 5                       # the report and the four named tracks
+    assert {row.split(" | ")[0].removeprefix("| ") for row in rows[2:]} == HORIZON_TAKERS - {"OAM", "OSSB"}

@@ -107,13 +107,13 @@ def cmd_regen(args) -> int:
 
 def cmd_suites(args) -> int:
     from gym_ctxbandits.bench import tune
-    from gym_ctxbandits.bench.suite import load, markdown_table, shipped, tuned_track
+    from gym_ctxbandits.bench.suite import earlier, load, markdown_table, shipped, tuned_track
 
     for key in shipped():
         suite = load(key)
         print(f"{key}: {len(suite.cells)} cells; report seeds {suite.report_seeds[0]}..{suite.report_seeds[-1]}, "
               f"tune seeds {suite.tune_seeds[0]}..{suite.tune_seeds[-1]}; quick track T={suite.quick_horizon} on "
-              f"{suite.quick_seeds} seeds")
+              f"{suite.quick_seeds} seeds{'; an agent that takes a horizon is given the cell' + chr(39) + 's' if suite.horizon_to_agents else ''}")
         for name, track in suite.tracks.items():
             cut = ", ".join(f"{c} T={t:,}" for c, t in track.horizons.items())
             if len(track.horizons) + len(track.drop) == len(suite.cells) and len(set(track.horizons.values())) == 1:
@@ -123,7 +123,8 @@ def cmd_suites(args) -> int:
             twin = tuned_track(name)
             print(f"  tuned on the {name} track (budget {file['budget']}, played on the {twin} track): "
                   f"{', '.join(file['agents']) or 'none'}.")
-        print(f"\n{markdown_table(suite)}\n")
+        same = next((old.key for old in earlier(suite) if old.cells == suite.cells), None)
+        print(f"\nThe cells of {same}.\n" if same else f"\n{markdown_table(suite)}\n")
     return 0
 
 

@@ -9,7 +9,9 @@ leaderboard-tuned:begin -->` and `<!-- leaderboard-tuned:end -->`, written by `p
 scripts/make_tables.py`; a test keeps them equal, so a reference rebuilt or added moves the page
 with it. A named track's references (the GLM, bounded and neural tracks') make a leaderboard of their
 own, between `<!-- leaderboard-NAME:begin -->` and its end marker: other cells and horizons, so its
-scores are never compared with the report track's.
+scores are never compared with the report track's. Another shipped suite version's leaderboard
+(bakeoff-v2's, `<!-- v2-leaderboard:begin -->`) is made the same way, and `compare_versions` sets
+the agents a new version plays differently beside their rows on the former one.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def markdown(board: dict) -> str:
     losses over all cells and agents, and the IQM of each tag; best overall IQM first."""
     overall = board["aggregates"]["overall"]
     tags = [t for t in board["aggregates"] if t != "overall"]
-    order = sorted(board["agents"], key=lambda a: (-np.nan_to_num(overall["iqm"][a][0], nan=-np.inf), a))
+    order = ranked(board)
     lines = [f"| rank | agent | IQM score [95% CI] | W / T / L | {' | '.join(tags)} |",
              "|---" * (len(tags) + 4) + "|"]
     for rank, agent in enumerate(order, 1):
@@ -59,6 +61,33 @@ def markdown(board: dict) -> str:
     return "\n".join(lines)
 
 
+def ranked(board: dict) -> list[str]:
+    """The board's agents by overall IQM score, best first (ties by name)."""
+    iqm = board["aggregates"]["overall"]["iqm"]
+    return sorted(board["agents"], key=lambda a: (-np.nan_to_num(iqm[a][0], nan=-np.inf), a))
+
+
 def _point(x: float) -> str:
     return f"{x:.2f}" if np.isfinite(x) else "n/a"
 
+
+
+def compare_versions(old: Suite, new: Suite, agents: list[str], tracks: list[str]) -> str:
+    """How `agents` stand on two versions of a suite, per track whose references both have: the
+    overall IQM score and rank on `old`, then on `new`, as a Markdown table (docs/benchmark.md's
+    bakeoff-v2 section: the agents the new protocol changes)."""
+    def standing(suite: Suite, track: str) -> dict[str, tuple[float, int]]:
+        board = card(suite, track=track, resamples=10)        # the IQM's point, not its interval
+        iqm = board["aggregates"]["overall"]["iqm"]
+        return {a: (iqm[a][0], rank) for rank, a in enumerate(ranked(board), 1)}
+
+    shown = [t for t in tracks if all((refs.folder(s, t) / refs.MANIFEST).exists() for s in (old, new))]
+    boards = {t: (standing(old, t), standing(new, t)) for t in shown}
+    lines = [f"| agent | {' | '.join(f'{t}: {old.key} → {new.key}' for t in shown)} |", "|---" * (len(shown) + 1) + "|"]
+    for agent in agents:
+        cells = []
+        for t in shown:
+            pair = [f"{s[agent][0]:.2f} ({s[agent][1]} of {len(s)})" if agent in s else "n/a" for s in boards[t]]
+            cells.append(" → ".join(pair) if any(agent in s for s in boards[t]) else "")   # not on this track
+        lines.append(f"| {agent} | {' | '.join(cells)} |")
+    return "\n".join(lines)

@@ -16,7 +16,10 @@ env, kwargs and horizon, on the same report seeds and checkpoints) gives the sam
 (the timings aside), so `regen` runs an agent that has such references on the track's other cells
 only and copies the rest from that file (the report track's, else a track that holds all its cells); the
 manifest's `reused` says which cells came from which file and SHA-256, and their wall and CPU
-seconds are that file's (what the rows cost to make).
+seconds are that file's (what the rows cost to make). A new version of a suite reuses its former
+version's references the same way: on a cell both play alike, an agent given the same kwargs in
+both (bakeoff-v2 gives an agent that takes a `horizon` the cell's, which bakeoff-v1 did not) has
+the same rows, so only the agents the change touches run again.
 
 The tuned track's references (`references/<suite key>-tuned/`, `bench regen --tuned shipped`)
 are the same rows of each agent played with its configuration of the package's tuned file
@@ -42,9 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from gym_ctxbandits.bench import tune
-from gym_ctxbandits.bench.run import BASELINE, read_manifest, run_suite, slug
+from gym_ctxbandits.bench.run import BASELINE, for_cell, read_manifest, run_suite, slug
 from gym_ctxbandits.bench.run import MANIFEST as RUN_MANIFEST
-from gym_ctxbandits.bench.suite import Suite, base_track, is_tuned, tuned_track
+from gym_ctxbandits.bench.suite import Suite, base_track, earlier, is_tuned, tuned_track
 from gym_ctxbandits.experiment import is_replay
 from gym_ctxbandits.jobs import AgentSpec, agent_device
 
@@ -110,6 +113,7 @@ WHY_ABSENT = {
                         "the suite leaves out (a GPU's cells: docs/benchmark.md, The suite)"),
     },
 }
+WHY_ABSENT["bakeoff-v2"] = WHY_ABSENT["bakeoff-v1"]     # v1's cells and tracks, so v1's reasons
 NEURAL = "neural, not measured on this suite yet: `scripts/bench_cost.py` sizes it (docs/benchmark.md, Cost)"
 
 
@@ -261,32 +265,37 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None, c
     """Which of `track`'s cells `agent`'s references in `source` already hold: the cells whose env,
     kwargs and horizon are those of the references' own track, when they are of this suite, on the
     track's seeds and checkpoints, and hold the agent. `source` defaults to the package's folder of
-    the suite's report track, else of another named track that holds every cell of `track` (the
-    short GLM track's cells are all neural-track cells). A named track's tuned twin ("glm-tuned")
-    reuses the tuned track's references instead, of an agent played there with the same `config`.
-    Returns {"from", "sha256", "cells", "entry", "path"} (the file as `<folder>/<file>`, its
-    SHA-256, the cell ids, its manifest entry, its path), or None: nothing to reuse (on the report
-    or tuned track itself, or without such references). A file that no longer matches its SHA-256
-    is a ReferenceMismatch, not a silent rerun."""
+    the same track in a former version of the suite (`suite.earlier`: a cell it played as this one
+    does, the agent given the same kwargs there, which a suite's `horizon_to_agents` may change),
+    and, on a named track, of the suite's report track, else of another named track that holds
+    every cell of `track` (the short GLM track's cells are all neural-track cells): of these, the
+    one that holds the most cells. A named track's tuned twin ("glm-tuned") reuses the tuned
+    track's references instead, of an agent played there with the same `config`.
+    Returns {"from", "sha256", "cells", "entry", "path", "why"} (the file as `<folder>/<file>`, its
+    SHA-256, the cell ids, its manifest entry, its path, why its rows are this track's), or None:
+    nothing to reuse. A file that no longer matches its SHA-256 is a ReferenceMismatch, not a silent
+    rerun."""
     tuned = is_tuned(track)
-    if base_track(track) == "report":                                          # nothing to copy from
-        return None
     if source is None:
-        if tuned:
-            return reusable(suite, track, agent, folder(suite, "tuned"), config)
-        if found := reusable(suite, track, agent, folder(suite)):
-            return found
-        whole = len(suite.track(track)[0])
-        return next((r for t in suite.tracks if t != track and (r := reusable(suite, track, agent, folder(suite, t)))
-                     and len(r["cells"]) == whole), None)
+        found = [r for old in earlier(suite) if (r := reusable(suite, track, agent, folder(old, track), config))]
+        if base_track(track) != "report":
+            whole = len(suite.track(track)[0])
+            mine = [folder(suite, "tuned")] if tuned else [folder(suite)]
+            found += [r for s in mine if (r := reusable(suite, track, agent, s, config))]
+            found += [r for t in suite.tracks if not tuned and t != track
+                      and (r := reusable(suite, track, agent, folder(suite, t))) and len(r["cells"]) == whole]
+        return max(found, key=lambda r: len(r["cells"]), default=None)     # the first of the most cells
     source = Path(source)
     if not (source / MANIFEST).exists():
         return None
     manifest = json.loads((source / MANIFEST).read_text())
     cells, seeds = suite.track(track)
-    if (manifest.get("suite") != suite.key or is_tuned(manifest.get("track")) != tuned or manifest.get("track") == track
+    older = next((old for old in earlier(suite) if old.key == manifest.get("suite")), None)
+    theirs = manifest.get("track") or "report"
+    if ((manifest.get("suite") != suite.key and (older is None or theirs != track))
+            or is_tuned(theirs) != tuned or (theirs == track and older is None)
             or manifest.get("seeds") != list(seeds) or manifest.get("checkpoints") != CHECKPOINT_RULE
-            or manifest.get("horizon_to_agents", False) != suite.horizon_to_agents
+            or (older is None and manifest.get("horizon_to_agents", False) != suite.horizon_to_agents)
             or agent not in manifest["agents"] or tuned and manifest["agents"][agent].get("config") != config):
         return None       # a tuned agent's rows are its configuration's: another one's differ
     entry = manifest["agents"][agent]
@@ -294,9 +303,14 @@ def reusable(suite: Suite, track: str, agent: str, source: Path | None = None, c
     if not path.exists() or sha256(path) != entry["sha256"]:
         raise ReferenceMismatch(f"{path} is missing or does not match its SHA-256 in {MANIFEST}: rebuild it with "
                                 f"`ctxbandits bench regen --agents {agent}`, or give --rerun-all")
-    same = [c.id for c in cells if manifest["cells"].get(c.id) == c.spec]
+    spec = AgentSpec(agent, config or {})
+    same = [c.id for c in cells if manifest["cells"].get(c.id) == c.spec
+            and (older is None or for_cell(spec, c, older).kwargs == for_cell(spec, c, suite).kwargs)]
+    whose = f"{older.key}'s " if older else ""
+    why = (f"{whose}{theirs} track's cells (same env, kwargs, horizon, seeds, checkpoints"
+           f"{', configuration' if tuned else ''}{', and the kwargs the agent plays' if older else ''})")
     return {"from": f"{source.name}/{entry['file']}", "sha256": entry["sha256"], "cells": same, "entry": entry,
-            "path": path} if same else None
+            "path": path, "why": why} if same else None
 
 
 def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: str = "inprocess",
@@ -367,9 +381,7 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
                 "from": source["from"], "sha256": source["sha256"], "cells": source["cells"],
                 "made_with": f"gym-ctxbandits {made['versions']['gym-ctxbandits']}, numpy {made['versions']['numpy']}",
                 "created": made["created"],
-                "why": ("the tuned track's cells (same env, kwargs, horizon, seeds, checkpoints and configuration)"
-                        if is_tuned(track) else "the report track's cells (same env, kwargs, horizon, seeds and "
-                                                "checkpoints)") + ": the same rows; their seconds are those of that file"}
+                "why": f"{source['why']}: the same rows; their seconds are those of that file"}
     manifest["agents"] = dict(sorted(manifest["agents"].items()))
     (dest / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
@@ -382,9 +394,10 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
     named one, or a tuned one, "tuned" or "NAME-tuned": each agent's configuration of
     `tuned_file`, default the package's of the track) and
     write their reference files into `dest` (default: the package's folder of the suite's track).
-    On a named track, with `reuse`, an agent with report-track references runs only the track's
-    cells that differ from the report track's, the others' rows copied from its file (`reusable`;
-    `reuse=False`, `--rerun-all`: every cell run). `work` keeps the runs (resumable; default a
+    With `reuse`, an agent whose references elsewhere already hold some of the track's cells, as it
+    plays them here, runs only the others, those rows copied from that file (`reusable`: a former
+    suite version's same track, or on a named track the report track's; `reuse=False`,
+    `--rerun-all`: every cell run). `work` keeps the runs (resumable; default a
     temporary folder, removed after); `run_options` go to run_suite."""
     if is_tuned(track):
         run_options["tuned"] = tune.read(tuned_file) if tuned_file else tune.played(suite, track)
@@ -405,8 +418,9 @@ def regen(suite: Suite, agents: Sequence[str] | None = None, dest: Path | None =
         for cells, names in groups.items():
             if cells:
                 if progress and len(cells) < len(suite.track(track)[0]):
+                    sources = sorted({reused[a]["from"].partition("/")[0] for a in names if a in reused})
                     progress(f"{', '.join(names)}: running {len(cells)} cells, the others copied from the "
-                             f"{'tuned track' if is_tuned(track) else 'report track'}'s references")
+                             f"references in {', '.join(sources)}")
                 run_suite(suite, [a for a in names if a != BASELINE], work, progress=progress,
                           track=None if base_track(track) == "report" else base_track(track), only_cells=cells,
                           **run_options)

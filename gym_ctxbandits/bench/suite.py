@@ -13,7 +13,7 @@ Every track but the quick one has a tuned twin (`tuned_track`): its cells and se
 playing its configuration tuned on them ("tuned" for the report track, "NAME-tuned" for a named one).
 A suite whose file says `horizon_to_agents = true` gives an agent that takes a `horizon`
 hyper-parameter the cell's (unless its configuration sets one); bakeoff-v1 does not: its agents
-play their default horizons, as its references were made.
+play their default horizons, as its references were made. bakeoff-v2 is bakeoff-v1 with that key.
 """
 
 from __future__ import annotations
@@ -213,6 +213,13 @@ def _track(name: str, table, cells: dict) -> Track:
 def shipped() -> list[str]:
     """The suites of the package, by `NAME-vVERSION`."""
     return sorted(p.stem for p in SUITES.glob("*.toml"))
+
+
+def earlier(suite: Suite) -> list[Suite]:
+    """The package's former versions of `suite` (its name, a lower version), newest first: where a
+    new version plays a cell as an old one did, the old references' rows stand (references.reusable)."""
+    versions = {int(key.rpartition("-v")[2]): key for key in shipped() if key.rpartition("-v")[0] == suite.name}
+    return [load(versions[v]) for v in sorted(versions, reverse=True) if v < suite.version]
 
 
 def load(suite: str | Path = DEFAULT) -> Suite:
