@@ -1015,3 +1015,15 @@ def test_the_docs_bakeoff_v2_tables_are_its_references():
     rows = tables["v2-versions"].splitlines()
     assert rows[0].count("bakeoff-v1 → bakeoff-v2") == 5                       # the report and the four named tracks
     assert {row.split(" | ")[0].removeprefix("| ") for row in rows[2:]} == HORIZON_TAKERS - {"OAM", "OSSB"}
+
+
+@pytest.mark.parametrize("key, track", [("bakeoff-v1", "bounded"), ("bakeoff-v2", "glm-short")])
+def test_overall_iqm_is_the_cards_point(key, track):
+    """`leaderboard.overall_iqm`, which the versions table ranks by, is the point of the leaderboard
+    card's overall IQM to the last bit (replay cells scored by clicks, unscored ones left out alike)."""
+    from gym_ctxbandits.bench import leaderboard
+
+    shipped = suite.load(key)
+    board = leaderboard.card(shipped, track=track, resamples=10)
+    assert leaderboard.overall_iqm(shipped, track) == {a: board["aggregates"]["overall"]["iqm"][a][0]
+                                                       for a in board["agents"]}

@@ -24,6 +24,7 @@ from gym_ctxbandits.bench import references as refs
 from gym_ctxbandits.bench import report, stats
 from gym_ctxbandits.bench.run import BASELINE
 from gym_ctxbandits.bench.suite import Suite, is_tuned
+from gym_ctxbandits.experiment import is_replay
 
 
 def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES, track: str = "report") -> dict:
@@ -51,7 +52,7 @@ def markdown(board: dict) -> str:
     losses over all cells and agents, and the IQM of each tag; best overall IQM first."""
     overall = board["aggregates"]["overall"]
     tags = [t for t in board["aggregates"] if t != "overall"]
-    order = ranked(board)
+    order = ranked({a: overall["iqm"][a][0] for a in board["agents"]})
     lines = [f"| rank | agent | IQM score [95% CI] | W / T / L | {' | '.join(tags)} |",
              "|---" * (len(tags) + 4) + "|"]
     for rank, agent in enumerate(order, 1):
@@ -61,10 +62,27 @@ def markdown(board: dict) -> str:
     return "\n".join(lines)
 
 
-def ranked(board: dict) -> list[str]:
-    """The board's agents by overall IQM score, best first (ties by name)."""
-    iqm = board["aggregates"]["overall"]["iqm"]
-    return sorted(board["agents"], key=lambda a: (-np.nan_to_num(iqm[a][0], nan=-np.inf), a))
+def ranked(iqm: dict[str, float]) -> list[str]:
+    """The agents by overall IQM score, best first (ties by name, NaN last)."""
+    return sorted(iqm, key=lambda a: (-np.nan_to_num(iqm[a], nan=-np.inf), a))
+
+
+def overall_iqm(suite: Suite, track: str = "report") -> dict[str, float]:
+    """Each agent's overall IQM score on the package's references of `suite`'s `track`: the point of
+    `card`'s overall interval, without the card's intervals and tests (a tenth of its time)."""
+    where = refs.folder(suite, track)
+    shipped = refs.read(where, suite, verify=False, track=track)
+    tables = {a: refs.table(where, shipped, a) for a in shipped["agents"]}
+    cells, seeds = suite.track(track)
+    per_seed: dict[str, list] = {a: [] for a in tables}
+    for cell in cells:
+        column, lower = ("reward", False) if is_replay(cell.env) else ("regret", True)
+        values = {a: report._finals(t[t["cell"] == cell.id], seeds)[column] for a, t in tables.items()}
+        if np.isnan(stats.scores(values[BASELINE], values[BASELINE], lower)).any():
+            continue                                   # Random has nothing to divide by: unscored, as in `card`
+        for a in tables:
+            per_seed[a].append(stats.scores(values[a], values[BASELINE], lower))
+    return {a: stats.iqm(np.concatenate(s)) for a, s in per_seed.items()}
 
 
 def _point(x: float) -> str:
@@ -77,9 +95,8 @@ def compare_versions(old: Suite, new: Suite, agents: list[str], tracks: list[str
     overall IQM score and rank on `old`, then on `new`, as a Markdown table (docs/benchmark.md's
     bakeoff-v2 section: the agents the new protocol changes)."""
     def standing(suite: Suite, track: str) -> dict[str, tuple[float, int]]:
-        board = card(suite, track=track, resamples=10)        # the IQM's point, not its interval
-        iqm = board["aggregates"]["overall"]["iqm"]
-        return {a: (iqm[a][0], rank) for rank, a in enumerate(ranked(board), 1)}
+        iqm = overall_iqm(suite, track)
+        return {a: (iqm[a], rank) for rank, a in enumerate(ranked(iqm), 1)}
 
     shown = [t for t in tracks if all((refs.folder(s, t) / refs.MANIFEST).exists() for s in (old, new))]
     boards = {t: (standing(old, t), standing(new, t)) for t in shown}
