@@ -52,6 +52,7 @@ def bench_tables() -> dict:
             **{f"leaderboard-{name}": leaderboard.markdown(leaderboard.card(shipped, track=name))
                for name in shipped.tracks},                      # every named track of the suite file
             "leaderboard-tuned": leaderboard.markdown(leaderboard.card(shipped, track="tuned")),
+            "tuning-gains": leaderboard.tuning_gains(shipped),
             **{table: make(name) for name in twins for table, make in (     # a named track's tuned twin, if built
                 (f"leaderboard-{name}", lambda t: leaderboard.markdown(leaderboard.card(shipped, track=t))),
                 (f"references-{name}", lambda t: references.markdown_table(

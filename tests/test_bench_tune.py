@@ -438,7 +438,12 @@ def test_the_docs_tables_of_the_tuned_track_are_its_references():
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     board = leaderboard.card(shipped, track="tuned")
     assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
-    for name, table in (("leaderboard-tuned", leaderboard.markdown(board)),
+    gains = leaderboard.tuning_gains(shipped)
+    rows = [row.split(" | ") for row in gains.splitlines()[2:]]
+    assert [row[0].removeprefix("| ") for row in rows] == [a for a in leaderboard.ranked(
+        {a: board["aggregates"]["overall"]["iqm"][a][0] for a in board["agents"]}) if a != "Random"]
+    assert rows[0][1].split(" → ")[1].endswith(f"(1 of {len(board['agents'])})")       # best tuned first
+    for name, table in (("leaderboard-tuned", leaderboard.markdown(board)), ("tuning-gains", gains),
                         ("references-tuned", references.markdown_table(
                             references.read(references.folder(shipped, "tuned"), shipped, track="tuned")))):
         assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \

@@ -90,21 +90,36 @@ def _point(x: float) -> str:
 
 
 
+def standing(suite: Suite, track: str = "report") -> dict[str, tuple[float, int]]:
+    """Each agent's overall IQM score on `suite`'s `track` and its rank there (1: the best)."""
+    iqm = overall_iqm(suite, track)
+    return {a: (iqm[a], rank) for rank, a in enumerate(ranked(iqm), 1)}
+
+
+def _pair(boards: tuple[dict, dict], agent: str) -> str:
+    """"IQM (rank of N) → IQM (rank of N)" of `agent` on two standings ("n/a" where it is not on one;
+    "" where it is on neither)."""
+    pair = [f"{s[agent][0]:.2f} ({s[agent][1]} of {len(s)})" if agent in s else "n/a" for s in boards]
+    return " → ".join(pair) if any(agent in s for s in boards) else ""
+
+
 def compare_versions(old: Suite, new: Suite, agents: list[str], tracks: list[str]) -> str:
     """How `agents` stand on two versions of a suite, per track whose references both have: the
     overall IQM score and rank on `old`, then on `new`, as a Markdown table (docs/benchmark.md's
     bakeoff-v2 section: the agents the new protocol changes)."""
-    def standing(suite: Suite, track: str) -> dict[str, tuple[float, int]]:
-        iqm = overall_iqm(suite, track)
-        return {a: (iqm[a], rank) for rank, a in enumerate(ranked(iqm), 1)}
-
     shown = [t for t in tracks if all((refs.folder(s, t) / refs.MANIFEST).exists() for s in (old, new))]
     boards = {t: (standing(old, t), standing(new, t)) for t in shown}
     lines = [f"| agent | {' | '.join(f'{t}: {old.key} → {new.key}' for t in shown)} |", "|---" * (len(shown) + 1) + "|"]
-    for agent in agents:
-        cells = []
-        for t in shown:
-            pair = [f"{s[agent][0]:.2f} ({s[agent][1]} of {len(s)})" if agent in s else "n/a" for s in boards[t]]
-            cells.append(" → ".join(pair) if any(agent in s for s in boards[t]) else "")   # not on this track
-        lines.append(f"| {agent} | {' | '.join(cells)} |")
+    lines += [f"| {agent} | {' | '.join(_pair(boards[t], agent) for t in shown)} |" for agent in agents]
+    return "\n".join(lines)
+
+
+def tuning_gains(suite: Suite) -> str:
+    """Every agent of the tuned track's references beside its defaults: overall IQM score and rank on
+    the report track, then on the tuned track, the change, best tuned first, as a Markdown table
+    (docs/benchmark.md, Tuning: generated, so a study shipped moves every rank with it)."""
+    boards = standing(suite), standing(suite, "tuned")
+    order = sorted((a for a in boards[1] if a != BASELINE), key=lambda a: boards[1][a][1])
+    lines = ["| agent | defaults → tuned: IQM score (rank) | change |", "|---|---|---|"]
+    lines += [f"| {a} | {_pair(boards, a)} | {round(boards[1][a][0] - boards[0][a][0], 2) + 0:+.2f} |" for a in order]
     return "\n".join(lines)
