@@ -11,7 +11,8 @@ with it. A named track's references (the GLM, bounded and neural tracks') make a
 own, between `<!-- leaderboard-NAME:begin -->` and its end marker: other cells and horizons, so its
 scores are never compared with the report track's. Another shipped suite version's leaderboard
 (bakeoff-v2's, `<!-- v2-leaderboard:begin -->`) is made the same way, and `compare_versions` sets
-the agents a new version plays differently beside their rows on the former one.
+the agents a new version plays differently beside their rows on the former one; `tuning_gains`
+sets each tuned agent's standing on the tuned track beside its defaults'.
 """
 
 from __future__ import annotations
