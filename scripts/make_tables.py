@@ -62,11 +62,11 @@ def bench_tables() -> dict:
 
 def v2_tables() -> dict:
     """bakeoff-v2's tables: its report track's leaderboard, and how the agents it gives the cell's
-    horizon stand there and on each named track against bakeoff-v1."""
+    horizon stand there, on the tuned track and on each named track against bakeoff-v1."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
     one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
-    tracks = [t for t in ("report", *two.tracks) if (references.folder(two, t) / references.MANIFEST).exists()]
+    tracks = [t for t in ("report", "tuned", *two.tracks) if (references.folder(two, t) / references.MANIFEST).exists()]
     takers = sorted({a for t in tracks for a in references.read(references.folder(two, t), two, verify=False,
                                                                  track=t)["agents"]
                      if run.for_cell(AgentSpec(a, {}), two.cells[0], two).kwargs})

@@ -666,3 +666,38 @@ def test_the_docs_tables_of_the_tuned_twins_are_their_references():
                 references.markdown_table(references.read(references.folder(shipped, twin), shipped, track=twin))))):
             assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
                 f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
+
+
+def test_a_study_on_a_new_suite_version_inherits_the_former_ones_where_it_would_replay_it():
+    """On bakeoff-v2 a study of LinUCB (no horizon) would play every configuration as bakeoff-v1's
+    did, so `tune.inherited` gives v1's shipped entry, saying where from; BaSE is given the cell's
+    horizon on v2, and another budget or the quick track is another study: those run."""
+    from gym_ctxbandits.bench import suite
+
+    one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
+    head = tune.Study(two, ".").head(6)
+    spaces = {a: tune.space_of(a) for a in ("LinUCB", "BaSE")}
+    found = tune.inherited(two, head, "LinUCB", spaces["LinUCB"], tune.defaults_in("LinUCB", spaces["LinUCB"]),
+                           "halton")
+    v1 = tune.read(tune.shipped(one))["agents"]["LinUCB"]
+    assert {k: v for k, v in found.items() if k != "inherited"} == v1
+    assert found["inherited"]["from"] == "bakeoff-v1 (tuned/bakeoff-v1.json)"
+    assert tune.inherited(two, head, "BaSE", spaces["BaSE"], tune.defaults_in("BaSE", spaces["BaSE"]), "halton") is None
+    for other in (tune.Study(two, ".").head(5), tune.Study(two, ".", quick=True).head(6)):
+        assert tune.inherited(two, other, "LinUCB", spaces["LinUCB"], tune.defaults_in("LinUCB", spaces["LinUCB"]),
+                              "halton") is None
+    assert tune.inherited(two, head, "LinUCB", spaces["LinUCB"], tune.defaults_in("LinUCB", spaces["LinUCB"]),
+                          "tpe") is None
+    assert tune.inherited(one, tune.Study(one, ".").head(6), "LinUCB", spaces["LinUCB"],
+                          tune.defaults_in("LinUCB", spaces["LinUCB"]), "halton") is None     # v1 has no former
+
+
+def test_a_new_package_file_keeps_the_studys_horizon_to_agents(package):
+    """A study of a suite that gives agents the cell's horizon ships into a new package file that
+    says so, so the configurations play on that suite (`bench run --tuned shipped`), never on one
+    that does not (0.12.0 fixed the file made without the key, which its own suite then refused)."""
+    Path("tiny.toml").write_text(Path("tiny.toml").read_text().replace('quick = {', 'horizon_to_agents = true\nquick = {'))
+    assert study("--ship", agents_="BaSE", budget=2) == 0
+    assert json.loads(package.read_text())["horizon_to_agents"] is True
+    assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "BaSE", "--tuned", "shipped", "--out", "card",
+                 "--quiet"]) == 0

@@ -16,7 +16,10 @@ with its objective, and the one chosen; `bench run --tuned` plays those on the r
 `ship` merges them into the package's file of the suite (`bench tune --ship`), the tuned track's.
 A study of a named track (`bench tune --track glm`, for agents that cannot afford the report
 track) plays that track's cells on the tune seeds, and ships into the track's own file
-(`tuned/<suite key>-glm.json`), the configurations of its tuned twin "glm-tuned".
+(`tuned/<suite key>-glm.json`), the configurations of its tuned twin "glm-tuned". On a new
+version of a suite, an agent whose study would replay a former version's shipped one run for run
+(`inherited`: an agent that takes no `horizon`, on bakeoff-v2) takes that study instead of
+running it again.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from gym_ctxbandits.bench.run import BASELINE, cpu_clock, for_cell, play_cells, slug
-from gym_ctxbandits.bench.suite import SUITES, Suite, SuiteError, base_track
+from gym_ctxbandits.bench.suite import SUITES, Suite, SuiteError, base_track, earlier
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 FILE = "tuned.json"
@@ -317,6 +320,12 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
     record.setdefault("random_cpu_seconds", study.cost(BASELINE, {}, cpu_clock() - start))
     search = search_tpe if kind == "tpe" else search_halton
     for name in agents:
+        if found := inherited(suite, head, name, spaces[name], starts[name], kind):
+            progress(f"{name}: {found['inherited']['from']}'s study, which this one would replay run for run")
+            record["agents"][name] = found
+            record["agents"] = dict(sorted(record["agents"].items()))
+            (out / FILE).write_text(json.dumps(record, indent=1) + "\n")
+            continue
         candidates = search(study, name, spaces[name], starts[name], budget)
         first = {c["id"]: c["cpu_seconds"] for c in record["agents"].get(name, {}).get("candidates", ())}
         for c in candidates:                                # a reused configuration keeps its first run's cost
@@ -331,6 +340,32 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
         (out / FILE).write_text(json.dumps(record, indent=1) + "\n")
     return record
 
+
+
+def inherited(suite: Suite, head: dict, name: str, space: dict, defaults: dict, kind: str) -> dict | None:
+    """`name`'s entry in the package's tuned file of a former version of `suite` (`suite.earlier`),
+    same track, when the study `head` describes would replay it run for run: the same cells, tune
+    seeds, budget and objective, the same search space, defaults, sampler and seed, and the agent
+    given the same kwargs on every cell by both versions (`bench.run.for_cell`: bakeoff-v2 gives an
+    agent that takes a `horizon` the cell's), so every configuration scores as it did. The entry
+    says where it came from (`inherited`); None where nothing fits."""
+    cells = [c for c in (suite.track(track_of(head))[0]) if c.id in head["cells"]]
+    for old in earlier(suite):
+        path = shipped(old, track_of(head))
+        entry = read(path)["agents"].get(name) if path.exists() else None
+        if entry is None:
+            continue
+        file = read(path)
+        if ([file.get(k) for k in HEAD if k != "suite"] != [head.get(k) for k in HEAD if k != "suite"]
+                or track_of(file) != track_of(head)
+                or [entry["sampler"], entry["seed"], entry["space"], entry["defaults"]]
+                != [SAMPLERS[kind], SEED, {k: v.to_json() for k, v in space.items()}, defaults]
+                or any(for_cell(AgentSpec(name), c, old).kwargs != for_cell(AgentSpec(name), c, suite).kwargs
+                       for c in cells)):
+            continue
+        return {**entry, "inherited": {"from": f"{old.key} (tuned/{path.name})",
+                                       "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}}
+    return None
 
 
 def _fits(head: dict, suite: Suite) -> Path:
@@ -381,7 +416,8 @@ def ship(record: dict, suite: Suite, agents: Sequence[str], replace: bool = Fals
     adds only its agents' lines. Returns each agent's fate: "added", "replaced" or "unchanged"."""
     path = _fits(record, suite)
     file = {k: v for k, v in read(path).items() if k != "source"} if path.exists() else \
-        {**{k: record[k] for k in HEAD}, **({"track": record["track"]} if "track" in record else {}), "agents": {}}
+        {**{k: record[k] for k in HEAD}, **{k: record[k] for k in ("track", "horizon_to_agents") if k in record},
+         "agents": {}}
     if missing := [a for a in agents if a not in record["agents"]]:
         raise TuneError(f"the study holds no {', '.join(missing)}: tune it first (`--agents {','.join(missing)}`)")
     samplers = {e["sampler"] for f in (file, *files(suite).values()) for e in f["agents"].values()}
@@ -432,6 +468,7 @@ WHY_UNTUNED = {
                         "and CVXPY: references.WHY_ABSENT), so nothing a tuned one would be set beside"),
     },
 }
+WHY_UNTUNED["bakeoff-v2"] = WHY_UNTUNED["bakeoff-v1"]     # v1's cells and tracks, so v1's reasons
 # The command that tunes an agent at the shipped file's budget and ships it (`untuned` words it).
 STUDY = "ctxbandits bench tune --agents {name} --budget {budget} --sampler halton --out results/tune --ship"
 
