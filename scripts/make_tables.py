@@ -66,7 +66,8 @@ def v2_tables() -> dict:
     from gym_ctxbandits.bench import leaderboard, references, suite
 
     one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
-    tracks = [t for t in ("report", "tuned", *two.tracks) if (references.folder(two, t) / references.MANIFEST).exists()]
+    tracks = [t for t in ("report", "tuned", *two.tracks, *references.built_twins(two))
+              if (references.folder(two, t) / references.MANIFEST).exists()]
     takers = sorted({a for t in tracks for a in references.read(references.folder(two, t), two, verify=False,
                                                                  track=t)["agents"]
                      if run.for_cell(AgentSpec(a, {}), two.cells[0], two).kwargs})
