@@ -349,13 +349,13 @@ def inherited(suite: Suite, head: dict, name: str, space: dict, defaults: dict, 
     given the same kwargs on every cell by both versions (`bench.run.for_cell`: bakeoff-v2 gives an
     agent that takes a `horizon` the cell's), so every configuration scores as it did. The entry
     says where it came from (`inherited`); None where nothing fits."""
-    cells = [c for c in (suite.track(track_of(head))[0]) if c.id in head["cells"]]
+    cells = [c for c in suite.track(track_of(head))[0] if c.id in head["cells"]]
     for old in earlier(suite):
         path = shipped(old, track_of(head))
-        entry = read(path)["agents"].get(name) if path.exists() else None
+        file = read(path) if path.exists() else {"agents": {}}
+        entry = file["agents"].get(name)
         if entry is None:
             continue
-        file = read(path)
         if ([file.get(k) for k in HEAD if k != "suite"] != [head.get(k) for k in HEAD if k != "suite"]
                 or track_of(file) != track_of(head)
                 or [entry["sampler"], entry["seed"], entry["space"], entry["defaults"]]
