@@ -882,14 +882,18 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
     assert out.count("| `s0-linear` |") == 1 and "The cells of bakeoff-v1." in out         # v2's are v1's
 
 
-def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():
-    """bakeoff-v1 plays an agent's default `horizon`, not the cell's T: docs/benchmark.md, The suite,
-    names every registered agent that takes one, so an agent added with one is not missed there."""
-    import agents
+def takes_a_horizon() -> set[str]:
+    """Every registered agent with a `horizon` hyper-parameter."""
     from agents.params import keyword_parameters
     from gym_ctxbandits.bench.tune import agent_class
 
-    takes = {n for n in agents.REGISTRY if any(p.name == "horizon" for p in keyword_parameters(agent_class(n)))}
+    return {n for n in agents.REGISTRY if any(p.name == "horizon" for p in keyword_parameters(agent_class(n)))}
+
+
+def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():
+    """bakeoff-v1 plays an agent's default `horizon`, not the cell's T: docs/benchmark.md, The suite,
+    names every registered agent that takes one, so an agent added with one is not missed there."""
+    takes = takes_a_horizon()
     assert {"BaSE", "LinTS-AG", "repGLM-FPL"} <= takes
     text = (ROOT / "docs" / "benchmark.md").read_text()
     paragraph = text.partition("**An agent is not told the cell's horizon.**")[2].partition("\n\n")[0]
@@ -943,11 +947,7 @@ def test_bakeoff_v2_is_v1_with_the_horizon_given():
 def test_the_agents_that_take_a_horizon_are_the_ones_v2_changes():
     """HORIZON_TAKERS, the agents whose v2 rows are not v1's, are every registered agent that takes a
     `horizon` (an agent added with one must be rerun on v2, and named here)."""
-    from agents.params import keyword_parameters
-    from gym_ctxbandits.bench.tune import agent_class
-
-    assert {n for n in agents.REGISTRY if any(p.name == "horizon" for p in keyword_parameters(agent_class(n)))} \
-        == HORIZON_TAKERS
+    assert takes_a_horizon() == HORIZON_TAKERS
 
 
 def test_v2_reuses_v1s_rows_of_an_agent_that_plays_as_it_did():

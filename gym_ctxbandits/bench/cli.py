@@ -105,6 +105,9 @@ def cmd_regen(args) -> int:
     return 0
 
 
+HORIZON_GIVEN = "; an agent that takes a horizon is given the cell's"
+
+
 def cmd_suites(args) -> int:
     from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.suite import earlier, load, markdown_table, shipped, tuned_track
@@ -113,7 +116,7 @@ def cmd_suites(args) -> int:
         suite = load(key)
         print(f"{key}: {len(suite.cells)} cells; report seeds {suite.report_seeds[0]}..{suite.report_seeds[-1]}, "
               f"tune seeds {suite.tune_seeds[0]}..{suite.tune_seeds[-1]}; quick track T={suite.quick_horizon} on "
-              f"{suite.quick_seeds} seeds{'; an agent that takes a horizon is given the cell' + chr(39) + 's' if suite.horizon_to_agents else ''}")
+              f"{suite.quick_seeds} seeds{HORIZON_GIVEN if suite.horizon_to_agents else ''}")
         for name, track in suite.tracks.items():
             cut = ", ".join(f"{c} T={t:,}" for c, t in track.horizons.items())
             if len(track.horizons) + len(track.drop) == len(suite.cells) and len(set(track.horizons.values())) == 1:

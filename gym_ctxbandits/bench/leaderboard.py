@@ -25,7 +25,6 @@ from gym_ctxbandits.bench import references as refs
 from gym_ctxbandits.bench import report, stats
 from gym_ctxbandits.bench.run import BASELINE
 from gym_ctxbandits.bench.suite import Suite, is_tuned
-from gym_ctxbandits.experiment import is_replay
 
 
 def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPLES, track: str = "report") -> dict:
@@ -77,7 +76,7 @@ def overall_iqm(suite: Suite, track: str = "report") -> dict[str, float]:
     cells, seeds = suite.track(track)
     per_seed: dict[str, list] = {a: [] for a in tables}
     for cell in cells:
-        column, lower = ("reward", False) if is_replay(cell.env) else ("regret", True)
+        column, lower = report.measure(cell)
         values = {a: report._finals(t[t["cell"] == cell.id], seeds)[column] for a, t in tables.items()}
         if np.isnan(stats.scores(values[BASELINE], values[BASELINE], lower)).any():
             continue                                   # Random has nothing to divide by: unscored, as in `card`
@@ -88,7 +87,6 @@ def overall_iqm(suite: Suite, track: str = "report") -> dict[str, float]:
 
 def _point(x: float) -> str:
     return f"{x:.2f}" if np.isfinite(x) else "n/a"
-
 
 
 def standing(suite: Suite, track: str = "report") -> dict[str, tuple[float, int]]:

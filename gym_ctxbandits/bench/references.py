@@ -264,10 +264,10 @@ def table(where: Path, manifest: dict, agent: str):
 def reusable(suite: Suite, track: str, agent: str, source: Path | None = None, config: dict | None = None) -> dict | None:
     """Which of `track`'s cells `agent`'s references in `source` already hold: the cells whose env,
     kwargs and horizon are those of the references' own track, when they are of this suite (or of
-    a former version of it, the same track), on the track's seeds and checkpoints, and hold the agent. `source` defaults to the package's folder of
-    the same track in a former version of the suite (`suite.earlier`: a cell it played as this one
-    does, the agent given the same kwargs there, which a suite's `horizon_to_agents` may change),
-    and, on a named track, of the suite's report track, else of another named track that holds
+    a former version of it, the same track), on the track's seeds and checkpoints, and hold the
+    agent. `source` defaults to the package's folder of the same track in a former version of the
+    suite (`suite.earlier`: a cell it played as this one does, the agent given the same kwargs
+    there, which a suite's `horizon_to_agents` may change), and, on a named track, of the suite's report track, else of another named track that holds
     every cell of `track` (the short GLM track's cells are all neural-track cells): of these, the
     one that holds the most cells. A named track's tuned twin ("glm-tuned") reuses the tuned
     track's references instead, of an agent played there with the same `config`.

@@ -122,6 +122,12 @@ def tracks(manifest: dict, names: list[str], summary: dict | None = None) -> dic
     return {a: f"tuned (budget {tuned[a]})" if a in tuned else "defaults" for a in names}
 
 
+def measure(cell) -> tuple[str, bool]:
+    """What a cell's agents are scored by, and whether lower is better: the replay's clicks
+    ("reward", higher is better), every other cell's regret ("regret", lower is better)."""
+    return ("reward", False) if is_replay(cell.env) else ("regret", True)
+
+
 def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
     suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
     cells, seeds = suite.track(manifest["track"])
@@ -133,8 +139,7 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
     per_seed = {}                                   # (cell, agent) -> per-seed scores
     outcomes = {}                                   # (cell, agent, other) -> +1 / 0 / -1
     for cell in cells:
-        replay = is_replay(cell.env)
-        column, lower = ("reward", False) if replay else ("regret", True)
+        column, lower = measure(cell)
         values = {a: _finals(tables[a][cell.id], seeds)[column] for a in names}
         means = np.array([values[a].mean() for a in names])
         random = values[BASELINE].mean()
