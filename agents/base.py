@@ -364,6 +364,21 @@ class BaseAgent:
     def _check_params(self) -> None:
         """Rules that tie several hyper-parameters together (hook; each one alone is in `params`)."""
 
+    @classmethod
+    def reads_horizon(cls, kwargs: dict) -> bool:
+        """Whether an agent built with `kwargs` reads its `horizon` hyper-parameter (a schedule or a
+        confidence level sized by T); False for a class that takes none. A suite that gives agents
+        the cell's horizon (`horizon_to_agents`) gives it only where it is read, so a configuration
+        that leaves T unread (GLM-TSL's scale a set to a number, not "theory") plays, and is
+        recorded, as it would be without it. A family whose T matters only for some settings says
+        which (hook)."""
+        return any(p.name == "horizon" for p in keyword_parameters(cls))
+
+    @classmethod
+    def setting(cls, kwargs: dict, name: str):
+        """Hyper-parameter `name` as an agent built with `kwargs` holds it: given, or the default."""
+        return kwargs[name] if name in kwargs else next(p.default for p in keyword_parameters(cls) if p.name == name)
+
     def reset(self) -> None:
         """Forget all data and restart the random streams: the agent behaves as when constructed."""
         self.n_ = None       # number of instances, fixed by the first obs
@@ -657,6 +672,17 @@ def hyperparameter_names(name: str) -> list[str]:
     names = [p.name for p in (keyword_parameters(target) if isinstance(target, type) else
                               inspect.signature(target).parameters.values())]
     return [p for p in names if p not in ("family", "hyperparameters")]
+
+
+def reads_horizon(name: str, kwargs: dict) -> bool:
+    """Whether the agent registered under `name`, built with `kwargs`, reads a `horizon`: its class's
+    `BaseAgent.reads_horizon`, or, for an agent of one's own that is not a BaseAgent, whether it
+    takes one."""
+    entry = _registered(name)
+    target = entry.cls() if hasattr(entry, "cls") else entry
+    if isinstance(target, type) and issubclass(target, BaseAgent):
+        return target.reads_horizon(kwargs)
+    return "horizon" in hyperparameter_names(name)
 
 
 def make(name: str, **kwargs: Any):

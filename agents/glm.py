@@ -148,6 +148,11 @@ class _PerturbedGLM(BatchedGLMAgent):
     search_space = {"a": LogUniform(0.05, 5)}               # and lam (BatchedGLMAgent)
     theta_ = _PerInstance()
 
+    @classmethod
+    def reads_horizon(cls, kwargs: dict) -> bool:
+        """n sizes only the theory scale (a="theory")."""
+        return cls.setting(kwargs, "a") == "theory"
+
     def _check_params(self):
         if self.a == "theory" and self.horizon is None:
             raise ValueError("a='theory' needs the horizon n: pass horizon=...")
@@ -282,6 +287,11 @@ class GLMUCB(_GLMUCBBase):
                  init_explore=True, link="logistic", horizon=None, dim=None, seed=None):
         super().__init__(alpha=alpha, delta=delta, sigma=sigma, mu_dot_min=mu_dot_min, mu_dot_max=mu_dot_max, lam=lam,
                     init_explore=init_explore, link=link, horizon=horizon, dim=dim, seed=seed)
+
+    @classmethod
+    def reads_horizon(cls, kwargs: dict) -> bool:
+        """n sizes only the theory width (alpha="theory")."""
+        return cls.setting(kwargs, "alpha") == "theory"
 
     def _scores(self, X):
         if self.alpha == "theory":

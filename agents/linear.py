@@ -691,6 +691,11 @@ class LinTSAG(LinTS):
         self.R, self.epsilon, self.delta, self.horizon = R, epsilon, delta, horizon
         super().__init__(lam=1.0, sigma=1.0, v=1.0, seed=seed, dim=dim)
 
+    @classmethod
+    def reads_horizon(cls, kwargs: dict) -> bool:
+        """T sizes only the defaults of epsilon and delta."""
+        return cls.setting(kwargs, "epsilon") is None or cls.setting(kwargs, "delta") is None
+
     def _scale(self, d: int) -> float:
         epsilon = 1.0 / math.log(self.horizon) if self.epsilon is None else self.epsilon
         delta = 1.0 / self.horizon if self.delta is None else self.delta

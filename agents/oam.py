@@ -580,6 +580,11 @@ class OSSB(_AllocationAgent, LinUCB):
         self.max_contexts, self.solver = max_contexts, solver
         super().__init__(lam=lam, seed=seed, dim=dim)
 
+    @classmethod
+    def reads_horizon(cls, kwargs: dict) -> bool:
+        """Never: OSSB is anytime (its `horizon` is OAM's interface only)."""
+        return False
+
     def _fields(self, d):
         return {"N": (("K",), np.int64, 0), "sums": (("K",), float, 0.0), "s": ((), np.int64, 0),
                 "eta": (("K",), float, 0.0), "has_eta": ((), bool, False), "V": ((d, d), float, self.lam * np.eye(d)),

@@ -10,7 +10,7 @@ shipped references of the defaults and tuned tracks, every agent's search space,
 leaderboard of each track's references: the report track's, the tuned track's and every named
 track's of the suite file, whatever tracks it names, and of each named track's tuned twin whose
 references are built, e.g. `leaderboard-glm-tuned` and `references-glm-tuned`; and bakeoff-v2's
-report-track leaderboard and its agents that take a horizon against bakeoff-v1, `v2-leaderboard`
+report-track leaderboard and its agents that read a horizon against bakeoff-v1, `v2-leaderboard`
 and `v2-versions`). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).

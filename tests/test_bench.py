@@ -878,7 +878,7 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
     assert "tuned on the report track (budget 6, played on the tuned track): BaSE, DeepFL, " in out
     assert "tuned on the glm track (budget 6, played on the glm-tuned track): " in out
     assert ("bakeoff-v2: 35 cells; report seeds 1000..1009, tune seeds 0..9; quick track T=20 on 2 seeds; an agent "
-            "that takes a horizon is given the cell's\n") in out
+            "that reads a horizon is given the cell's\n") in out
     assert out.count("| `s0-linear` |") == 1 and "The cells of bakeoff-v1." in out         # v2's are v1's
 
 
@@ -930,6 +930,7 @@ def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
 # --- bakeoff-v2: the cell's horizon given ---------------------------------------------------------
 
 HORIZON_TAKERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "GLM-TSL", "GLM-FPL", "GLM-UCB", "OAM", "OSSB"}
+HORIZON_READERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "OAM"}      # at their defaults (agents.base.reads_horizon)
 
 
 def test_bakeoff_v2_is_v1_with_the_horizon_given():
@@ -944,10 +945,20 @@ def test_bakeoff_v2_is_v1_with_the_horizon_given():
     assert {"bakeoff-v1", "bakeoff-v2"} <= set(suite.shipped())
 
 
-def test_the_agents_that_take_a_horizon_are_the_ones_v2_changes():
-    """HORIZON_TAKERS, the agents whose v2 rows are not v1's, are every registered agent that takes a
-    `horizon` (an agent added with one must be rerun on v2, and named here)."""
+def test_the_agents_that_read_a_horizon_are_the_ones_v2_changes():
+    """HORIZON_TAKERS are every registered agent that takes a `horizon` (an agent added with one must
+    be named here); HORIZON_READERS, those that read it at their defaults, the ones v2 gives the
+    cell's and whose v2 rows are not v1's. GLM-TSL, GLM-FPL and GLM-UCB read it for their "theory"
+    scale only, OSSB never (tests/agents/test_horizon.py holds each claim to the agents' play)."""
+    from gym_ctxbandits.bench.run import for_cell
+    from gym_ctxbandits.experiment import AgentSpec
+
     assert takes_a_horizon() == HORIZON_TAKERS
+    two = suite.load("bakeoff-v2")
+    given = {a for a in HORIZON_TAKERS if for_cell(AgentSpec(a), two.cells[0], two).kwargs}
+    assert given == {a for a in HORIZON_TAKERS if agents.base.reads_horizon(a, {})} == HORIZON_READERS
+    assert for_cell(AgentSpec("GLM-TSL", {"a": "theory"}), two.cells[0], two).kwargs == {
+        "a": "theory", "horizon": two.cells[0].horizon}
 
 
 def test_v2_reuses_v1s_rows_of_an_agent_that_plays_as_it_did():
@@ -961,28 +972,28 @@ def test_v2_reuses_v1s_rows_of_an_agent_that_plays_as_it_did():
         assert references.reusable(two, track, "BaSE", references.folder(suite.load(), track)) is None
 
 
-@pytest.mark.parametrize("track", ["report", "tuned", "bounded", "neural", "glm", "glm-short", "bounded-tuned"])
-def test_v2s_references_are_v1s_rows_but_for_the_agents_that_take_a_horizon(track):
-    """Every agent of v1's references of a track is in v2's. One that takes no horizon has v1's very
-    file (the same bytes: git keeps one copy), its rows copied from v1's at its current SHA-256; one
-    that does was run on v2 where no v2 references of its held the cell (the report track's rows,
-    copied onto a named track). Its rows differ from v1's where it reads the horizon at its defaults,
-    and are v1's where it does not."""
+@pytest.mark.parametrize("track", ["report", "tuned", "bounded", "neural", "glm", "glm-short", "bounded-tuned",
+                                   "glm-tuned", "glm-short-tuned"])
+def test_v2s_references_are_v1s_rows_but_for_the_agents_that_read_a_horizon(track):
+    """Every agent of v1's references of a track is in v2's. One that does not read a horizon at the
+    configuration it plays there has v1's very file (the same bytes: git keeps one copy), its rows
+    copied from v1's at its current SHA-256; one that does was run on v2 where no v2 references of
+    its held the cell (the report track's rows, copied onto a named track), and its rows are not v1's."""
     one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
     theirs = references.read(references.folder(one, track), one, verify=False, track=track)
     mine = references.read(references.folder(two, track), two, track=track)       # every SHA-256 checked
     assert set(theirs["agents"]) <= set(mine["agents"])
     for agent, entry in mine["agents"].items():
-        if agent not in HORIZON_TAKERS:
+        if not agents.base.reads_horizon(agent, entry.get("config") or {}):
             assert entry["sha256"] == theirs["agents"][agent]["sha256"], \
                 f"{agent}'s v1 reference changed: run `ctxbandits bench regen --suite bakeoff-v2 --track {track}`"
             assert entry["reused"]["from"].startswith(references.folder(one, track).name + "/")
             continue
+        assert agent in HORIZON_READERS
         assert "reused" not in entry or entry["reused"]["from"].startswith(two.key)      # v2's own rows
-        if agent in theirs["agents"]:       # GLM-TSL, GLM-UCB, GLM-FPL read it for their "theory" scale only
+        if agent in theirs["agents"]:
             a, b = (references.table(references.folder(s, track), m, agent) for s, m in ((one, theirs), (two, mine)))
-            uses = agent in {"BaSE", "LinTS-AG", "repGLM-FPL"}
-            assert np.array_equal(a["cum_regret"], b["cum_regret"], equal_nan=True) != uses, agent  # replay: NaN
+            assert not np.array_equal(a["cum_regret"], b["cum_regret"], equal_nan=True), agent    # replay: NaN
 
 
 def test_regen_of_v2_runs_nothing_for_an_agent_that_plays_as_in_v1(folder):
@@ -1013,8 +1024,8 @@ def test_the_docs_bakeoff_v2_tables_are_its_references():
         assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
             f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
     rows = tables["v2-versions"].splitlines()
-    assert rows[0].count("bakeoff-v1 → bakeoff-v2") == 7     # the report, tuned, four named and one twin tracks
-    assert {row.split(" | ")[0].removeprefix("| ") for row in rows[2:]} == HORIZON_TAKERS - {"OAM", "OSSB"}
+    assert rows[0].count("bakeoff-v1 → bakeoff-v2") == 9     # the report, tuned, four named and three twin tracks
+    assert {row.split(" | ")[0].removeprefix("| ") for row in rows[2:]} == HORIZON_READERS - {"OAM"}
 
 
 @pytest.mark.parametrize("key, track", [("bakeoff-v1", "bounded"), ("bakeoff-v2", "glm-short")])

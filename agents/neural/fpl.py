@@ -250,6 +250,11 @@ class RepGLMFPL(DeepFPL):
         super().__init__(a=a, hidden=hidden, activation=activation, lr=lr, batch_size=batch_size, steps=steps,
                          loss=loss, perturbation=perturbation, device=device, dim=dim, seed=seed)
 
+    @classmethod
+    def reads_horizon(cls, kwargs: dict) -> bool:
+        """T sizes phase 1 only when explore_rounds is not given."""
+        return cls.setting(kwargs, "explore_rounds") is None
+
     def _reset(self) -> None:
         super()._reset()
         self.history_x_, self.history_y_ = [], []     # phase-1 examples, replayed into GLM-FPL

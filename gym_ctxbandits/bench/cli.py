@@ -105,7 +105,7 @@ def cmd_regen(args) -> int:
     return 0
 
 
-HORIZON_GIVEN = "; an agent that takes a horizon is given the cell's"
+HORIZON_GIVEN = "; an agent that reads a horizon is given the cell's"
 
 
 def cmd_suites(args) -> int:

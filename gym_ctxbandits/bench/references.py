@@ -18,7 +18,7 @@ only and copies the rest from that file (the report track's, else a track that h
 manifest's `reused` says which cells came from which file and SHA-256, and their wall and CPU
 seconds are that file's (what the rows cost to make). A new version of a suite reuses its former
 version's references the same way: on a cell both play alike, an agent given the same kwargs in
-both (bakeoff-v2 gives an agent that takes a `horizon` the cell's, which bakeoff-v1 did not) has
+both (bakeoff-v2 gives an agent that reads a `horizon` the cell's, which bakeoff-v1 did not) has
 the same rows, so only the agents the change touches run again.
 
 The tuned track's references (`references/<suite key>-tuned/`, `bench regen --tuned shipped`)

@@ -76,12 +76,13 @@ def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None, tra
 
 def for_cell(spec: AgentSpec, cell, suite: Suite) -> AgentSpec:
     """`spec` as it plays `cell` of `suite`: given the cell's horizon when the suite says
-    `horizon_to_agents` and the agent takes a `horizon` its kwargs do not set (as an agent whose
-    schedule or confidence level is sized by T assumes); else `spec` itself."""
+    `horizon_to_agents` and the agent reads a `horizon` its kwargs do not set (as an agent whose
+    schedule or confidence level is sized by T assumes; `agents.base.reads_horizon`: GLM-TSL reads
+    it only for a="theory"); else `spec` itself."""
     from gym_ctxbandits.jobs import import_agents
 
     if (not suite.horizon_to_agents or "horizon" in spec.kwargs
-            or "horizon" not in import_agents().base.hyperparameter_names(spec.name)):
+            or not import_agents().base.reads_horizon(spec.name, spec.kwargs)):
         return spec
     return AgentSpec(spec.name, {**spec.kwargs, "horizon": cell.horizon}, spec.label)
 

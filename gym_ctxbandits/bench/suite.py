@@ -11,7 +11,7 @@ cells, some dropped and some at stated shorter horizons, for agents that cannot 
 track; it leaves the report track's cells as they are, and its scores are never mixed with them.
 Every track but the quick one has a tuned twin (`tuned_track`): its cells and seeds, each agent
 playing its configuration tuned on them ("tuned" for the report track, "NAME-tuned" for a named one).
-A suite whose file says `horizon_to_agents = true` gives an agent that takes a `horizon`
+A suite whose file says `horizon_to_agents = true` gives an agent that reads a `horizon`
 hyper-parameter the cell's (unless its configuration sets one); bakeoff-v1 does not: its agents
 play their default horizons, as its references were made. bakeoff-v2 is bakeoff-v1 with that key.
 """
@@ -86,7 +86,7 @@ class Suite:
     description: str = ""
     path: Path | None = field(default=None, compare=False)
     tracks: dict = field(default_factory=dict)
-    horizon_to_agents: bool = False   # an agent that takes a `horizon` is given the cell's (bench.run.for_cell)
+    horizon_to_agents: bool = False   # an agent that reads a `horizon` is given the cell's (bench.run.for_cell)
 
     @property
     def key(self) -> str:

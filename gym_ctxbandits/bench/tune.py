@@ -346,8 +346,9 @@ def inherited(suite: Suite, head: dict, name: str, space: dict, defaults: dict, 
     """`name`'s entry in the package's tuned file of a former version of `suite` (`suite.earlier`),
     same track, when the study `head` describes would replay it run for run: the same cells, tune
     seeds, budget and objective, the same search space, defaults, sampler and seed, and the agent
-    given the same kwargs on every cell by both versions (`bench.run.for_cell`: bakeoff-v2 gives an
-    agent that takes a `horizon` the cell's), so every configuration scores as it did. The entry
+    given the same kwargs by both versions at each of its configurations on every cell
+    (`bench.run.for_cell`: bakeoff-v2 gives an agent that reads a `horizon` the cell's), so every
+    configuration scores as it did. The entry
     says where it came from (`inherited`); None where nothing fits."""
     cells = [c for c in suite.track(track_of(head))[0] if c.id in head["cells"]]
     for old in earlier(suite):
@@ -360,8 +361,9 @@ def inherited(suite: Suite, head: dict, name: str, space: dict, defaults: dict, 
                 or track_of(file) != track_of(head)
                 or [entry["sampler"], entry["seed"], entry["space"], entry["defaults"]]
                 != [SAMPLERS[kind], SEED, {k: v.to_json() for k, v in space.items()}, defaults]
-                or any(for_cell(AgentSpec(name), c, old).kwargs != for_cell(AgentSpec(name), c, suite).kwargs
-                       for c in cells)):
+                or any(for_cell(AgentSpec(name, k["config"]), c, old).kwargs
+                       != for_cell(AgentSpec(name, k["config"]), c, suite).kwargs
+                       for k in entry["candidates"] for c in cells)):
             continue
         return {**entry, "inherited": {"from": f"{old.key} (tuned/{path.name})",
                                        "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}}
