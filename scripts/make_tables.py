@@ -41,7 +41,7 @@ def bench_tables() -> dict:
     """docs/benchmark.md's generated tables of the shipped suite bakeoff-v1, by marker name."""
     from gym_ctxbandits.bench import leaderboard, references, suite, tune
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned")
     twins = references.built_twins(shipped)
     return {"suite": suite.markdown_table(shipped),

@@ -31,7 +31,7 @@ USER_MODULE = ROOT / "tests" / "user_module" / "my_bandits.py"
 # --- the suite ----------------------------------------------------------------------------------
 
 def test_the_shipped_suite_loads_and_every_cell_is_a_valid_env():
-    s = suite.load()
+    s = suite.load(suite.DEFAULT)
     assert s.key == suite.DEFAULT == "bakeoff-v1" and s.path.name == "bakeoff-v1.toml"
     assert not set(s.tune_seeds) & set(s.report_seeds) and len(s.report_seeds) >= 6   # 6 seeds can reach p < 0.05
     for cell in s.cells:
@@ -40,7 +40,7 @@ def test_the_shipped_suite_loads_and_every_cell_is_a_valid_env():
 
 
 def test_the_suite_covers_the_papers_the_data_the_drift_s4_and_the_replay():
-    envs = {c.env.removeprefix("CtxBandit/").removesuffix("-v0") for c in suite.load().cells}
+    envs = {c.env.removeprefix("CtxBandit/").removesuffix("-v0") for c in suite.load(suite.DEFAULT).cells}
     papers = {name for name, (*_, paper) in gym_ctxbandits.ENVIRONMENTS.items() if paper.startswith("[S")}
     # left out, with the reason in docs/benchmark.md: no Fashion-MNIST copy, the moderation envs' embedding cost
     left_out = {"FashionMNIST", "FashionMNISTTarget", "HateSpeech", "HateSpeechTokens"}
@@ -49,13 +49,13 @@ def test_the_suite_covers_the_papers_the_data_the_drift_s4_and_the_replay():
 
 
 def test_every_cell_states_its_cost_and_linucb_fits_the_budget():
-    cells = suite.load().cells
+    cells = suite.load(suite.DEFAULT).cells
     assert all(c.cost_s and c.why for c in cells), [c.id for c in cells if not (c.cost_s and c.why)]
     assert sum(c.cost_s for c in cells) <= 2 * 600 / 4     # a linear agent: a quarter of 10 min on 2 cores
 
 
 def test_overlapping_seeds_unknown_tags_and_keys_are_one_clear_error(tmp_path):
-    data = tomllib.loads(suite.load().path.read_text())
+    data = tomllib.loads(suite.load(suite.DEFAULT).path.read_text())
     for change, message in [({"tune_seeds": "1005:1015"}, "share seeds [1005"),
                             ({"cells": [{**data["cells"][0], "tags": ["linear", "deep"]}]}, "unknown tags ['deep']"),
                             ({"cells": [{**data["cells"][0], "T": 5}]}, "'cells[0].T' is unknown"),
@@ -67,14 +67,14 @@ def test_overlapping_seeds_unknown_tags_and_keys_are_one_clear_error(tmp_path):
 
 
 def test_the_quick_track_cuts_horizons_and_takes_the_first_report_seeds():
-    s = suite.load()
+    s = suite.load(suite.DEFAULT)
     cells, seeds = s.track(quick=True)
     assert seeds == s.report_seeds[:2] and {c.horizon for c in cells} == {20}
     assert [c.id for c in cells] == [c.id for c in s.cells] and s.track(quick=False) == (s.cells, s.report_seeds)
 
 
 def test_the_glm_track_drops_two_cells_and_cuts_three_on_the_report_seeds():
-    s = suite.load()
+    s = suite.load(suite.DEFAULT)
     cells, seeds = s.track("glm")
     report = {c.id: c for c in s.cells}
     assert seeds == s.report_seeds and [c.id for c in cells] == [c for c in report if c not in ("covertype", "mnist")]
@@ -87,7 +87,7 @@ def test_the_glm_track_drops_two_cells_and_cuts_three_on_the_report_seeds():
 
 
 def test_the_neural_track_cuts_every_cell_but_the_dropped_replay_to_500_rounds_on_the_report_seeds():
-    s = suite.load()
+    s = suite.load(suite.DEFAULT)
     cells, seeds = s.track("neural")
     assert seeds == s.report_seeds and [c.id for c in cells] == [c.id for c in s.cells if c.id != "obd-replay"]
     for cell, report in zip(cells, s.cells):
@@ -97,7 +97,7 @@ def test_the_neural_track_cuts_every_cell_but_the_dropped_replay_to_500_rounds_o
 def test_the_bounded_track_keeps_the_cells_of_rewards_0_or_1_and_drops_the_gaussian_ones():
     """[S2]'s agents need rewards in [0, 1]: every kept cell pays 0 or 1 (50 rounds of random arms on
     the first report seed), every dropped one adds Gaussian noise of std > 0 to its means."""
-    s = suite.load()
+    s = suite.load(suite.DEFAULT)
     cells, seeds = s.track("bounded")
     kept = {c.id for c in cells}
     assert seeds == s.report_seeds and all(c == {d.id: d for d in s.cells}[c.id] for c in cells)   # none cut
@@ -114,7 +114,7 @@ def test_the_bounded_track_keeps_the_cells_of_rewards_0_or_1_and_drops_the_gauss
 
 
 def test_a_track_table_is_checked_against_the_cells():
-    data = tomllib.loads(suite.load().path.read_text())
+    data = tomllib.loads(suite.load(suite.DEFAULT).path.read_text())
     ids = [c["id"] for c in data["cells"]]
     for track, message in [({"horizons": {"s0-lineer": 10}}, "names cells ['s0-lineer']"),
                            ({"horizons": {"s0-linear": 2000}}, "['s0-linear'] must be cut to fewer rounds"),
@@ -268,7 +268,7 @@ def write_suite(path: Path, cells=None, horizon: int | None = None, **top) -> Pa
     replaced by `top`) with the data cells on data/fixtures (a few hundred rows each, so no size
     check), as a suite file at `path`. The shipped named tracks are kept for the whole suite only
     (they name its cells); `tracks=` gives others."""
-    shipped = tomllib.loads(suite.load().path.read_text())
+    shipped = tomllib.loads(suite.load(suite.DEFAULT).path.read_text())
     if cells is not None or horizon is not None:
         shipped.pop("tracks")
     data = {**shipped, **top}
@@ -389,7 +389,7 @@ def test_a_folder_keeps_one_track_and_a_missing_agent_is_one_line(folder, capsys
 def test_the_docs_table_is_the_suite():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- suite:begin -->\n")[2].partition("\n<!-- suite:end -->")[0]
-    assert table == suite.markdown_table(suite.load()), \
+    assert table == suite.markdown_table(suite.load(suite.DEFAULT)), \
         "docs/benchmark.md's suite table is not the suite's: run `python scripts/make_tables.py`"
 
 
@@ -442,7 +442,7 @@ def test_the_shipped_references_reproduce_exactly(folder, agent, cells, track, k
 
 
 def test_the_shipped_references_are_whole_small_and_match_their_manifest():
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     where = references.folder(shipped)
     manifest = references.read(where, shipped)
     assert {"Random", "LinUCB"} <= set(manifest["agents"])
@@ -460,7 +460,7 @@ def test_the_shipped_references_are_whole_small_and_match_their_manifest():
 
 
 def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     where = references.folder(shipped, "glm")
     manifest = references.read(where, shipped, track="glm")                   # the SHA-256 of every file checked
     cells = {c.id: c.horizon for c in shipped.track("glm")[0]}
@@ -477,7 +477,7 @@ def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
 def test_the_neural_tracks_references_hold_every_cell_at_500_rounds():
     """Every cell of the neural track is cut, so nothing is copied from the report track: the zoo and
     the costly neural agents were all run on it, every kept cell and seed to round 500."""
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     where = references.folder(shipped, "neural")
     manifest = references.read(where, shipped, track="neural")                # the SHA-256 of every file checked
     cells = shipped.track("neural")[0]
@@ -493,7 +493,7 @@ def test_the_short_glm_tracks_references_are_the_neural_tracks_rows_beside_glm_f
     """Every cell of the short GLM track is a neural-track cell, so every neural-track agent's rows
     there are copies of its neural-track file at its current SHA-256 (Neural-ES's keep its GPU);
     GLM-FPL, which fits no other track, was run on it, all 32 cells and ten seeds to round 500."""
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     where = references.folder(shipped, "glm-short")
     mine = references.read(where, shipped, track="glm-short")
     theirs = references.read(references.folder(shipped, "neural"), shipped, track="neural", verify=False)
@@ -512,7 +512,7 @@ def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_age
     """The bounded track plays the report track's own cells and horizons, so every report-track agent's
     rows there are copies of its report-track file at its current SHA-256; [S2]'s five, which cannot
     play the report track, were run on it, on all 18 cells and ten seeds to each cell's horizon."""
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     where = references.folder(shipped, "bounded")
     mine = references.read(where, shipped, track="bounded")                  # the SHA-256 of every file checked
     theirs = references.read(references.folder(shipped), shipped, verify=False)
@@ -533,7 +533,7 @@ def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_age
 def test_regen_copies_report_rows_to_a_named_track_but_never_to_the_tuned_track():
     """A tuned agent plays other hyper-parameters than its report-track (defaults) rows: nothing is
     copied onto the tuned track, while the GLM track takes LinUCB's 30 shared cells."""
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     assert references.reusable(shipped, "tuned", "LinUCB") is None
     assert references.reusable(shipped, "report", "LinUCB") is None
     assert len(references.reusable(shipped, "glm", "LinUCB")["cells"]) == 30
@@ -547,7 +547,7 @@ def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_row
     Random's, run on all 33 cells, bit for bit (timings aside), which is why `bench regen --track
     glm` copies them; the others' copied from the report track's file that their manifest names, at
     its current SHA-256 (a report-track reference rebuilt makes the copy stale: regen it too)."""
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     report, glm = references.folder(shipped), references.folder(shipped, "glm")
     theirs = references.read(report, shipped)
     mine = references.read(glm, shipped, track="glm")
@@ -571,7 +571,7 @@ def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_row
 def test_the_docs_table_is_the_references():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     assert table == references.markdown_table(references.read(references.folder(shipped), shipped)), \
         "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
@@ -582,7 +582,7 @@ def test_the_docs_leaderboard_is_the_references(track):
     (Random's is 0) and is the one docs/benchmark.md shows between the track's markers."""
     from gym_ctxbandits.bench import leaderboard
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     board = leaderboard.card(shipped, track=track)
     assert len(board["cells"]) == len(shipped.track(track)[0])
     manifest = references.read(references.folder(shipped, track), shipped, verify=False, track=track)
@@ -598,7 +598,7 @@ def test_the_docs_leaderboard_is_the_references(track):
 
 
 def test_every_registered_agent_has_a_reference_or_a_stated_reason():
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     manifest = references.read(references.folder(shipped), shipped, verify=False)
     missing = references.absent(manifest)
     assert {"Random", "LinUCB"}.isdisjoint(missing) and "NeuralUCB" in missing
@@ -638,7 +638,7 @@ def test_regen_of_a_track_copies_the_report_tracks_cells_and_a_rerun_gives_the_s
     report track's own cell is copied from its shipped file, and the manifest says from which file
     and SHA-256. `--rerun-all` runs that cell too, and its rows are the copied ones bit for bit (the
     act/observe seconds aside: timings)."""
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     entry = references.read(references.folder(shipped), shipped, verify=False)["agents"]["LinUCB"]
     cut = {"description": "s4-changing-1 cut", "horizons": {"s4-changing-1": 20}}
     suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"cut": cut})
@@ -669,7 +669,7 @@ def test_a_named_tracks_tuned_twin_plays_each_agents_one_configuration_and_copie
     file it played."""
     from gym_ctxbandits.bench import tune
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
     config = tune.read(tune.shipped(shipped))["agents"]["LinUCB"]["config"]
     assert tuned["agents"]["LinUCB"]["config"] == config != {}
@@ -701,7 +701,7 @@ def test_a_tuned_twin_whose_agent_is_all_copied_takes_its_sources_configuration(
     configuration it played there."""
     from gym_ctxbandits.bench import tune
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     config = tune.read(tune.shipped(shipped))["agents"]["LinUCB"]["config"]
     kept = {"description": "s0-linear only", "horizons": {}, "drop": ["s4-changing-1"]}
     suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"kept": kept})
@@ -904,7 +904,7 @@ def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
     """With `horizon_to_agents = true` an agent that takes a `horizon` (BaSE) plays the cell's T and
     one that does not (LinUCB) plays as before; the runs' manifests say so, and references pin the
     key. bakeoff-v1 does not say it: its BaSE plays its default T = 10,000."""
-    assert not suite.load().horizon_to_agents
+    assert not suite.load(suite.DEFAULT).horizon_to_agents
     for name, flag in (("given", True), ("default", False)):
         write_suite(folder / f"{name}.toml", ["s0-linear"], horizon=60, report_seeds="1000:1002",
                     **({"horizon_to_agents": True} if flag else {}))
@@ -967,9 +967,9 @@ def test_v2_reuses_v1s_rows_of_an_agent_that_plays_as_it_did():
     two = suite.load("bakeoff-v2")
     for track in ("report", "glm", "bounded", "neural", "glm-short"):
         found = references.reusable(two, track, "LinUCB")
-        assert found["from"] == f"{references.folder(suite.load(), track).name}/LinUCB.parquet"
+        assert found["from"] == f"{references.folder(suite.load(suite.DEFAULT), track).name}/LinUCB.parquet"
         assert found["cells"] == [c.id for c in two.track(track)[0]] and "kwargs the agent plays" in found["why"]
-        assert references.reusable(two, track, "BaSE", references.folder(suite.load(), track)) is None
+        assert references.reusable(two, track, "BaSE", references.folder(suite.load(suite.DEFAULT), track)) is None
 
 
 @pytest.mark.parametrize("track", ["report", "tuned", "bounded", "neural", "glm", "glm-short", "bounded-tuned",
@@ -1038,3 +1038,41 @@ def test_overall_iqm_is_the_cards_point(key, track):
     board = leaderboard.card(shipped, track=track, resamples=10)
     assert leaderboard.overall_iqm(shipped, track) == {a: board["aggregates"]["overall"]["iqm"][a][0]
                                                        for a in board["agents"]}
+
+
+# --- the default suite: bakeoff-v1, bakeoff-v2 from 0.14.0 on --------------------------------------
+
+def test_load_without_a_suite_warns_that_the_default_changes():
+    """`suite.load()` still loads DEFAULT (bakeoff-v1), with a DeprecationWarning naming the suite it
+    loads from NEXT_DEFAULT's release on and the call that keeps it."""
+    assert suite.DEFAULT == "bakeoff-v1" and suite.NEXT_DEFAULT == ("bakeoff-v2", "0.14.0")
+    with pytest.warns(DeprecationWarning, match=r"bakeoff-v2 from 0\.14\.0 on; name the suite, e\.g\. "
+                                                r"load\('bakeoff-v1'\)"):
+        assert suite.load().key == "bakeoff-v1"
+
+
+def test_a_bench_command_without_suite_plays_what_its_folder_holds_else_the_default(folder, capsys):
+    """Without --suite, `bench run` resumes the suite its --out folder holds (so a folder begun
+    before the default changes goes on as begun, silently), `bench tune` the one its study holds,
+    and a --tuned file's suite is played; only with none of these is the default taken, with a note
+    on stderr that says which suite becomes the default and how to keep this one."""
+    from gym_ctxbandits.bench import tune
+    from gym_ctxbandits.bench.cli import chosen_suite
+    from gym_ctxbandits.bench.tune import FILE
+
+    write_suite(folder / "mine.toml", ["s0-linear"], horizon=40, report_seeds="1000:1002")
+    assert main(["bench", "run", "--suite", "mine.toml", "--agents", "LinUCB", "--out", "mine", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["bench", "run", "--agents", "Greedy", "--out", "mine", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "note" not in err and [p.name for p in Path("mine/Greedy").iterdir()] == ["s0-linear"]   # mine.toml's
+    Path("study").mkdir()
+    shutil.copy(tune.shipped(suite.load("bakeoff-v2")), Path("study") / FILE)
+    assert chosen_suite(None, "study", study=True).key == "bakeoff-v2"
+    assert chosen_suite(None, "nowhere", tuned=str(Path("study") / FILE)).key == "bakeoff-v2"
+    assert capsys.readouterr().err == ""
+    assert chosen_suite(None, "nowhere").key == "bakeoff-v1"
+    err = capsys.readouterr().err
+    assert "no --suite given, so bakeoff-v1" in err and "0.14.0 on the default is bakeoff-v2" in err
+    assert "--suite bakeoff-v1 to keep playing this one" in err
+    assert chosen_suite("bakeoff-v2", "mine").key == "bakeoff-v2"        # --suite wins (run_suite then refuses)

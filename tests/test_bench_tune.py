@@ -270,8 +270,8 @@ def test_the_tuned_track_is_one_line_when_it_does_not_fit(folder, capsys):
                     "--out", "card"], capsys, "no tuned configuration of LinTS", "--budget 1")
     one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--tuned", "nowhere.json",
                     "--out", "card"], capsys, "no tuned-configuration file")
-    one_line_error(["bench", "run", "--agents", "LinUCB", "--tuned", "study/tuned.json", "--out", "card"], capsys,
-                   "not of bakeoff-v1's cells")
+    one_line_error(["bench", "run", "--suite", "bakeoff-v1", "--agents", "LinUCB", "--tuned", "study/tuned.json",
+                    "--out", "card"], capsys, "not of bakeoff-v1's cells")
     one_line_error(["bench", "run", "--agents", "LinUCB", "--tuned", "shipped", "--suite", "tiny.toml",
                     "--out", "card"], capsys, "tiny-v1.json")
     assert main(["bench", "run", "--suite", "tiny.toml", "--agents", "LinUCB", "--out", "card", "--quiet"]) == 0
@@ -309,7 +309,7 @@ def test_the_docs_table_is_the_registrys_spaces_and_the_shipped_file():
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- spaces:begin -->\n")[2].partition("\n<!-- spaces:end -->")[0]
-    assert table == tune.markdown_spaces(suite.load()), \
+    assert table == tune.markdown_spaces(suite.load(suite.DEFAULT)), \
         "docs/benchmark.md's table of search spaces is stale: run `python scripts/make_tables.py`"
 
 
@@ -322,7 +322,7 @@ def test_the_shipped_tuned_configurations_are_the_codes_study_of_the_suite():
     from gym_ctxbandits.bench import suite
     from gym_ctxbandits.bench.run import tuned_configs
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     record = tune.read(tune.shipped(shipped))
     assert record["tune_seeds"] == list(shipped.tune_seeds) and not record["quick"] and record["suite_file"] is None
     configs = tuned_configs(record, shipped, list(record["agents"]), quick=False)     # what `bench run --tuned` checks
@@ -395,7 +395,7 @@ def test_the_shipped_tuned_references_reproduce_exactly_and_match_the_tuned_file
     of LinUCB's tuned configuration on three report seeds give the shipped rows bit for bit."""
     from gym_ctxbandits.bench import references, suite
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     where = references.folder(shipped, "tuned")
     manifest = references.read(where, shipped, track="tuned")              # every file's SHA-256 checked
     record = tune.read(tune.shipped(shipped))
@@ -420,7 +420,7 @@ def test_the_shipped_tuned_references_reproduce_exactly_and_match_the_tuned_file
 def test_every_agent_has_a_tuned_track_or_a_stated_reason():
     from gym_ctxbandits.bench import references, suite
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     manifest = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
     missing = references.absent(manifest)
     assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "NeuralUCB" in missing
@@ -434,7 +434,7 @@ def test_every_agent_has_a_tuned_track_or_a_stated_reason():
 def test_the_docs_tables_of_the_tuned_track_are_its_references():
     from gym_ctxbandits.bench import leaderboard, references, suite
 
-    shipped = suite.load()
+    shipped = suite.load(suite.DEFAULT)
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     board = leaderboard.card(shipped, track="tuned")
     assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
@@ -458,7 +458,7 @@ def package(folder, monkeypatch):
     of tuned configurations in the temp folder: the real package file is never written."""
     from gym_ctxbandits.bench import suite
 
-    real = tune.shipped(suite.load())
+    real = tune.shipped(suite.load(suite.DEFAULT))
     before = real.read_bytes()
     monkeypatch.setattr(tune, "SUITES", folder)
     monkeypatch.setattr(tune, "TUNED", folder / "tuned")
@@ -549,7 +549,7 @@ def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
     args = build_parser().parse_args(shlex.split(tune.STUDY.format(name="OTFLinTS", budget=6))[1:])
     assert (args.agents, args.budget, args.sampler, args.ship) == ("OTFLinTS", 6, "halton", True) and args.out
     assert args.track == "report"
-    hint = tune.untuned(suite.load())["NeuralUCB"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
+    hint = tune.untuned(suite.load(suite.DEFAULT))["NeuralUCB"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
     args = build_parser().parse_args(shlex.split(hint)[1:])
     assert (args.agents, args.track, args.ship) == ("NeuralUCB", "neural", True)
 
@@ -611,7 +611,7 @@ TWIN_CELLS = {"glm-tuned": ("LinUCB", "s3-quadratic-pool"), "glm-short-tuned": (
 def built_twins() -> list[str]:
     from gym_ctxbandits.bench import references, suite
 
-    return references.built_twins(suite.load())
+    return references.built_twins(suite.load(suite.DEFAULT))
 
 
 def test_every_built_twin_has_a_cell_to_reproduce():
@@ -630,7 +630,7 @@ def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exa
     from gym_ctxbandits.bench import references, suite
     from gym_ctxbandits.bench.suite import base_track
 
-    shipped, track = suite.load(), base_track(twin)
+    shipped, track = suite.load(suite.DEFAULT), base_track(twin)
     where = references.folder(shipped, twin)
     manifest = references.read(where, shipped, track=twin)
     played = tune.played(shipped, track)
@@ -657,7 +657,7 @@ def test_the_docs_tables_of_the_tuned_twins_are_their_references():
     docs/benchmark.md (`python scripts/make_tables.py` writes them); the GLM track's is built."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
-    shipped, twins = suite.load(), built_twins()
+    shipped, twins = suite.load(suite.DEFAULT), built_twins()
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     for twin in twins:
         board = leaderboard.card(shipped, track=twin)

@@ -16,15 +16,42 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import time
+from pathlib import Path
+
+
+def chosen_suite(given: str | None, out=None, study: bool = False, tuned: str | None = None):
+    """The suite a `bench` command plays: `--suite` when given; else the one its --out folder holds
+    (a `bench run` folder's bench.json, a `bench tune` study's tuned.json), so that a folder begun
+    under one default resumes on it when the default changes; else that of a --tuned file; else
+    DEFAULT, with a note on stderr that the default becomes NEXT_DEFAULT's suite."""
+    from gym_ctxbandits.bench import tune
+    from gym_ctxbandits.bench.run import MANIFEST, suite_of
+    from gym_ctxbandits.bench.suite import DEFAULT, NEXT_DEFAULT, load
+
+    if given:
+        return load(given)
+    held = Path(out) / (tune.FILE if study else MANIFEST) if out else None
+    if held and held.exists():
+        record = json.loads(held.read_text())
+        return load(record.get("suite_file") or record["suite"]) if study else suite_of(record)
+    if tuned not in (None, "shipped"):
+        record = tune.read(tuned)
+        return load(record.get("suite_file") or record["suite"])
+    print(f"note: no --suite given, so {DEFAULT}, the default suite; from gym-ctxbandits {NEXT_DEFAULT[1]} on the "
+          f"default is {NEXT_DEFAULT[0]} (every agent that reads a horizon given the cell's): give --suite "
+          f"{DEFAULT} to keep playing this one, or --suite {NEXT_DEFAULT[0]}", file=sys.stderr)
+    return load(DEFAULT)
 
 
 def cmd_run(args) -> int:
     from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.run import run_suite
-    from gym_ctxbandits.bench.suite import load, tuned_track
+    from gym_ctxbandits.bench.suite import tuned_track
 
-    suite = load(args.suite)
+    suite = chosen_suite(args.suite, args.out, tuned=args.tuned)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     tuned = None
     if args.tuned:
@@ -43,9 +70,7 @@ def cmd_run(args) -> int:
 def cmd_tune(args) -> int:
     from agents.params import parse_space
     from gym_ctxbandits.bench import tune
-    from gym_ctxbandits.bench.suite import DEFAULT, load
-
-    suite = load(args.suite)
+    suite = chosen_suite(args.suite, args.out, study=True)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     space = parse_space(args.space) if args.space else None
     if args.replace and not args.ship:
@@ -69,8 +94,7 @@ def cmd_tune(args) -> int:
         fate = tune.ship(record, suite, agents, replace=args.replace)
         print(f"shipped into {package_file}: {', '.join(f'{a} ({f})' for a, f in fate.items())}")
         if changed := [a for a, f in fate.items() if f != "unchanged"]:
-            where = "" if suite.key == DEFAULT else f" --suite {suite.key}"
-            print(f"next: ctxbandits bench regen --tuned shipped{where}{on} --agents {','.join(changed)} (their "
+            print(f"next: ctxbandits bench regen --tuned shipped --suite {suite.key}{on} --agents {','.join(changed)} (their "
                   "tuned-track references), then python scripts/make_tables.py (the docs' tables)")
     return 0
 
@@ -87,9 +111,9 @@ def cmd_report(args) -> int:
 
 def cmd_regen(args) -> int:
     from gym_ctxbandits.bench.references import folder, regen
-    from gym_ctxbandits.bench.suite import load, tuned_track
+    from gym_ctxbandits.bench.suite import tuned_track
 
-    suite = load(args.suite)
+    suite = chosen_suite(args.suite, tuned=args.tuned)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     track = tuned_track(args.track) if args.tuned else args.track
     tuned_file = None if args.tuned in (None, "shipped") else args.tuned      # None: the package's (tune.played)
@@ -110,8 +134,10 @@ HORIZON_GIVEN = "; an agent that reads a horizon is given the cell's"
 
 def cmd_suites(args) -> int:
     from gym_ctxbandits.bench import tune
-    from gym_ctxbandits.bench.suite import earlier, load, markdown_table, shipped, tuned_track
+    from gym_ctxbandits.bench.suite import DEFAULT, NEXT_DEFAULT, earlier, load, markdown_table, shipped, tuned_track
 
+    print(f"default suite: {DEFAULT} ({NEXT_DEFAULT[0]} from gym-ctxbandits {NEXT_DEFAULT[1]} on; --suite names "
+          "another)\n")
     for key in shipped():
         suite = load(key)
         print(f"{key}: {len(suite.cells)} cells; report seeds {suite.report_seeds[0]}..{suite.report_seeds[-1]}, "
@@ -143,13 +169,15 @@ def _add_run_options(parser) -> None:
 
 def add_bench_parser(sub, add_import_option) -> None:
     """Add `bench` and its subcommands to the `ctxbandits` subparsers `sub`."""
-    from gym_ctxbandits.bench.suite import DEFAULT
+    from gym_ctxbandits.bench.suite import DEFAULT, NEXT_DEFAULT
 
+    default = (f"default: the suite of --out's results if it holds some, else {DEFAULT} ({NEXT_DEFAULT[0]} from "
+               f"{NEXT_DEFAULT[1]} on)")
     bench = sub.add_parser("bench", help="the bake-off: run agents on a versioned suite, score them against the others")
     commands = bench.add_subparsers(dest="bench_command", required=True)
     run = commands.add_parser("run", help="run agents (and Random) on every cell of the suite's report seeds; resumes")
     run.add_argument("--agents", required=True, help="comma-separated agent names, e.g. LinUCB,LinTS")
-    run.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
+    run.add_argument("--suite", help=f"a shipped suite NAME-vVERSION or a .toml path ({default})")
     run.add_argument("--quick", action="store_true", help="the quick track: a few rounds on two seeds (a smoke run)")
     run.add_argument("--out", required=True, help="the scorecard folder (agents are added to it one run at a time)")
     run.add_argument("--track", help="a named track of the suite file, e.g. glm: the same report seeds, some cells "
@@ -169,7 +197,8 @@ def add_bench_parser(sub, add_import_option) -> None:
     report.set_defaults(func=cmd_report)
     regen = commands.add_parser("regen", help="rebuild reference results: run agents on the report track, pack them")
     regen.add_argument("--agents", help="comma-separated agent names (default: those the references hold)")
-    regen.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
+    regen.add_argument("--suite", help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT}; "
+                                          f"{NEXT_DEFAULT[0]} from {NEXT_DEFAULT[1]} on)")
     regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
     regen.add_argument("--track", default="report", help="the report track (default), 'tuned', a named track, e.g. "
                                                          "glm, or its tuned twin, e.g. glm-tuned")
@@ -186,7 +215,7 @@ def add_bench_parser(sub, add_import_option) -> None:
                                             "budget for every agent; resumes")
     tune.add_argument("--agents", required=True, help="comma-separated agent names, e.g. LinUCB,LinTS")
     tune.add_argument("--budget", required=True, type=int, help="configurations per agent, its defaults one of them")
-    tune.add_argument("--suite", default=DEFAULT, help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
+    tune.add_argument("--suite", help=f"a shipped suite NAME-vVERSION or a .toml path ({default})")
     tune.add_argument("--quick", action="store_true", help="the quick track's cells on the first tune seeds (a smoke run)")
     tune.add_argument("--track", default="report",
                       help="the report track's cells (default) or a named track's, e.g. glm, for agents that cannot "

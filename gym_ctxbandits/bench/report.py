@@ -23,8 +23,8 @@ from scipy.stats import rankdata
 
 from gym_ctxbandits.bench import html, stats
 from gym_ctxbandits.bench import references as refs
-from gym_ctxbandits.bench.run import BASELINE, read_manifest, slug
-from gym_ctxbandits.bench.suite import TAGS, base_track, is_tuned, load
+from gym_ctxbandits.bench.run import BASELINE, read_manifest, slug, suite_of
+from gym_ctxbandits.bench.suite import TAGS, base_track, is_tuned
 from gym_ctxbandits.experiment import is_replay
 
 ALPHA = 0.05
@@ -72,7 +72,7 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
     agent run in the folder is taken from the folder, not from the references. A tuned folder
     whose tune seeds include a report seed is refused."""
     manifest = read_manifest(out)
-    suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
+    suite = suite_of(manifest)
     cells, seeds = suite.track(manifest["track"])
     if shared := sorted(set(manifest.get("tuned", {}).get("tune_seeds", ())) & set(seeds)):
         raise ValueError(f"{out}'s agents were tuned on seeds {shared[:5]}, which are its report seeds: a tuned agent "
@@ -129,7 +129,7 @@ def measure(cell) -> tuple[str, bool]:
 
 
 def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
-    suite = load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
+    suite = suite_of(manifest)
     cells, seeds = suite.track(manifest["track"])
     names = [*own, *sorted(summary["agents"])]
     card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],

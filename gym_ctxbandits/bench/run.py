@@ -55,6 +55,13 @@ def read_manifest(out: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def suite_of(manifest: dict) -> Suite:
+    """The suite a folder's manifest pins: its suite file, or the shipped NAME-vVERSION."""
+    from gym_ctxbandits.bench.suite import load
+
+    return load(manifest.get("file") or f"{manifest['suite']}-v{manifest['version']}")
+
+
 def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None, track: str | None = None) -> dict:
     """The folder's manifest, new or checked to be of this suite version and track (and budget)."""
     track = tuned_track(track) if tuned else "quick" if quick else track or "report"
