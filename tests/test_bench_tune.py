@@ -605,7 +605,7 @@ def test_the_old_neural_reason_is_removed_naming_its_replacement():
 # A built twin's agent and cell that the reproduction test reruns: cheap, and run by its references,
 # not copied from another file's.
 TWIN_CELLS = {"glm-tuned": ("LinUCB", "s3-quadratic-pool"), "glm-short-tuned": ("LinUCB", "s0-linear"),
-              "bounded-tuned": ("NeuralLog-UCB-1", "s1-bernoulli-logistic")}
+              "bounded-tuned": ("NeuralLog-UCB-1", "s1-bernoulli-logistic"), "neural-tuned": ("LinTS", "s4-changing-1")}
 
 
 def built_twins() -> list[str]:
@@ -626,7 +626,8 @@ def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exa
     report track at its one configuration of the suite, and a cell the twin ran, not copied, of an
     agent's tuned configuration (LinUCB on the GLM track's s3-quadratic-pool at 1,000 rounds and
     the short GLM track's s0-linear at 500, NeuralLog-UCB-1 on the bounded track's
-    s1-bernoulli-logistic at 2,000) gives the shipped rows."""
+    s1-bernoulli-logistic at 2,000, LinTS on the neural track's s4-changing-1 at 500) gives the
+    shipped rows."""
     from gym_ctxbandits.bench import references, suite
     from gym_ctxbandits.bench.suite import base_track
 
