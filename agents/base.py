@@ -664,11 +664,16 @@ def _registered(name: str):
                            "module: `ctxbandits run --import MODULE`).") from None
 
 
+def agent_class(name: str):
+    """The class (or factory) registered under `name`; a lazy entry (a torch agent's) imports it here."""
+    entry = _registered(name)
+    return entry.cls() if hasattr(entry, "cls") else entry
+
+
 def hyperparameter_names(name: str) -> list[str]:
     """The keyword arguments the agent registered under `name` takes (a torch agent's entry imports
     torch here), e.g. to tell whether it takes a `device`."""
-    entry = _registered(name)
-    target = entry.cls() if hasattr(entry, "cls") else entry
+    target = agent_class(name)
     names = [p.name for p in (keyword_parameters(target) if isinstance(target, type) else
                               inspect.signature(target).parameters.values())]
     return [p for p in names if p not in ("family", "hyperparameters")]
@@ -678,8 +683,7 @@ def reads_horizon(name: str, kwargs: dict) -> bool:
     """Whether the agent registered under `name`, built with `kwargs`, reads a `horizon`: its class's
     `BaseAgent.reads_horizon`, or, for an agent of one's own that is not a BaseAgent, whether it
     takes one."""
-    entry = _registered(name)
-    target = entry.cls() if hasattr(entry, "cls") else entry
+    target = agent_class(name)
     if isinstance(target, type) and issubclass(target, BaseAgent):
         return target.reads_horizon(kwargs)
     return "horizon" in hyperparameter_names(name)

@@ -54,8 +54,7 @@ class TuneError(ValueError):
 def agent_class(name: str):
     import agents
 
-    entry = agents.base._registered(name)
-    return entry.cls() if hasattr(entry, "cls") else entry
+    return agents.base.agent_class(name)
 
 
 def space_of(name: str, override: dict | None = None) -> dict:
