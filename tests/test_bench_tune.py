@@ -192,6 +192,44 @@ def test_a_space_given_on_the_command_line_replaces_the_declared_one(folder):
     assert [set(c["config"]) for c in entry["candidates"]] == [{"alpha"}, {"alpha"}]
 
 
+class _Fragile(agents.linear.LinUCB):
+    """LinUCB that diverges (a FloatingPointError, as a neural agent whose scores turn NaN) for
+    alpha above `limit`."""
+
+    limit = 2.0
+
+    def act(self, obs):
+        if self.alpha > self.limit:
+            raise FloatingPointError(f"Fragile: the arm scores contain NaN or inf (lower alpha, currently {self.alpha})")
+        return super().act(obs)
+
+
+@pytest.fixture
+def fragile(monkeypatch):
+    """`Fragile` (diverges for alpha > 2) and `Hopeless` (for alpha > 0: every configuration)."""
+    monkeypatch.setitem(agents.REGISTRY, "Fragile", type("Fragile", (_Fragile,), {}))
+    monkeypatch.setitem(agents.REGISTRY, "Hopeless", type("Hopeless", (_Fragile,), {"limit": 0.0}))
+
+
+def test_a_configuration_under_which_the_agent_diverges_fails_and_the_study_goes_on(folder, fragile, capsys):
+    """A configuration whose run raises a FloatingPointError (the agent diverged) is recorded as
+    failed, with the error, and never chosen; the study plays the others, and a rerun reads the
+    same back. When every configuration fails the study says so in one line, naming the fix."""
+    space = "alpha=log:0.5:50"
+    assert study("--space", space, agents_="Fragile", budget=5) == 0
+    entry = json.loads(Path("study/tuned.json").read_text())["agents"]["Fragile"]
+    failed = [c for c in entry["candidates"] if "failed" in c]
+    assert failed and len(failed) < 5 and all(c["config"]["alpha"] > 2 for c in failed)
+    assert all("lower alpha" in c["failed"] and np.isnan(c["objective"]) and c["cells"] == {} for c in failed)
+    assert all(np.isfinite(c["objective"]) for c in entry["candidates"] if c["config"]["alpha"] <= 2)
+    assert entry["config"]["alpha"] <= 2 and np.isfinite(entry["objective"])
+    assert study("--space", space, agents_="Fragile", budget=5) == 0
+    assert json.loads(Path("study/tuned.json").read_text())["agents"]["Fragile"] == entry
+    one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "Hopeless", "--budget", "2", "--out",
+                    "hopeless", "--sampler", "halton"], capsys, "every configuration of Hopeless failed",
+                   "narrow its search space (--space)")
+
+
 def test_bad_input_is_one_line(folder, capsys):
     one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "LinUCB", "--budget", "0", "--out", "s"],
                    capsys, "--budget must be an integer >= 1")

@@ -159,31 +159,42 @@ class Study:
             self._random = self._play(AgentSpec(BASELINE), self.out / BASELINE)
         return self._random
 
-    def evaluate(self, name: str, config: dict) -> tuple[float, dict[str, float]]:
-        """(objective, per-cell loss) of agent `name` with hyper-parameters `config`."""
-        mine = self._play(AgentSpec(name, config), self.out / slug(name) / config_id(config))
+    def evaluate(self, name: str, config: dict) -> tuple[float, dict[str, float], str | None]:
+        """(objective, per-cell loss, failure) of agent `name` with hyper-parameters `config`. An
+        agent that diverges under `config` (a FloatingPointError: its scores turned NaN or inf)
+        fails it: objective NaN, no losses, the error's message; the study goes on, and never
+        chooses it. Any other error stops the study."""
+        try:
+            mine = self._play(AgentSpec(name, config), self.out / slug(name) / config_id(config))
+        except FloatingPointError as err:
+            return float("nan"), {}, str(err)
         losses = {}
         for cell in self.cells:
             a, r = mine[cell.id].mean(), self.random()[cell.id].mean()
             with np.errstate(divide="ignore", invalid="ignore"):
                 losses[cell.id] = float(2 - a / r if is_replay(cell.env) else a / r) if r else float("nan")
         scored = [v for v in losses.values() if np.isfinite(v)]
-        return (float(np.mean(scored)) if scored else float("nan")), losses
+        return (float(np.mean(scored)) if scored else float("nan")), losses, None
 
 
-def _record(config, objective, losses, cpu) -> dict:
+def _record(config, objective, losses, cpu, failed: str | None = None) -> dict:
     return {"id": config_id(config), "config": config, "objective": objective, "cells": losses,
-            "cpu_seconds": round(cpu, 2)}
+            "cpu_seconds": round(cpu, 2), **({"failed": failed} if failed else {})}
+
+
+def _said(record: dict) -> str:
+    """A candidate's outcome for the progress line: its objective, or why it failed."""
+    return f"failed ({record['failed']})" if "failed" in record else f"objective {record['objective']:.4f}"
 
 
 def search_halton(study: Study, name: str, space: dict, defaults: dict, budget: int) -> list[dict]:
     out = []
     for i, config in enumerate(halton(space, defaults, budget)):
         start = cpu_clock()
-        objective, losses = study.evaluate(name, config)
-        out.append(_record(config, objective, losses, study.cost(name, config, cpu_clock() - start)))
+        objective, losses, failed = study.evaluate(name, config)
+        out.append(_record(config, objective, losses, study.cost(name, config, cpu_clock() - start), failed))
         if study.progress:
-            study.progress(f"{name} {i + 1}/{budget} {config}: objective {objective:.4f}")
+            study.progress(f"{name} {i + 1}/{budget} {config}: {_said(out[-1])}")
     return out
 
 
@@ -203,18 +214,23 @@ def search_tpe(study: Study, name: str, space: dict, defaults: dict, budget: int
     if not tpe.get_trials(states=(TrialState.COMPLETE, TrialState.WAITING)):
         tpe.enqueue_trial(defaults)                                 # the defaults are always a candidate
     records = {}
-    for trial in tpe.get_trials(states=(TrialState.COMPLETE,)):
-        records[trial.number] = trial.user_attrs["record"]
+    for trial in tpe.get_trials(states=(TrialState.COMPLETE, TrialState.FAIL)):
+        if "record" in trial.user_attrs:                            # a failed configuration counts too
+            records[trial.number] = trial.user_attrs["record"]
     while len(records) < budget:
         trial = tpe.ask(distributions)
         config = {n: trial.params[n] for n in space}
         start = cpu_clock()
-        objective, losses = study.evaluate(name, config)
-        records[trial.number] = _record(config, objective, losses, study.cost(name, config, cpu_clock() - start))
+        objective, losses, failed = study.evaluate(name, config)
+        records[trial.number] = _record(config, objective, losses, study.cost(name, config, cpu_clock() - start),
+                                        failed)
         trial.set_user_attr("record", records[trial.number])
-        tpe.tell(trial, objective)
+        if failed:
+            tpe.tell(trial, state=TrialState.FAIL)
+        else:
+            tpe.tell(trial, objective)
         if study.progress:
-            study.progress(f"{name} {len(records)}/{budget} {config}: objective {objective:.4f}")
+            study.progress(f"{name} {len(records)}/{budget} {config}: {_said(records[trial.number])}")
     return [records[k] for k in sorted(records)][:budget]
 
 
@@ -330,6 +346,9 @@ def tune(suite: Suite, agents: Sequence[str], budget: int, out, quick: bool = Fa
         for c in candidates:                                # a reused configuration keeps its first run's cost
             c["cpu_seconds"] = first.get(c["id"], c["cpu_seconds"])
         best = min(candidates, key=lambda c: (not np.isfinite(c["objective"]), c["objective"]))
+        if "failed" in best:
+            raise TuneError(f"every configuration of {name} failed, e.g. {best['config']}: {best['failed']}; narrow "
+                            f"its search space (--space) to where it does not diverge")
         record["agents"][name] = {
             "config": best["config"], "objective": best["objective"], "default_objective": candidates[0]["objective"],
             "sampler": SAMPLERS[kind], "seed": SEED,
