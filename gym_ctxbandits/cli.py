@@ -465,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as err:                      # a user's module, or another package's top-level `agents`
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 2
+    except FloatingPointError as err:               # an agent diverged: its message names the setting to lower
+        print(f"ctxbandits: error: {err}", file=sys.stderr)
+        return 2
     except (WorkerDied, ClusterError) as err:
         print(f"ctxbandits: error: {err}", file=sys.stderr)
         return 1

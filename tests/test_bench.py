@@ -1076,3 +1076,34 @@ def test_a_bench_command_without_suite_plays_what_its_folder_holds_else_the_defa
     assert "no --suite given, so bakeoff-v1" in err and "0.14.0 on the default is bakeoff-v2" in err
     assert "--suite bakeoff-v1 to keep playing this one" in err
     assert chosen_suite("bakeoff-v2", "mine").key == "bakeoff-v2"        # --suite wins (run_suite then refuses)
+
+
+# --- a failed cell stops the cells not started yet ---------------------------------------------------
+
+def _first_fails_the_others_take_a_second(cell, spec, seeds, folder, options, root):
+    """A worker's cell, stood in for: the cell "first" diverges at once, every other takes a second."""
+    import time
+
+    Path(folder).mkdir(parents=True)
+    if cell.id == "first":
+        raise FloatingPointError("diverged; lower lr")
+    time.sleep(1)
+    return 1.0, 1.0
+
+
+def test_a_failed_cell_cancels_the_cells_not_started_yet(tmp_path, monkeypatch):
+    """With the processes backend, the first cell's error is raised at once and the cells still
+    waiting are cancelled (a study's diverging candidate costs its first failed cell, not all its
+    cells); without the cancel all eight would run."""
+
+    from types import SimpleNamespace
+
+    from gym_ctxbandits.bench import run as bench_run
+
+    monkeypatch.setattr(bench_run, "_play_cell_in_worker", _first_fails_the_others_take_a_second)
+    cells = [SimpleNamespace(id=i) for i in ("first", *"abcdefg")]
+    tasks = [("A", None, c, tmp_path / c.id) for c in cells]
+    with pytest.raises(FloatingPointError, match="diverged"):
+        bench_run.play_cells(tasks, [0], {"backend": "processes", "workers": 1}, lambda *_: None)
+    started = {p.name for p in tmp_path.iterdir()}
+    assert "first" in started and len(started) <= 4, started     # those already queued to the worker run

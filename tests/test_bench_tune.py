@@ -228,6 +228,8 @@ def test_a_configuration_under_which_the_agent_diverges_fails_and_the_study_goes
     one_line_error(["bench", "tune", "--suite", "tiny.toml", "--agents", "Hopeless", "--budget", "2", "--out",
                     "hopeless", "--sampler", "halton"], capsys, "every configuration of Hopeless failed",
                    "narrow its search space (--space)")
+    one_line_error(["bench", "run", "--suite", "tiny.toml", "--agents", "Hopeless", "--out", "card"], capsys,
+                   "the arm scores contain NaN or inf (lower alpha")     # a run: one line, not a traceback
 
 
 def test_bad_input_is_one_line(folder, capsys):

@@ -222,7 +222,9 @@ def play_cells(tasks, seeds, options: dict, record) -> None:
     In-process and on Ray the cells run one after another, each a comparison that spreads its seeds
     (Ray: its units) as it can; with `backend="processes"` the cells themselves are spread over the
     `workers` processes, each cell run in-process there, since a batched agent makes a cell one
-    unit of ten seeds and the other workers would wait. A cell's numbers are the same either way."""
+    unit of ten seeds and the other workers would wait. A cell's numbers are the same either way.
+    When a cell fails, the cells not started yet are cancelled and its error raised; the finished
+    ones are kept."""
     if options.get("backend") != "processes":
         for key, spec, cell, folder in tasks:
             record(key, cell, *_play_cell(cell, spec, seeds, str(folder), options))
@@ -246,6 +248,10 @@ def play_cells(tasks, seeds, options: dict, record) -> None:
                 key, cell = futures[future]
                 raise WorkerDied(f"a worker process died (killed, or out of memory) while running {key} on {cell.id}; "
                                  "the finished cells are kept: run the same command again to resume") from None
+            except BaseException:
+                for pending in futures:         # the call fails: the cells not started yet would run for nothing
+                    pending.cancel()            # (a study's diverging candidate stops at its first failed cell)
+                raise
 
 
 def _play_cell(cell, spec: AgentSpec, seeds, folder: str, options: dict) -> tuple[float, float]:
