@@ -34,11 +34,11 @@ def chosen_suite(given: str | None, out=None, study: bool = False, tuned: str | 
     if given:
         return load(given)
     held = Path(out) / (tune.FILE if study else MANIFEST) if out else None
-    if held and held.exists():
-        record = json.loads(held.read_text())
-        return load(record.get("suite_file") or record["suite"]) if study else suite_of(record)
-    if tuned not in (None, "shipped"):
-        record = tune.read(tuned)
+    if held and held.exists() and not study:
+        return suite_of(json.loads(held.read_text()))
+    source = held if held and held.exists() else tuned if tuned not in (None, "shipped") else None
+    if source:                                              # a tuned file: a study's, or --tuned's
+        record = tune.read(source)
         return load(record.get("suite_file") or record["suite"])
     print(f"note: no --suite given, so {DEFAULT}, the default suite; from gym-ctxbandits {NEXT_DEFAULT[1]} on the "
           f"default is {NEXT_DEFAULT[0]} (every agent that reads a horizon given the cell's): give --suite "
