@@ -5,13 +5,12 @@ The table sits between `<!-- envs:begin -->` and `<!-- envs:end -->` in README.m
 from the Gymnasium registry (every `CtxBandit/` id in registration order, T = `max_episode_steps`)
 and from `gym_ctxbandits.registration.TABLE_ROWS` (paper section and reward model, next to the
 registrations); consecutive ids with the same entry share a row. docs/benchmark.md's tables sit
-between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (BENCH_TABLES: the bakeoff-v1 suite, its
-shipped references of the defaults and tuned tracks, every agent's search space, and the
-leaderboard of each track's references: the report track's, the tuned track's and every named
-track's of the suite file, whatever tracks it names, and of each named track's tuned twin whose
-references are built, e.g. `leaderboard-glm-tuned` and `references-glm-tuned`; and bakeoff-v2's
-report-track leaderboard and its agents that read a horizon against bakeoff-v1, `v2-leaderboard`
-and `v2-versions`). Tests fail
+between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (`bench_tables`): the default suite's cells,
+every agent's search space and the leaderboard of each track's references (the report track's,
+the tuned track's, every named track's of the suite file and each named track's tuned twin whose
+references are built, e.g. `leaderboard-glm-tuned`); the cost tables of bakeoff-v1's references,
+where they were run (e.g. `references-glm-tuned`); and bakeoff-v1's report-track leaderboard and
+its agents that read a horizon against bakeoff-v2 (`v1-leaderboard`, `versions`). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -38,31 +37,31 @@ BEGIN, END = "<!-- envs:begin -->", "<!-- envs:end -->"
 
 
 def bench_tables() -> dict:
-    """docs/benchmark.md's generated tables of the shipped suite bakeoff-v1, by marker name."""
+    """docs/benchmark.md's generated tables, by marker name: the default suite's (bakeoff-v2) cells,
+    search spaces and leaderboards; the reference tables of bakeoff-v1, where every agent's rows were
+    run and their cost measured (bakeoff-v2 copies them but for the agents that read a horizon); and
+    bakeoff-v1's report-track leaderboard with the versions table."""
     from gym_ctxbandits.bench import leaderboard, references, suite, tune
 
-    shipped = suite.load(suite.DEFAULT)
-    tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned")
-    twins = references.built_twins(shipped)
+    shipped, built = suite.load(suite.DEFAULT), suite.load("bakeoff-v1")
     return {"suite": suite.markdown_table(shipped),
-            "references": references.markdown_table(references.read(references.folder(shipped), shipped)),
-            "references-tuned": references.markdown_table(tuned),
+            "references": references.markdown_table(references.read(references.folder(built), built)),
+            "references-tuned": references.markdown_table(
+                references.read(references.folder(built, "tuned"), built, track="tuned")),
+            **{f"references-{name}": references.markdown_table(
+                references.read(references.folder(built, name), built, track=name))
+               for name in references.built_twins(built)},       # a named track's tuned twin, if built
             "spaces": tune.markdown_spaces(shipped),
-            "leaderboard": leaderboard.markdown(leaderboard.card(shipped)),
-            **{f"leaderboard-{name}": leaderboard.markdown(leaderboard.card(shipped, track=name))
-               for name in shipped.tracks},                      # every named track of the suite file
-            "leaderboard-tuned": leaderboard.markdown(leaderboard.card(shipped, track="tuned")),
+            **{f"leaderboard-{name}" if name != "report" else "leaderboard":
+               leaderboard.markdown(leaderboard.card(shipped, track=name))
+               for name in ("report", *shipped.tracks, "tuned", *references.built_twins(shipped))},
             "tuning-gains": leaderboard.tuning_gains(shipped),
-            **{table: make(name) for name in twins for table, make in (     # a named track's tuned twin, if built
-                (f"leaderboard-{name}", lambda t: leaderboard.markdown(leaderboard.card(shipped, track=t))),
-                (f"references-{name}", lambda t: references.markdown_table(
-                    references.read(references.folder(shipped, t), shipped, track=t))))},
-            **v2_tables()}
+            **v1_tables()}
 
 
-def v2_tables() -> dict:
-    """bakeoff-v2's tables: its report track's leaderboard, and how the agents it gives the cell's
-    horizon stand there, on the tuned track and on each named track against bakeoff-v1."""
+def v1_tables() -> dict:
+    """bakeoff-v1's report-track leaderboard, and how the agents bakeoff-v2 gives the cell's horizon
+    stand on v1 and v2, on the report, tuned and each named track and tuned twin."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
     one, two = suite.load("bakeoff-v1"), suite.load("bakeoff-v2")
@@ -71,8 +70,8 @@ def v2_tables() -> dict:
     takers = sorted({a for t in tracks for a in references.read(references.folder(two, t), two, verify=False,
                                                                  track=t)["agents"]
                      if run.for_cell(AgentSpec(a, {}), two.cells[0], two).kwargs})
-    return {"v2-leaderboard": leaderboard.markdown(leaderboard.card(two)),
-            "v2-versions": leaderboard.compare_versions(one, two, takers, tracks)}
+    return {"v1-leaderboard": leaderboard.markdown(leaderboard.card(one)),
+            "versions": leaderboard.compare_versions(one, two, takers, tracks)}
 
 
 def replaced(text: str, name: str, table: str) -> str:

@@ -24,6 +24,7 @@ from gym_ctxbandits.compare import check_env_spec, run
 from gym_ctxbandits.experiment import EnvSpec
 
 ROOT = Path(__file__).resolve().parents[1]
+BUILT = "bakeoff-v1"    # the suite whose references were all run (bakeoff-v2, the default, copies most)
 FIXTURES = ROOT / "data" / "fixtures" / "home"
 USER_MODULE = ROOT / "tests" / "user_module" / "my_bandits.py"
 
@@ -32,7 +33,7 @@ USER_MODULE = ROOT / "tests" / "user_module" / "my_bandits.py"
 
 def test_the_shipped_suite_loads_and_every_cell_is_a_valid_env():
     s = suite.load(suite.DEFAULT)
-    assert s.key == suite.DEFAULT == "bakeoff-v1" and s.path.name == "bakeoff-v1.toml"
+    assert s.key == suite.DEFAULT == "bakeoff-v2" and s.path.name == "bakeoff-v2.toml"
     assert not set(s.tune_seeds) & set(s.report_seeds) and len(s.report_seeds) >= 6   # 6 seeds can reach p < 0.05
     for cell in s.cells:
         check_env_spec(EnvSpec(cell.env, cell.kwargs))
@@ -264,11 +265,11 @@ CELLS = ["s0-linear", "s0-logistic", "s2-h1", "s4-changing-2", "drifting-linear"
 
 
 def write_suite(path: Path, cells=None, horizon: int | None = None, **top) -> Path:
-    """The shipped suite (or its `cells`, each cut to `horizon` when given, and its top-level keys
-    replaced by `top`) with the data cells on data/fixtures (a few hundred rows each, so no size
+    """The shipped suite bakeoff-v1 (BUILT: its references' rows are run, not copied; or its
+    `cells`, each cut to `horizon` when given, and its top-level keys replaced by `top`) with the data cells on data/fixtures (a few hundred rows each, so no size
     check), as a suite file at `path`. The shipped named tracks are kept for the whole suite only
     (they name its cells); `tracks=` gives others."""
-    shipped = tomllib.loads(suite.load(suite.DEFAULT).path.read_text())
+    shipped = tomllib.loads(suite.load(BUILT).path.read_text())
     if cells is not None or horizon is not None:
         shipped.pop("tracks")
     data = {**shipped, **top}
@@ -477,7 +478,7 @@ def test_the_glm_tracks_references_pin_the_track_and_hold_its_cells():
 def test_the_neural_tracks_references_hold_every_cell_at_500_rounds():
     """Every cell of the neural track is cut, so nothing is copied from the report track: the zoo and
     the costly neural agents were all run on it, every kept cell and seed to round 500."""
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     where = references.folder(shipped, "neural")
     manifest = references.read(where, shipped, track="neural")                # the SHA-256 of every file checked
     cells = shipped.track("neural")[0]
@@ -493,7 +494,7 @@ def test_the_short_glm_tracks_references_are_the_neural_tracks_rows_beside_glm_f
     """Every cell of the short GLM track is a neural-track cell, so every neural-track agent's rows
     there are copies of its neural-track file at its current SHA-256 (Neural-ES's keep its GPU);
     GLM-FPL, which fits no other track, was run on it, all 32 cells and ten seeds to round 500."""
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     where = references.folder(shipped, "glm-short")
     mine = references.read(where, shipped, track="glm-short")
     theirs = references.read(references.folder(shipped, "neural"), shipped, track="neural", verify=False)
@@ -512,7 +513,7 @@ def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_age
     """The bounded track plays the report track's own cells and horizons, so every report-track agent's
     rows there are copies of its report-track file at its current SHA-256; [S2]'s five, which cannot
     play the report track, were run on it, on all 18 cells and ten seeds to each cell's horizon."""
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     where = references.folder(shipped, "bounded")
     mine = references.read(where, shipped, track="bounded")                  # the SHA-256 of every file checked
     theirs = references.read(references.folder(shipped), shipped, verify=False)
@@ -533,7 +534,7 @@ def test_the_bounded_tracks_references_are_the_report_tracks_rows_beside_s2s_age
 def test_regen_copies_report_rows_to_a_named_track_but_never_to_the_tuned_track():
     """A tuned agent plays other hyper-parameters than its report-track (defaults) rows: nothing is
     copied onto the tuned track, while the GLM track takes LinUCB's 30 shared cells."""
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     assert references.reusable(shipped, "tuned", "LinUCB") is None
     assert references.reusable(shipped, "report", "LinUCB") is None
     assert len(references.reusable(shipped, "glm", "LinUCB")["cells"]) == 30
@@ -547,7 +548,7 @@ def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_row
     Random's, run on all 33 cells, bit for bit (timings aside), which is why `bench regen --track
     glm` copies them; the others' copied from the report track's file that their manifest names, at
     its current SHA-256 (a report-track reference rebuilt makes the copy stale: regen it too)."""
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     report, glm = references.folder(shipped), references.folder(shipped, "glm")
     theirs = references.read(report, shipped)
     mine = references.read(glm, shipped, track="glm")
@@ -571,7 +572,7 @@ def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_row
 def test_the_docs_table_is_the_references():
     text = (ROOT / "docs" / "benchmark.md").read_text()
     table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     assert table == references.markdown_table(references.read(references.folder(shipped), shipped)), \
         "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
@@ -638,7 +639,7 @@ def test_regen_of_a_track_copies_the_report_tracks_cells_and_a_rerun_gives_the_s
     report track's own cell is copied from its shipped file, and the manifest says from which file
     and SHA-256. `--rerun-all` runs that cell too, and its rows are the copied ones bit for bit (the
     act/observe seconds aside: timings)."""
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     entry = references.read(references.folder(shipped), shipped, verify=False)["agents"]["LinUCB"]
     cut = {"description": "s4-changing-1 cut", "horizons": {"s4-changing-1": 20}}
     suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"cut": cut})
@@ -669,7 +670,7 @@ def test_a_named_tracks_tuned_twin_plays_each_agents_one_configuration_and_copie
     file it played."""
     from gym_ctxbandits.bench import tune
 
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     tuned = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
     config = tune.read(tune.shipped(shipped))["agents"]["LinUCB"]["config"]
     assert tuned["agents"]["LinUCB"]["config"] == config != {}
@@ -701,7 +702,7 @@ def test_a_tuned_twin_whose_agent_is_all_copied_takes_its_sources_configuration(
     configuration it played there."""
     from gym_ctxbandits.bench import tune
 
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     config = tune.read(tune.shipped(shipped))["agents"]["LinUCB"]["config"]
     kept = {"description": "s0-linear only", "horizons": {}, "drop": ["s4-changing-1"]}
     suite_file = write_suite(folder / "bakeoff.toml", ["s0-linear", "s4-changing-1"], tracks={"kept": kept})
@@ -891,12 +892,13 @@ def takes_a_horizon() -> set[str]:
 
 
 def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():
-    """bakeoff-v1 plays an agent's default `horizon`, not the cell's T: docs/benchmark.md, The suite,
-    names every registered agent that takes one, so an agent added with one is not missed there."""
+    """bakeoff-v2 gives an agent that reads a `horizon` the cell's T (bakeoff-v1 its default):
+    docs/benchmark.md, The suite, names every registered agent that takes one, so an agent added
+    with one is not missed there."""
     takes = takes_a_horizon()
     assert {"BaSE", "LinTS-AG", "repGLM-FPL"} <= takes
     text = (ROOT / "docs" / "benchmark.md").read_text()
-    paragraph = text.partition("**An agent is not told the cell's horizon.**")[2].partition("\n\n")[0]
+    paragraph = text.partition("**An agent that reads a horizon is told the cell's.**")[2].partition("\n\n")[0]
     assert not [n for n in takes if n not in paragraph], "name it in docs/benchmark.md, The suite"
 
 
@@ -904,7 +906,7 @@ def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
     """With `horizon_to_agents = true` an agent that takes a `horizon` (BaSE) plays the cell's T and
     one that does not (LinUCB) plays as before; the runs' manifests say so, and references pin the
     key. bakeoff-v1 does not say it: its BaSE plays its default T = 10,000."""
-    assert not suite.load(suite.DEFAULT).horizon_to_agents
+    assert not suite.load("bakeoff-v1").horizon_to_agents
     for name, flag in (("given", True), ("default", False)):
         write_suite(folder / f"{name}.toml", ["s0-linear"], horizon=60, report_seeds="1000:1002",
                     **({"horizon_to_agents": True} if flag else {}))
@@ -967,9 +969,9 @@ def test_v2_reuses_v1s_rows_of_an_agent_that_plays_as_it_did():
     two = suite.load("bakeoff-v2")
     for track in ("report", "glm", "bounded", "neural", "glm-short"):
         found = references.reusable(two, track, "LinUCB")
-        assert found["from"] == f"{references.folder(suite.load(suite.DEFAULT), track).name}/LinUCB.parquet"
+        assert found["from"] == f"{references.folder(suite.load('bakeoff-v1'), track).name}/LinUCB.parquet"
         assert found["cells"] == [c.id for c in two.track(track)[0]] and "kwargs the agent plays" in found["why"]
-        assert references.reusable(two, track, "BaSE", references.folder(suite.load(suite.DEFAULT), track)) is None
+        assert references.reusable(two, track, "BaSE", references.folder(suite.load("bakeoff-v1"), track)) is None
 
 
 @pytest.mark.parametrize("track", ["report", "tuned", "bounded", "neural", "glm", "glm-short", "bounded-tuned",
@@ -1012,18 +1014,18 @@ def test_regen_of_v2_runs_nothing_for_an_agent_that_plays_as_in_v1(folder):
         assert reused["why"].startswith("bakeoff-v1's report track's cells") and "kwargs the agent plays" in reused["why"]
 
 
-def test_the_docs_bakeoff_v2_tables_are_its_references():
-    """docs/benchmark.md's bakeoff-v2 tables are what its references give (`python
-    scripts/make_tables.py` writes them): the report track's leaderboard, and every agent v2 gives
+def test_the_docs_bakeoff_v1_tables_are_its_references():
+    """docs/benchmark.md's bakeoff-v1 tables are what the references give (`python
+    scripts/make_tables.py` writes them): v1's report-track leaderboard, and every agent v2 gives
     the horizon, on each track whose references both versions have, against v1."""
     import runpy
 
-    tables = runpy.run_path(str(ROOT / "scripts" / "make_tables.py"))["v2_tables"]()
+    tables = runpy.run_path(str(ROOT / "scripts" / "make_tables.py"))["v1_tables"]()
     text = (ROOT / "docs" / "benchmark.md").read_text()
     for name, table in tables.items():
         assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
             f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
-    rows = tables["v2-versions"].splitlines()
+    rows = tables["versions"].splitlines()
     assert rows[0].count("bakeoff-v1 → bakeoff-v2") == 10    # the report, tuned, four named and four twin tracks
     assert {row.split(" | ")[0].removeprefix("| ") for row in rows[2:]} == HORIZON_READERS - {"OAM"}
 
@@ -1040,22 +1042,24 @@ def test_overall_iqm_is_the_cards_point(key, track):
                                                        for a in board["agents"]}
 
 
-# --- the default suite: bakeoff-v1, bakeoff-v2 from 0.14.0 on --------------------------------------
+# --- the default suite: bakeoff-v2 since 0.14.0 (bakeoff-v1 before) ---------------------------------
 
-def test_load_without_a_suite_warns_that_the_default_changes():
-    """`suite.load()` still loads DEFAULT (bakeoff-v1), with a DeprecationWarning naming the suite it
-    loads from NEXT_DEFAULT's release on and the call that keeps it."""
-    assert suite.DEFAULT == "bakeoff-v1" and suite.NEXT_DEFAULT == ("bakeoff-v2", "0.14.0")
-    with pytest.warns(DeprecationWarning, match=r"bakeoff-v2 from 0\.14\.0 on; name the suite, e\.g\. "
-                                                r"load\('bakeoff-v1'\)"):
-        assert suite.load().key == "bakeoff-v1"
+def test_load_without_a_suite_loads_the_default_silently():
+    """`suite.load()` loads DEFAULT, bakeoff-v2 since 0.14.0 (0.13.0 warned that it would), with no
+    warning left."""
+    import warnings
+
+    assert suite.DEFAULT == "bakeoff-v2" and not hasattr(suite, "NEXT_DEFAULT")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert suite.load().key == "bakeoff-v2" and suite.load().horizon_to_agents
 
 
 def test_a_bench_command_without_suite_plays_what_its_folder_holds_else_the_default(folder, capsys):
     """Without --suite, `bench run` resumes the suite its --out folder holds (so a folder begun
-    before the default changes goes on as begun, silently), `bench tune` the one its study holds,
-    and a --tuned file's suite is played; only with none of these is the default taken, with a note
-    on stderr that says which suite becomes the default and how to keep this one."""
+    under bakeoff-v1, the default until 0.13.0, goes on as begun), `bench tune` the one its study
+    holds, and a --tuned file's suite is played; only with none of these is the default taken,
+    silently."""
     from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.cli import chosen_suite
     from gym_ctxbandits.bench.tune import FILE
@@ -1065,17 +1069,14 @@ def test_a_bench_command_without_suite_plays_what_its_folder_holds_else_the_defa
     capsys.readouterr()
     assert main(["bench", "run", "--agents", "Greedy", "--out", "mine", "--quiet"]) == 0
     out, err = capsys.readouterr()
-    assert "note" not in err and [p.name for p in Path("mine/Greedy").iterdir()] == ["s0-linear"]   # mine.toml's
+    assert err == "" and [p.name for p in Path("mine/Greedy").iterdir()] == ["s0-linear"]   # mine.toml's
     Path("study").mkdir()
-    shutil.copy(tune.shipped(suite.load("bakeoff-v2")), Path("study") / FILE)
-    assert chosen_suite(None, "study", study=True).key == "bakeoff-v2"
-    assert chosen_suite(None, "nowhere", tuned=str(Path("study") / FILE)).key == "bakeoff-v2"
+    shutil.copy(tune.shipped(suite.load("bakeoff-v1")), Path("study") / FILE)
+    assert chosen_suite(None, "study", study=True).key == "bakeoff-v1"
+    assert chosen_suite(None, "nowhere", tuned=str(Path("study") / FILE)).key == "bakeoff-v1"
+    assert chosen_suite(None, "nowhere").key == "bakeoff-v2"
     assert capsys.readouterr().err == ""
-    assert chosen_suite(None, "nowhere").key == "bakeoff-v1"
-    err = capsys.readouterr().err
-    assert "no --suite given, so bakeoff-v1" in err and "0.14.0 on the default is bakeoff-v2" in err
-    assert "--suite bakeoff-v1 to keep playing this one" in err
-    assert chosen_suite("bakeoff-v2", "mine").key == "bakeoff-v2"        # --suite wins (run_suite then refuses)
+    assert chosen_suite("bakeoff-v1", "mine").key == "bakeoff-v1"        # --suite wins (run_suite then refuses)
 
 
 # --- a failed cell stops the cells not started yet ---------------------------------------------------

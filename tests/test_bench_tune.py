@@ -19,6 +19,8 @@ from gym_ctxbandits.compare import run
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec
 from gym_ctxbandits.results import load_results
 
+BUILT = "bakeoff-v1"    # the suite whose references were all run (bakeoff-v2, the default, copies most)
+
 TUNE_SEEDS, REPORT_SEEDS = [0, 1, 2], [1000, 1001, 1002]
 SUITE = """name = "tiny"
 version = 1
@@ -362,7 +364,7 @@ def test_the_shipped_tuned_configurations_are_the_codes_study_of_the_suite():
     from gym_ctxbandits.bench import suite
     from gym_ctxbandits.bench.run import tuned_configs
 
-    shipped = suite.load(suite.DEFAULT)
+    shipped = suite.load(BUILT)
     record = tune.read(tune.shipped(shipped))
     assert record["tune_seeds"] == list(shipped.tune_seeds) and not record["quick"] and record["suite_file"] is None
     configs = tuned_configs(record, shipped, list(record["agents"]), quick=False)     # what `bench run --tuned` checks
@@ -463,19 +465,21 @@ def test_every_agent_has_a_tuned_track_or_a_stated_reason():
     shipped = suite.load(suite.DEFAULT)
     manifest = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
     missing = references.absent(manifest)
-    assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "NeuralTS" in missing
+    assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "Neural-PHE" in missing
     assert "not built yet" not in missing.values(), \
         f"a reason for {[a for a, r in missing.items() if r == 'not built yet']} (tune.WHY_UNTUNED)"
     assert missing["GLM-ES-DT"].startswith("no search space")
     # an agent that plays a named track only is tuned there: its hint names the track and its cost there
-    assert "6 x its neural track references'" in missing["NeuralTS"] and missing["NeuralTS"].endswith("--track neural`")
+    assert "6 x its neural track references'" in missing["Neural-PHE"] and missing["Neural-PHE"].endswith("--track neural`")
     assert missing["NeuralUCB"].startswith("tuned on the neural track")
 
 
 def test_the_docs_tables_of_the_tuned_track_are_its_references():
+    """docs/benchmark.md's leaderboard of the tuned track and its tuning gains are the default
+    suite's references; its references table is bakeoff-v1's, where they were run."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
-    shipped = suite.load(suite.DEFAULT)
+    shipped, built = suite.load(suite.DEFAULT), suite.load(BUILT)
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     board = leaderboard.card(shipped, track="tuned")
     assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
@@ -486,7 +490,7 @@ def test_the_docs_tables_of_the_tuned_track_are_its_references():
     assert rows[0][1].split(" → ")[1].endswith(f"(1 of {len(board['agents'])})")       # best tuned first
     for name, table in (("leaderboard-tuned", leaderboard.markdown(board)), ("tuning-gains", gains),
                         ("references-tuned", references.markdown_table(
-                            references.read(references.folder(shipped, "tuned"), shipped, track="tuned")))):
+                            references.read(references.folder(built, "tuned"), built, track="tuned")))):
         assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
             f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
 
@@ -590,9 +594,9 @@ def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
     args = build_parser().parse_args(shlex.split(tune.STUDY.format(name="OTFLinTS", budget=6))[1:])
     assert (args.agents, args.budget, args.sampler, args.ship) == ("OTFLinTS", 6, "halton", True) and args.out
     assert args.track == "report"
-    hint = tune.untuned(suite.load(suite.DEFAULT))["NeuralTS"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
+    hint = tune.untuned(suite.load(suite.DEFAULT))["Neural-PHE"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
     args = build_parser().parse_args(shlex.split(hint)[1:])
-    assert (args.agents, args.track, args.ship) == ("NeuralTS", "neural", True)
+    assert (args.agents, args.track, args.ship) == ("Neural-PHE", "neural", True)
 
 
 # --- a named track's tuned twin ------------------------------------------------------------------
@@ -652,7 +656,7 @@ TWIN_CELLS = {"glm-tuned": ("LinUCB", "s3-quadratic-pool"), "glm-short-tuned": (
 def built_twins() -> list[str]:
     from gym_ctxbandits.bench import references, suite
 
-    return references.built_twins(suite.load(suite.DEFAULT))
+    return references.built_twins(suite.load(BUILT))
 
 
 def test_every_built_twin_has_a_cell_to_reproduce():
@@ -662,25 +666,26 @@ def test_every_built_twin_has_a_cell_to_reproduce():
 
 @pytest.mark.parametrize("twin", sorted(TWIN_CELLS))
 def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exactly(twin, tmp_path):
-    """A twin's references pin every tuned file they played (a tuned file changed makes them
-    stale: this fails, naming the command), hold Random and every agent tuned on the track or the
-    report track at its one configuration of the suite, and a cell the twin ran, not copied, of an
-    agent's tuned configuration (LinUCB on the GLM track's s3-quadratic-pool at 1,000 rounds and
-    the short GLM track's s0-linear at 500, NeuralLog-UCB-1 on the bounded track's
-    s1-bernoulli-logistic at 2,000, LinTS on the neural track's s4-changing-1 at 500) gives the
-    shipped rows."""
+    """A twin's references, on the default suite and on bakeoff-v1, pin every tuned file they
+    played (a tuned file changed makes them stale: this fails, naming the command) and hold Random
+    and every agent tuned on the track or the report track at its one configuration of the suite;
+    and a cell bakeoff-v1's twin ran, not copied, of an agent's tuned configuration (LinUCB on the
+    GLM track's s3-quadratic-pool at 1,000 rounds and the short GLM track's s0-linear at 500,
+    NeuralLog-UCB-1 on the bounded track's s1-bernoulli-logistic at 2,000, LinTS on the neural
+    track's s4-changing-1 at 500) gives the shipped rows (bakeoff-v2 copies them)."""
     from gym_ctxbandits.bench import references, suite
     from gym_ctxbandits.bench.suite import base_track
 
-    shipped, track = suite.load(suite.DEFAULT), base_track(twin)
-    where = references.folder(shipped, twin)
-    manifest = references.read(where, shipped, track=twin)
-    played = tune.played(shipped, track)
-    command = f"`ctxbandits bench regen --track {track} --tuned shipped"
-    assert manifest["tuned_file"] == tune.pins(played), f"a tuned file changed: rebuild {command}` (its agents)"
-    assert set(manifest["agents"]) == {"Random", *played["agents"]}, \
-        f"an agent without {twin} references: {command} --agents NAME`"
-    assert all(manifest["agents"][a]["config"] == e["config"] for a, e in played["agents"].items())
+    track = base_track(twin)
+    for shipped in (suite.load(suite.DEFAULT), suite.load(BUILT)):     # BUILT last: its rows are rerun
+        where = references.folder(shipped, twin)
+        manifest = references.read(where, shipped, track=twin)
+        played = tune.played(shipped, track)
+        command = f"`ctxbandits bench regen --suite {shipped.key} --track {track} --tuned shipped"
+        assert manifest["tuned_file"] == tune.pins(played), f"a tuned file changed: rebuild {command}` (its agents)"
+        assert set(manifest["agents"]) == {"Random", *played["agents"]}, \
+            f"an agent without {twin} references: {command} --agents NAME`"
+        assert all(manifest["agents"][a]["config"] == e["config"] for a, e in played["agents"].items())
     agent, cell = TWIN_CELLS[twin]
     cell = {c.id: c for c in shipped.track(track)[0]}[cell]
     assert cell.id not in manifest["agents"][agent].get("reused", {}).get("cells", ())
@@ -695,17 +700,19 @@ def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exa
 
 
 def test_the_docs_tables_of_the_tuned_twins_are_their_references():
-    """Every named track's tuned twin with references has its leaderboard and references table in
-    docs/benchmark.md (`python scripts/make_tables.py` writes them); the GLM track's is built."""
+    """Every named track's tuned twin with references has its leaderboard (the default suite's) and
+    references table (bakeoff-v1's, where they were run) in docs/benchmark.md (`python
+    scripts/make_tables.py` writes them); the GLM track's is built."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
-    shipped, twins = suite.load(suite.DEFAULT), built_twins()
+    shipped, built, twins = suite.load(suite.DEFAULT), suite.load(BUILT), built_twins()
+    assert twins == references.built_twins(shipped)
     text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     for twin in twins:
         board = leaderboard.card(shipped, track=twin)
         assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
         for name, table in ((f"leaderboard-{twin}", leaderboard.markdown(board)), (f"references-{twin}", (
-                references.markdown_table(references.read(references.folder(shipped, twin), shipped, track=twin))))):
+                references.markdown_table(references.read(references.folder(built, twin), built, track=twin))))):
             assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
                 f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
 

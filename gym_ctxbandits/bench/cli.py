@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -25,11 +24,11 @@ from pathlib import Path
 def chosen_suite(given: str | None, out=None, study: bool = False, tuned: str | None = None):
     """The suite a `bench` command plays: `--suite` when given; else the one its --out folder holds
     (a `bench run` folder's bench.json, a `bench tune` study's tuned.json), so that a folder begun
-    under one default resumes on it when the default changes; else that of a --tuned file; else
-    DEFAULT, with a note on stderr that the default becomes NEXT_DEFAULT's suite."""
+    under one default resumes on it after the default changed (bakeoff-v1 until 0.13.0); else that
+    of a --tuned file; else DEFAULT."""
     from gym_ctxbandits.bench import tune
     from gym_ctxbandits.bench.run import MANIFEST, suite_of
-    from gym_ctxbandits.bench.suite import DEFAULT, NEXT_DEFAULT, load
+    from gym_ctxbandits.bench.suite import DEFAULT, load
 
     if given:
         return load(given)
@@ -40,9 +39,6 @@ def chosen_suite(given: str | None, out=None, study: bool = False, tuned: str | 
     if source:                                              # a tuned file: a study's, or --tuned's
         record = tune.read(source)
         return load(record.get("suite_file") or record["suite"])
-    print(f"note: no --suite given, so {DEFAULT}, the default suite; from gym-ctxbandits {NEXT_DEFAULT[1]} on the "
-          f"default is {NEXT_DEFAULT[0]} (every agent that reads a horizon given the cell's): give --suite "
-          f"{DEFAULT} to keep playing this one, or --suite {NEXT_DEFAULT[0]}", file=sys.stderr)
     return load(DEFAULT)
 
 
@@ -134,10 +130,9 @@ HORIZON_GIVEN = "; an agent that reads a horizon is given the cell's"
 
 def cmd_suites(args) -> int:
     from gym_ctxbandits.bench import tune
-    from gym_ctxbandits.bench.suite import DEFAULT, NEXT_DEFAULT, earlier, load, markdown_table, shipped, tuned_track
+    from gym_ctxbandits.bench.suite import DEFAULT, earlier, load, markdown_table, shipped, tuned_track
 
-    print(f"default suite: {DEFAULT} ({NEXT_DEFAULT[0]} from gym-ctxbandits {NEXT_DEFAULT[1]} on; --suite names "
-          "another)\n")
+    print(f"default suite: {DEFAULT} (since gym-ctxbandits 0.14.0; bakeoff-v1 before; --suite names another)\n")
     for key in shipped():
         suite = load(key)
         print(f"{key}: {len(suite.cells)} cells; report seeds {suite.report_seeds[0]}..{suite.report_seeds[-1]}, "
@@ -169,10 +164,9 @@ def _add_run_options(parser) -> None:
 
 def add_bench_parser(sub, add_import_option) -> None:
     """Add `bench` and its subcommands to the `ctxbandits` subparsers `sub`."""
-    from gym_ctxbandits.bench.suite import DEFAULT, NEXT_DEFAULT
+    from gym_ctxbandits.bench.suite import DEFAULT
 
-    default = (f"default: the suite of --out's results if it holds some, else {DEFAULT} ({NEXT_DEFAULT[0]} from "
-               f"{NEXT_DEFAULT[1]} on)")
+    default = f"default: the suite of --out's results if it holds some, else {DEFAULT}"
     bench = sub.add_parser("bench", help="the bake-off: run agents on a versioned suite, score them against the others")
     commands = bench.add_subparsers(dest="bench_command", required=True)
     run = commands.add_parser("run", help="run agents (and Random) on every cell of the suite's report seeds; resumes")
@@ -197,8 +191,7 @@ def add_bench_parser(sub, add_import_option) -> None:
     report.set_defaults(func=cmd_report)
     regen = commands.add_parser("regen", help="rebuild reference results: run agents on the report track, pack them")
     regen.add_argument("--agents", help="comma-separated agent names (default: those the references hold)")
-    regen.add_argument("--suite", help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT}; "
-                                          f"{NEXT_DEFAULT[0]} from {NEXT_DEFAULT[1]} on)")
+    regen.add_argument("--suite", help=f"a shipped suite NAME-vVERSION or a .toml path (default {DEFAULT})")
     regen.add_argument("--dest", help="where the references go (default: the package's folder of the suite)")
     regen.add_argument("--track", default="report", help="the report track (default), 'tuned', a named track, e.g. "
                                                          "glm, or its tuned twin, e.g. glm-tuned")

@@ -19,15 +19,13 @@ play their default horizons, as its references were made. bakeoff-v2 is bakeoff-
 from __future__ import annotations
 
 import tomllib
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gym_ctxbandits.experiment import seed_list
 
 SUITES = Path(__file__).parent / "suites"
-DEFAULT = "bakeoff-v1"
-NEXT_DEFAULT = ("bakeoff-v2", "0.14.0")     # the default suite from that release on (announced in 0.13.0)
+DEFAULT = "bakeoff-v2"     # since 0.14.0 (bakeoff-v1 until 0.13.0, which announced the change)
 TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale")
 TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
        "quick": dict, "cells": list, "tracks": dict, "horizon_to_agents": bool}
@@ -227,13 +225,9 @@ def earlier(suite: Suite) -> list[Suite]:
 def load(suite: str | Path | None = None) -> Suite:
     """A shipped suite by `NAME-vVERSION`, or a suite file by path; its name and version must be
     those of its file name, so a shipped version is found under the name it was released as.
-    Without one, DEFAULT, with a DeprecationWarning: the default becomes NEXT_DEFAULT's suite in its
-    release, so a caller names the suite it means."""
-    if suite is None:
-        warnings.warn(f"bench.suite.load() without a suite is deprecated: it loads {DEFAULT} now and "
-                      f"{NEXT_DEFAULT[0]} from {NEXT_DEFAULT[1]} on; name the suite, e.g. load({DEFAULT!r})",
-                      DeprecationWarning, stacklevel=2)
-        suite = DEFAULT
+    Without one, DEFAULT (bakeoff-v2 since 0.14.0; bakeoff-v1 before): code whose numbers must not
+    move with the default names its suite."""
+    suite = DEFAULT if suite is None else suite
     path = Path(suite)
     if path.suffix != ".toml":
         path = SUITES / f"{suite}.toml"
