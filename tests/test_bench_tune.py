@@ -4,6 +4,7 @@ and `bench report`. A tiny suite of its own (two cells of 60 rounds, three tune 
 seeds) keeps every study here to a few seconds."""
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -129,8 +130,8 @@ def test_a_study_cut_short_keeps_what_its_finished_configurations_cost(folder):
     assert study(agents_="LinUCB", budget=2) == 0
     costs = json.loads(Path("study/costs.json").read_text())
     first = json.loads(Path("study/tuned.json").read_text())
-    assert set(costs) == {"Random/" + tune.config_id({}), *(f"LinUCB/{c['id']}" for c in
-                                                          first["agents"]["LinUCB"]["candidates"])}
+    configs = ["Random/" + tune.config_id({}), *(f"LinUCB/{c['id']}" for c in first["agents"]["LinUCB"]["candidates"])]
+    assert set(costs) == {*configs, *(f"{c}/{cell}" for c in configs for cell in ("s0-linear", "s4-changing-1"))}
     Path("study/tuned.json").unlink()                      # as if cut short before tuned.json was written
     costs["LinUCB/" + first["agents"]["LinUCB"]["candidates"][1]["id"]] = 1234.5    # unmistakable
     Path("study/costs.json").write_text(json.dumps(costs))
@@ -139,6 +140,24 @@ def test_a_study_cut_short_keeps_what_its_finished_configurations_cost(folder):
     assert [c["cpu_seconds"] for c in again["agents"]["LinUCB"]["candidates"]] == \
         [first["agents"]["LinUCB"]["candidates"][0]["cpu_seconds"], 1234.5]
     assert again["random_cpu_seconds"] == first["random_cpu_seconds"]
+
+
+def test_a_configuration_cut_short_counts_the_cells_it_finished_before_the_cut(folder):
+    """A study cut short inside a configuration, then run again, reads the cells finished before
+    the cut back in a moment: the configuration's cost is the sum of its cells' seconds as each
+    was first measured (OUT/costs.json), those of the first run included, not the rerun's alone."""
+    assert study(agents_="LinUCB", budget=1) == 0
+    costs = json.loads(Path("study/costs.json").read_text())
+    key = "LinUCB/" + tune.config_id(json.loads(Path("study/tuned.json").read_text())["agents"]["LinUCB"]["config"])
+    del costs[key], costs[f"{key}/s4-changing-1"]          # as if cut while s4-changing-1 ran
+    costs[f"{key}/s0-linear"] = 1234.5                        # finished before the cut (unmistakable)
+    Path("study/costs.json").write_text(json.dumps(costs))
+    Path("study/tuned.json").unlink()
+    shutil.rmtree(Path("study") / key / "s4-changing-1")
+    assert study(agents_="LinUCB", budget=1) == 0
+    again = json.loads(Path("study/costs.json").read_text())
+    cost = json.loads(Path("study/tuned.json").read_text())["agents"]["LinUCB"]["candidates"][0]["cpu_seconds"]
+    assert cost == again[key] == round(1234.5 + again[f"{key}/s4-changing-1"], 2) and again[f"{key}/s4-changing-1"] > 0
 
 
 def test_a_study_never_evaluates_a_report_seed_and_gives_every_agent_the_budget(folder, monkeypatch):

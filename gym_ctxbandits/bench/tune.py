@@ -10,8 +10,8 @@ the other configurations are a scrambled Halton design of the space with a fixed
 points are those of any smaller budget); with Optuna (`pip install -e ".[tune]"`), TPE with a
 fixed seed, its study kept in `OUT/optuna.db`. Every configuration's runs are ordinary results
 folders, `OUT/<agent>/<config id>/<cell>/` (Random's once, `OUT/Random/<cell>/`), so a study run
-again reuses what it finished, and `OUT/costs.json` keeps each configuration's CPU seconds as first
-measured. `OUT/tuned.json` records, per agent, the space, every candidate
+again reuses what it finished, and `OUT/costs.json` keeps each cell's and configuration's CPU seconds
+as first measured. `OUT/tuned.json` records, per agent, the space, every candidate
 with its objective, and the one chosen; `bench run --tuned` plays those on the report seeds, and
 `ship` merges them into the package's file of the suite (`bench tune --ship`), the tuned track's.
 A study of a named track (`bench tune --track glm`, for agents that cannot afford the report
@@ -36,7 +36,7 @@ from gym_ctxbandits.bench.suite import SUITES, Suite, SuiteError, base_track, ea
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 FILE = "tuned.json"
-COSTS = "costs.json"      # each configuration's CPU seconds as first measured (a rerun reads finished runs back)
+COSTS = "costs.json"      # each cell's and configuration's CPU seconds as first measured (a rerun reads runs back)
 TUNED = Path(__file__).parent / "tuned"           # the package's tuned configurations, one file per suite
 SEED = 0                                          # of the Halton scrambling and of TPE
 OBJECTIVE = ("mean over cells of the agent's final regret / Random's on the tune seeds (the replay: 2 - clicks / "
@@ -135,23 +135,32 @@ class Study:
         reward) per seed."""
         from gym_ctxbandits.bench.report import finals
 
+        key = f"{slug(spec.name)}/{config_id(spec.kwargs)}"
         play_cells([(spec.name, for_cell(spec, cell, self.suite), cell, folder / cell.id) for cell in self.cells],
-                   self.seeds, self.run_options, lambda *_: None)
+                   self.seeds, self.run_options, lambda _, cell, wall, cpu: self._keep(f"{key}/{cell.id}", cpu))
         return {cell.id: finals(folder.parent, folder.name, cell.id, self.seeds)["reward" if is_replay(cell.env)
                                                                                 else "regret"] for cell in self.cells}
 
-    def cost(self, name: str, config: dict, cpu: float) -> float:
-        """The CPU seconds of `name` with `config` on this study: `cpu` when first measured, then
-        kept in OUT/costs.json, so a study cut short and run again, which reads its finished runs
-        back in seconds, still records what each configuration cost (the one the cut fell in
-        counts the cells run after it only)."""
+    def _keep(self, key: str, cpu: float) -> float:
+        """OUT/costs.json's entry `key`: `cpu` CPU seconds, written when first measured, then kept."""
         path = self.out / COSTS
         costs = json.loads(path.read_text()) if path.exists() else {}
-        key = f"{slug(name)}/{config_id(config)}"
         if key not in costs:
             costs[key] = round(cpu, 2)
             path.write_text(json.dumps(costs, indent=1, sort_keys=True) + "\n")
         return costs[key]
+
+    def cost(self, name: str, config: dict, cpu: float) -> float:
+        """The CPU seconds of `name` with `config` on this study, kept in OUT/costs.json when first
+        known, so a study cut short and run again, which reads its finished runs back in seconds,
+        still records what each configuration cost. Each cell's seconds are kept as the cell ends
+        (`_play`), so a configuration the cut fell in counts its cells of both runs; `cpu`, this
+        run's seconds for the whole configuration, counts where it is more (a cell that failed and
+        so kept nothing)."""
+        key = f"{slug(name)}/{config_id(config)}"
+        path = self.out / COSTS
+        cells = json.loads(path.read_text()) if path.exists() else {}
+        return self._keep(key, max(cpu, sum(v for k, v in cells.items() if k.startswith(f"{key}/"))))
 
     def random(self) -> dict[str, np.ndarray]:
         """Random's final values per cell and tune seed: run once into OUT/Random, then kept."""
