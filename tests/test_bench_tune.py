@@ -484,12 +484,13 @@ def test_every_agent_has_a_tuned_track_or_a_stated_reason():
     shipped = suite.load(suite.DEFAULT)
     manifest = references.read(references.folder(shipped, "tuned"), shipped, track="tuned", verify=False)
     missing = references.absent(manifest)
-    assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "Neural-PHE" in missing
+    assert {"Random", "LinUCB", "LinTS", "epsilon-greedy"}.isdisjoint(missing) and "Neural-ES" in missing
     assert "not built yet" not in missing.values(), \
         f"a reason for {[a for a, r in missing.items() if r == 'not built yet']} (tune.WHY_UNTUNED)"
     assert missing["GLM-ES-DT"].startswith("no search space")
     # an agent that plays a named track only is tuned there: its hint names the track and its cost there
-    assert "6 x its neural track references'" in missing["Neural-PHE"] and missing["Neural-PHE"].endswith("--track neural`")
+    assert "6 x its neural track references'" in missing["Neural-ES"] and "s on cuda" in missing["Neural-ES"]
+    assert missing["Neural-ES"].endswith("--track neural --device cuda`")     # its references were made on a GPU
     assert missing["NeuralUCB"].startswith("tuned on the neural track")
 
 
@@ -613,9 +614,9 @@ def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
     args = build_parser().parse_args(shlex.split(tune.STUDY.format(name="OTFLinTS", budget=6))[1:])
     assert (args.agents, args.budget, args.sampler, args.ship) == ("OTFLinTS", 6, "halton", True) and args.out
     assert args.track == "report"
-    hint = tune.untuned(suite.load(suite.DEFAULT))["Neural-PHE"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
+    hint = tune.untuned(suite.load(suite.DEFAULT))["Neural-ES"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
     args = build_parser().parse_args(shlex.split(hint)[1:])
-    assert (args.agents, args.track, args.ship) == ("Neural-PHE", "neural", True)
+    assert (args.agents, args.track, args.ship, args.device) == ("Neural-ES", "neural", True, "cuda")
 
 
 # --- a named track's tuned twin ------------------------------------------------------------------

@@ -534,7 +534,8 @@ def untuned(suite: Suite) -> dict[str, str]:
     """Every registered agent with a search space but no configuration in the package's tuned files
     of `suite`, and why: WHY_UNTUNED, or "not tuned yet" with the cost of a study at the files'
     budget on the agent's `home` track (that many times its references' CPU-s there, or wall
-    seconds on the accelerator they were made on) and STUDY, the one command that tunes it and ships it (`--ship`)."""
+    seconds on the accelerator they were made on) and STUDY, the one command that tunes it and ships it (`--ship`;
+    with `--device cuda` for an agent whose references were made on a GPU)."""
     import agents
 
     budget = next((f["budget"] for f in files(suite).values()), 6)
@@ -553,7 +554,8 @@ def untuned(suite: Suite) -> dict[str, str]:
                 ("cpu_seconds", "CPU-s")
             cost = sum(t for t in where[1][kind].values() if t is not None)
             cost = f"about {budget * cost:,.0f} {unit} ({budget} x its {where[0]} track references' {cost:,.0f})"
-            track = "" if where[0] == "report" else f" --track {where[0]}"
+            track = ("" if where[0] == "report" else f" --track {where[0]}") + \
+                (" --device cuda" if "accelerator" in where[1] else "")     # made on a GPU: tuned on one
         found[name] = (f"not tuned yet, for lack of time: a study at budget {budget} costs {cost}; "
                        f"`{STUDY.format(name=name, budget=budget)}{track}`")
     return found
