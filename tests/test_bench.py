@@ -1046,10 +1046,15 @@ def test_overall_iqm_is_the_cards_point(key, track):
 
 def test_load_without_a_suite_loads_the_default_silently():
     """`suite.load()` loads DEFAULT, bakeoff-v2 since 0.14.0 (0.13.0 warned that it would), with no
-    warning left."""
+    warning left; NEXT_DEFAULT, the announcement, fails naming DEFAULT."""
     import warnings
 
-    assert suite.DEFAULT == "bakeoff-v2" and not hasattr(suite, "NEXT_DEFAULT")
+    assert suite.DEFAULT == "bakeoff-v2"
+    with pytest.raises(AttributeError, match=r"NEXT_DEFAULT was removed in 0\.14\.0.*DEFAULT \('bakeoff-v2'\).*"
+                                             r"load\('bakeoff-v1'\)"):
+        suite.NEXT_DEFAULT
+    with pytest.raises(AttributeError, match="no attribute 'NOPE'"):
+        suite.NOPE
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert suite.load().key == "bakeoff-v2" and suite.load().horizon_to_agents

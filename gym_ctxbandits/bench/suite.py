@@ -253,3 +253,13 @@ def markdown_table(suite: Suite) -> str:
                     f"{c.cost_s if c.cost_s is not None else 'n/a'} |")
     total = sum(c.cost_s or 0 for c in suite.cells)
     return "\n".join(rows + [f"| all | | | | | | {total:.0f} |"])
+
+
+def __getattr__(name: str):
+    """`NEXT_DEFAULT`, 0.13.0's announcement that the default suite would become bakeoff-v2: removed in
+    0.14.0, which made the change, an AttributeError naming DEFAULT."""
+    if name == "NEXT_DEFAULT":
+        raise AttributeError("gym_ctxbandits.bench.suite.NEXT_DEFAULT was removed in 0.14.0, which made the change it "
+                             f"announced: the default suite is bench.suite.DEFAULT ({DEFAULT!r}); name a suite to "
+                             "keep it, e.g. load('bakeoff-v1')")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
