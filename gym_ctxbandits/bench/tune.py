@@ -141,13 +141,17 @@ class Study:
         return {cell.id: finals(folder.parent, folder.name, cell.id, self.seeds)["reward" if is_replay(cell.env)
                                                                                 else "regret"] for cell in self.cells}
 
+    def _costs(self) -> dict[str, float]:
+        """OUT/costs.json: CPU seconds by "agent/config" and "agent/config/cell" (empty before any)."""
+        path = self.out / COSTS
+        return json.loads(path.read_text()) if path.exists() else {}
+
     def _keep(self, key: str, cpu: float) -> float:
         """OUT/costs.json's entry `key`: `cpu` CPU seconds, written when first measured, then kept."""
-        path = self.out / COSTS
-        costs = json.loads(path.read_text()) if path.exists() else {}
+        costs = self._costs()
         if key not in costs:
             costs[key] = round(cpu, 2)
-            path.write_text(json.dumps(costs, indent=1, sort_keys=True) + "\n")
+            (self.out / COSTS).write_text(json.dumps(costs, indent=1, sort_keys=True) + "\n")
         return costs[key]
 
     def cost(self, name: str, config: dict, cpu: float) -> float:
@@ -158,9 +162,8 @@ class Study:
         run's seconds for the whole configuration, counts where it is more (a cell that failed and
         so kept nothing)."""
         key = f"{slug(name)}/{config_id(config)}"
-        path = self.out / COSTS
-        cells = json.loads(path.read_text()) if path.exists() else {}
-        return self._keep(key, max(cpu, sum(v for k, v in cells.items() if k.startswith(f"{key}/"))))
+        cells = sum(v for k, v in self._costs().items() if k.startswith(f"{key}/"))
+        return self._keep(key, max(cpu, cells))
 
     def random(self) -> dict[str, np.ndarray]:
         """Random's final values per cell and tune seed: run once into OUT/Random, then kept."""
