@@ -13,7 +13,7 @@ in 0.2 and 0.3 and fails it from 0.4 (docs/extending.md, "Deprecation policy").
 
 Beside them, a class may declare what a tuner may try, `search_space`, a dict name -> `LogUniform`,
 `Uniform`, `IntLogUniform` or `Choice`, merged with its bases' like `params` (None drops an
-inherited entry); `ctxbandits bench tune` searches it (docs/benchmark.md, "Tuning"):
+inherited entry); `ctxbandits bench tune` searches it (docs/tuning.md):
 
     search_space = {"alpha": LogUniform(0.01, 10), "lam": LogUniform(0.01, 100)}
 """
@@ -199,7 +199,7 @@ def validate(agent) -> None:
         check_param(name, getattr(agent, name), constraint)
 
 
-# --- search spaces: what a tuner may try (`ctxbandits bench tune`, docs/benchmark.md "Tuning") ----------
+# --- search spaces: what a tuner may try (`ctxbandits bench tune`, docs/tuning.md) ----------
 
 class _Range:
     """A range [lo, hi] of a hyper-parameter's search space; `value(u)` maps u in [0, 1] onto it."""

@@ -1,11 +1,13 @@
-"""Write the docs' generated tables: README's environments, docs/benchmark.md's suite, references,
-search spaces and leaderboard, so that each mirrors the registry or the shipped files.
+"""Write the docs' generated tables: README's environments, the bake-off's suite, references,
+search spaces and leaderboards (docs/benchmark.md, docs/tuning.md), so that each mirrors the
+registry or the shipped files.
 
 The table sits between `<!-- envs:begin -->` and `<!-- envs:end -->` in README.md. Its rows come
 from the Gymnasium registry (every `CtxBandit/` id in registration order, T = `max_episode_steps`)
 and from `gym_ctxbandits.registration.TABLE_ROWS` (paper section and reward model, next to the
-registrations); consecutive ids with the same entry share a row. docs/benchmark.md's tables sit
-between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (`bench_tables`): the default suite's cells,
+registrations); consecutive ids with the same entry share a row. The bake-off's tables sit
+between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (`bench_tables`), each in the one page of
+PAGES that holds its markers: the default suite's cells,
 every agent's search space and the leaderboard of each track's references (the report track's,
 the tuned track's, every named track's of the suite file and each named track's tuned twin whose
 references are built, e.g. `leaderboard-glm-tuned`); the cost tables of bakeoff-v1's references,
@@ -14,7 +16,7 @@ its agents that read a horizon against bakeoff-v2 (`v1-leaderboard`, `versions`)
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
-    python scripts/make_tables.py           # rewrite the tables in README.md and docs/benchmark.md
+    python scripts/make_tables.py           # rewrite the tables in README.md, docs/benchmark.md and docs/tuning.md
     python scripts/make_tables.py --check   # exit 1, naming the stale pages, if a table is not this output
 """
 
@@ -32,12 +34,12 @@ from gym_ctxbandits.jobs import AgentSpec
 from gym_ctxbandits.registration import TABLE_ROWS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-BENCHMARK = README.parent / "docs" / "benchmark.md"
+PAGES = (README.parent / "docs" / "benchmark.md", README.parent / "docs" / "tuning.md")   # the bake-off's
 BEGIN, END = "<!-- envs:begin -->", "<!-- envs:end -->"
 
 
 def bench_tables() -> dict:
-    """docs/benchmark.md's generated tables, by marker name: the default suite's (bakeoff-v2) cells,
+    """The bake-off's generated tables, by marker name: the default suite's (bakeoff-v2) cells,
     search spaces and leaderboards; the reference tables of bakeoff-v1, where every agent's rows were
     run and their cost measured (bakeoff-v2 copies them but for the agents that read a horizon); and
     bakeoff-v1's report-track leaderboard with the versions table."""
@@ -84,6 +86,16 @@ def replaced(text: str, name: str, table: str) -> str:
     return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
+def shown(name: str) -> tuple[Path, str]:
+    """The page of PAGES that holds the markers of table `name`, and the table it shows there."""
+    begin, end = f"<!-- {name}:begin -->\n", f"\n<!-- {name}:end -->"
+    holders = [page for page in PAGES if begin in page.read_text()]
+    if len(holders) != 1:
+        raise ValueError(f"{len(holders)} of {', '.join(p.name for p in PAGES)} hold the markers of the {name} table: "
+                         "put them in one")
+    return holders[0], holders[0].read_text().partition(begin)[2].partition(end)[0]
+
+
 def env_table() -> str:
     """The markdown table of every registered `CtxBandit/` id: id, paper section, reward model, T."""
     rows: list[tuple[list[str], str, str, str]] = []
@@ -115,12 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 if a table is out of date")
     args = parser.parse_args(argv)
-    bench = BENCHMARK.read_text()
-    new_bench = bench
+    pages = {page: page.read_text() for page in PAGES}
+    written = {README: rewritten(README.read_text()), **pages}
     for name, table in bench_tables().items():
-        new_bench = replaced(new_bench, name, table)
-    stale = [(path, text, new) for path, text, new in [(README, README.read_text(), rewritten(README.read_text())),
-                                                        (BENCHMARK, bench, new_bench)] if new != text]
+        page = shown(name)[0]
+        written[page] = replaced(written[page], name, table)
+    stale = [(path, text, written[path]) for path, text in [(README, README.read_text()), *pages.items()]
+             if written[path] != text]
     if args.check:
         for path, *_ in stale:
             print(f"{path.name}'s generated tables are stale: run `python scripts/make_tables.py`", file=sys.stderr)

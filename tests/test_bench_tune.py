@@ -22,6 +22,14 @@ from gym_ctxbandits.results import load_results
 
 BUILT = "bakeoff-v1"    # the suite whose references were all run (bakeoff-v2, the default, copies most)
 
+
+def shown(name: str) -> str:
+    """The table docs/benchmark.md or docs/tuning.md shows between `name`'s markers (scripts/make_tables.py
+    writes them)."""
+    import runpy
+
+    return runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "make_tables.py"))["shown"](name)[1]
+
 TUNE_SEEDS, REPORT_SEEDS = [0, 1, 2], [1000, 1001, 1002]
 SUITE = """name = "tiny"
 version = 1
@@ -368,10 +376,8 @@ def test_tpe_without_optuna_is_one_line(folder, capsys, monkeypatch):
 def test_the_docs_table_is_the_registrys_spaces_and_the_shipped_file():
     from gym_ctxbandits.bench import suite
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
-    table = text.partition("<!-- spaces:begin -->\n")[2].partition("\n<!-- spaces:end -->")[0]
-    assert table == tune.markdown_spaces(suite.load(suite.DEFAULT)), \
-        "docs/benchmark.md's table of search spaces is stale: run `python scripts/make_tables.py`"
+    assert shown("spaces") == tune.markdown_spaces(suite.load(suite.DEFAULT)), \
+        "docs/tuning.md's table of search spaces is stale: run `python scripts/make_tables.py`"
 
 
 # --- the shipped tuned configurations ------------------------------------------------------------
@@ -495,12 +501,11 @@ def test_every_agent_has_a_tuned_track_or_a_stated_reason():
 
 
 def test_the_docs_tables_of_the_tuned_track_are_its_references():
-    """docs/benchmark.md's leaderboard of the tuned track and its tuning gains are the default
-    suite's references; its references table is bakeoff-v1's, where they were run."""
+    """The docs' leaderboard of the tuned track and its tuning gains are the default suite's
+    references; its references table is bakeoff-v1's, where they were run."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
     shipped, built = suite.load(suite.DEFAULT), suite.load(BUILT)
-    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     board = leaderboard.card(shipped, track="tuned")
     assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
     gains = leaderboard.tuning_gains(shipped)
@@ -511,8 +516,7 @@ def test_the_docs_tables_of_the_tuned_track_are_its_references():
     for name, table in (("leaderboard-tuned", leaderboard.markdown(board)), ("tuning-gains", gains),
                         ("references-tuned", references.markdown_table(
                             references.read(references.folder(built, "tuned"), built, track="tuned")))):
-        assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
-            f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
+        assert shown(name) == table, f"the docs' {name} table is stale: run `python scripts/make_tables.py`"
 
 
 # --- shipping a study into the package's tuned file ----------------------------------------------
@@ -721,20 +725,18 @@ def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exa
 
 def test_the_docs_tables_of_the_tuned_twins_are_their_references():
     """Every named track's tuned twin with references has its leaderboard (the default suite's) and
-    references table (bakeoff-v1's, where they were run) in docs/benchmark.md (`python
+    references table (bakeoff-v1's, where they were run) in docs/tuning.md (`python
     scripts/make_tables.py` writes them); the GLM track's is built."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
     shipped, built, twins = suite.load(suite.DEFAULT), suite.load(BUILT), built_twins()
     assert twins == references.built_twins(shipped)
-    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.md").read_text()
     for twin in twins:
         board = leaderboard.card(shipped, track=twin)
         assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
         for name, table in ((f"leaderboard-{twin}", leaderboard.markdown(board)), (f"references-{twin}", (
                 references.markdown_table(references.read(references.folder(built, twin), built, track=twin))))):
-            assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
-                f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
+            assert shown(name) == table, f"docs/tuning.md's {name} table is stale: run `python scripts/make_tables.py`"
 
 
 def test_a_study_on_a_new_suite_version_inherits_the_former_ones_where_it_would_replay_it():

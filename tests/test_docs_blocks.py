@@ -173,7 +173,7 @@ SKIP = {
     "ctxbandits bench report --out results/smoke": "needs the folder of the command above; 3.3 CPU-s, 13 s",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench tune --agents LinUCB,epsilon-greedy --budget 6 --out results/tune":
         "needs the datasets; 6 configurations of each agent's suite and Random's once: measured 806 (LinUCB) + 562 "
-        "(epsilon-greedy, Random's run included) CPU-s, about 23 min of one core (docs/benchmark.md, Tuning)",
+        "(epsilon-greedy, Random's run included) CPU-s, about 23 min of one core (docs/tuning.md, Tune, play, report)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,epsilon-greedy --tuned results/tune/tuned.json "
     "--out results/tuned": "needs the datasets and the study above; about 4.5 min of one core (the agents' suites, "
                            "139 + 90 CPU-s at their defaults, and Random's 35)",
@@ -189,7 +189,7 @@ SKIP = {
     "CTXBANDITS_DATA=~/datasets ctxbandits bench tune --agents GLM-TSL --budget 6 --sampler halton --track glm --out "
     "results/tune-glm --ship": "needs the datasets, and writes the package's tuned file of the GLM track; 6 "
                                "configurations of the agent's GLM track and Random's once: 3,728 CPU-s measured, 36.5 "
-                               "min on 2 shared cores (docs/benchmark.md, Tuning on a named track)",
+                               "min on 2 shared cores (docs/tuning.md, Tuning on a named track)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench regen --track glm --tuned shipped --agents GLM-TSL":
         "needs the datasets and the study above, and rewrites the package's glm-tuned references; the agent's GLM "
         "track on the report seeds: 507 CPU-s measured (4.7 min with --backend processes --workers 2)",

@@ -472,7 +472,7 @@ def absent(manifest: dict) -> dict[str, str]:
         elsewhere = {a: f"tuned on the {t} track: its tuned references are references/"
                         f"{folder(suite, tuned_track(t)).name}"
                      for a, (t, _) in tune.tuned_agents(suite).items() if t != base_track(manifest["track"])}
-        why = {**dict.fromkeys(tune.NO_SPACE, "no search space (docs/benchmark.md, Tuning)"),
+        why = {**dict.fromkeys(tune.NO_SPACE, "no search space (docs/tuning.md, Search spaces)"),
                **tune.untuned(suite), **elsewhere}
     else:
         why = {**{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")},
@@ -497,7 +497,7 @@ def markdown_table(manifest: dict) -> str:
     by_reason: dict[str, list[str]] = {}
     for agent, reason in absent(manifest).items():
         if reason.startswith("not tuned yet"):           # each study's cost: the table of search spaces
-            reason = "not tuned yet, for lack of time (Tuning's table of search spaces gives each study's cost)"
+            reason = "not tuned yet, for lack of time (docs/tuning.md's table of search spaces gives each study's cost)"
         by_reason.setdefault(reason, []).append(agent)
     lines = [f"Not shipped: {', '.join(names)}. Why: {reason}." for reason, names in by_reason.items()]
     return "\n".join(rows + [f"| all | {total:,} | | | | |", ""] + lines)

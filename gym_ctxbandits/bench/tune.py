@@ -1,5 +1,5 @@
 """Fair tuning: one configuration per agent per suite, chosen on the tune seeds only, with the same
-budget for every agent (Bietti et al. 2021; Eimer et al. 2023, docs/benchmark.md "Tuning").
+budget for every agent (Bietti et al. 2021; Eimer et al. 2023, docs/tuning.md).
 
 An agent's class declares its search space beside its hyper-parameters (`search_space`,
 agents/params.py). A study evaluates `budget` configurations of it, the defaults always the first,
@@ -482,7 +482,7 @@ def ship(record: dict, suite: Suite, agents: Sequence[str], replace: bool = Fals
     return fate
 
 
-# Why an agent of the zoo has no search space (docs/benchmark.md's table of spaces says it).
+# Why an agent of the zoo has no search space (docs/tuning.md's table of spaces says it).
 NO_SPACE = {
     "GLM-ES-DT": "a doubling trick over GLM-ES, whose ensemble grows per epoch: tune GLM-ES",
     "Neural-ES-DT": "a doubling trick over Neural-ES: tune Neural-ES",
@@ -566,7 +566,7 @@ def untuned(suite: Suite) -> dict[str, str]:
 
 def markdown_spaces(suite: Suite) -> str:
     """Every registered agent's search space and whether the package ships its tuned configuration
-    of `suite` (and why not), as docs/benchmark.md shows them (a test keeps the two equal)."""
+    of `suite` (and why not), as docs/tuning.md shows them (a test keeps the two equal)."""
     import agents
 
     budgets = {t: f["budget"] for t, f in files(suite).items()}
