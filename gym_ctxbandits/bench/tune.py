@@ -537,8 +537,9 @@ def untuned(suite: Suite) -> dict[str, str]:
     """Every registered agent with a search space but no configuration in the package's tuned files
     of `suite`, and why: WHY_UNTUNED, or "not tuned yet" with the cost of a study at the files'
     budget on the agent's `home` track (that many times its references' CPU-s there, or wall
-    seconds on the accelerator they were made on) and STUDY, the one command that tunes it and ships it (`--ship`;
-    with `--device cuda` for an agent whose references were made on a GPU)."""
+    seconds on the accelerator they were made on: "for lack of a GPU" there, else "of time") and STUDY, the
+    one command that tunes it and ships it (`--ship`; with `--device cuda` for an agent whose references
+    were made on a GPU)."""
     import agents
 
     budget = next((f["budget"] for f in files(suite).values()), 6)
@@ -551,15 +552,15 @@ def untuned(suite: Suite) -> dict[str, str]:
         if name in why:
             found[name] = why[name]
             continue
-        cost, track = "unmeasured", ""
+        cost, track, lack = "unmeasured", "", "time"
         if where := home(suite, name):
-            kind, unit = ("wall_seconds", f"s on {where[1]['accelerator']}") if "accelerator" in where[1] else \
-                ("cpu_seconds", "CPU-s")
+            gpu = "accelerator" in where[1]              # made on a GPU: tuned on one
+            kind, unit = ("wall_seconds", f"s on {where[1]['accelerator']}") if gpu else ("cpu_seconds", "CPU-s")
             cost = sum(t for t in where[1][kind].values() if t is not None)
             cost = f"about {budget * cost:,.0f} {unit} ({budget} x its {where[0]} track references' {cost:,.0f})"
-            track = ("" if where[0] == "report" else f" --track {where[0]}") + \
-                (" --device cuda" if "accelerator" in where[1] else "")     # made on a GPU: tuned on one
-        found[name] = (f"not tuned yet, for lack of time: a study at budget {budget} costs {cost}; "
+            track = ("" if where[0] == "report" else f" --track {where[0]}") + (" --device cuda" if gpu else "")
+            lack = "a GPU" if gpu else "time"
+        found[name] = (f"not tuned yet, for lack of {lack}: a study at budget {budget} costs {cost}; "
                        f"`{STUDY.format(name=name, budget=budget)}{track}`")
     return found
 
@@ -595,10 +596,11 @@ def markdown_spaces(suite: Suite) -> str:
              if not reason.startswith("not tuned yet")]
     if late:
         budget = next(iter(budgets.values()), 6)
-        lines.append(f"Not tuned yet, for lack of time: {', '.join(f'{n} ({c})' for n, c in late.items())}: a "
-                     f"study at budget {budget} costs about that, {budget} times the agent's references' CPU-s (on "
-                     f"the track it plays); `{STUDY.format(name='NAME', budget=budget)}` (and `--track NAME` for "
-                     "an agent that plays a named track).")
+        lines.append(f"Not tuned yet, for lack of time or, where the cost is a GPU's, of a GPU: "
+                     f"{', '.join(f'{n} ({c})' for n, c in late.items())}: a study at budget {budget} costs about "
+                     f"that, {budget} times the agent's references' seconds (on the track it plays, on the GPU where "
+                     f"they were made on one); `{STUDY.format(name='NAME', budget=budget)}` (and `--track NAME` for "
+                     "an agent that plays a named track, `--device cuda` for a GPU's).")
     return "\n".join(rows + ([""] + lines if lines else []))
 
 
