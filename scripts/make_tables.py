@@ -86,14 +86,19 @@ def replaced(text: str, name: str, table: str) -> str:
     return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
+def holder(name: str, texts: dict[Path, str]) -> Path:
+    """The one page of `texts` (page -> its text) that holds the markers of table `name`."""
+    pages = [page for page, text in texts.items() if f"<!-- {name}:begin -->\n" in text]
+    if len(pages) != 1:
+        raise ValueError(f"{len(pages)} of {', '.join(p.name for p in texts)} hold the markers of the {name} table: "
+                         "put them in one")
+    return pages[0]
+
+
 def shown(name: str) -> tuple[Path, str]:
     """The page of PAGES that holds the markers of table `name`, and the table it shows there."""
-    begin, end = f"<!-- {name}:begin -->\n", f"\n<!-- {name}:end -->"
-    holders = [page for page in PAGES if begin in page.read_text()]
-    if len(holders) != 1:
-        raise ValueError(f"{len(holders)} of {', '.join(p.name for p in PAGES)} hold the markers of the {name} table: "
-                         "put them in one")
-    return holders[0], holders[0].read_text().partition(begin)[2].partition(end)[0]
+    page = holder(name, texts := {p: p.read_text() for p in PAGES})
+    return page, texts[page].partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0]
 
 
 def env_table() -> str:
@@ -130,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     pages = {page: page.read_text() for page in PAGES}
     written = {README: rewritten(README.read_text()), **pages}
     for name, table in bench_tables().items():
-        page = shown(name)[0]
+        page = holder(name, pages)
         written[page] = replaced(written[page], name, table)
     stale = [(path, text, written[path]) for path, text in [(README, README.read_text()), *pages.items()]
              if written[path] != text]
