@@ -622,6 +622,9 @@ def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
     hint = tune.untuned(suite.load(suite.DEFAULT))["Neural-ES"].rpartition("`")[0].rpartition("`")[2]      # its named track's study
     args = build_parser().parse_args(shlex.split(hint)[1:])
     assert (args.agents, args.track, args.ship, args.device) == ("Neural-ES", "neural", True, "cuda")
+    assert args.suite in (None, suite.DEFAULT)
+    hint = tune.untuned(suite.load("bakeoff-v1"))["Neural-ES"].rpartition("`")[0].rpartition("`")[2]   # not the default's
+    assert build_parser().parse_args(shlex.split(hint)[1:]).suite == "bakeoff-v1"
 
 
 # --- a named track's tuned twin ------------------------------------------------------------------

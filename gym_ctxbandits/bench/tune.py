@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from gym_ctxbandits.bench.run import BASELINE, cpu_clock, for_cell, play_cells, slug
-from gym_ctxbandits.bench.suite import SUITES, Suite, SuiteError, base_track, earlier
+from gym_ctxbandits.bench.suite import DEFAULT, SUITES, Suite, SuiteError, base_track, earlier
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 FILE = "tuned.json"
@@ -494,13 +494,16 @@ NO_SPACE = {
 # Why an agent with a search space has no tuned configuration of a shipped suite, beyond "not yet"
 # (which `untuned` words with the study's cost on the agent's track). A test requires every
 # registered agent to be tuned, to have no space, or to have a reason.
+_NO_REFERENCES = dict.fromkeys(("OAM", "OSSB"), "no defaults-track references to compare with (the redrawn arms of "
+                               "21 cells, and CVXPY: references.WHY_ABSENT), so nothing a tuned one would be set beside")
 WHY_UNTUNED = {
     "bakeoff-v1": {
-        **dict.fromkeys(("OAM", "OSSB"), "no defaults-track references to compare with (the redrawn arms of 21 cells, "
-                        "and CVXPY: references.WHY_ABSENT), so nothing a tuned one would be set beside"),
+        **_NO_REFERENCES,
+        "repGLM-FPL": "tuned on bakeoff-v2 only, the default suite: it reads the cell's horizon, which bakeoff-v2 gives "
+                      "it and bakeoff-v1 does not, so bakeoff-v1's would be a study of its own",
     },
+    "bakeoff-v2": _NO_REFERENCES,
 }
-WHY_UNTUNED["bakeoff-v2"] = WHY_UNTUNED["bakeoff-v1"]     # v1's cells and tracks, so v1's reasons
 # The command that tunes an agent at the shipped file's budget and ships it (`untuned` words it).
 STUDY = "ctxbandits bench tune --agents {name} --budget {budget} --sampler halton --out results/tune --ship"
 
@@ -539,12 +542,15 @@ def untuned(suite: Suite) -> dict[str, str]:
     budget on the agent's `home` track (that many times its references' CPU-s there, or wall
     seconds on the accelerator they were made on: "for lack of a GPU" there, else "of time") and STUDY, the
     one command that tunes it and ships it (`--ship`; with `--device cuda` for an agent whose references
-    were made on a GPU)."""
+    were made on a GPU, and `--suite` for a suite other than the default)."""
     import agents
 
     budget = next((f["budget"] for f in files(suite).values()), 6)
     tuned = tuned_agents(suite)
     why = WHY_UNTUNED.get(suite.key, {})
+    path = suite.path and suite.path.resolve()
+    named = ("" if suite.key == DEFAULT and path in (None, (SUITES / f"{DEFAULT}.toml").resolve()) else
+             f" --suite {path if path and path.parent != SUITES.resolve() else suite.key}")      # not the default's study
     found = {}
     for name, entry in agents.REGISTRY.items():
         if name in tuned or name in NO_SPACE or name == BASELINE or not entry.__module__.startswith("agents."):
@@ -561,7 +567,7 @@ def untuned(suite: Suite) -> dict[str, str]:
             track = ("" if where[0] == "report" else f" --track {where[0]}") + (" --device cuda" if gpu else "")
             lack = "a GPU" if gpu else "time"
         found[name] = (f"not tuned yet, for lack of {lack}: a study at budget {budget} costs {cost}; "
-                       f"`{STUDY.format(name=name, budget=budget)}{track}`")
+                       f"`{STUDY.format(name=name, budget=budget)}{track}{named}`")
     return found
 
 
@@ -596,7 +602,9 @@ def markdown_spaces(suite: Suite) -> str:
              if not reason.startswith("not tuned yet")]
     if late:
         budget = next(iter(budgets.values()), 6)
-        lines.append(f"Not tuned yet, for lack of time or, where the cost is a GPU's, of a GPU: "
+        lacks = {why[n].partition("for lack of ")[2].partition(":")[0] for n in late}
+        lack = ("time or, where the cost is a GPU's, of a GPU" if len(lacks) > 1 else lacks.pop() or "time")
+        lines.append(f"Not tuned yet, for lack of {lack}: "
                      f"{', '.join(f'{n} ({c})' for n, c in late.items())}: a study at budget {budget} costs about "
                      f"that, {budget} times the agent's references' seconds (on the track it plays, on the GPU where "
                      f"they were made on one); `{STUDY.format(name='NAME', budget=budget)}` (and `--track NAME` for "
