@@ -14,6 +14,7 @@ import pytest
 import agents
 from agents.params import Choice, IntLogUniform, LogUniform, Uniform, defaults, parse_space, search_space
 from gym_ctxbandits.bench import tune
+from gym_ctxbandits.bench.run import for_cell
 from gym_ctxbandits.bench.report import finals
 from gym_ctxbandits.cli import main
 from gym_ctxbandits.compare import run
@@ -459,7 +460,8 @@ def test_tuned_references_pin_the_file_and_are_the_tuned_zoo_of_a_tuned_folder(f
 def test_the_shipped_tuned_references_reproduce_exactly_and_match_the_tuned_file(tmp_path):
     """The package's tuned-track references are of the shipped tuned file (its SHA-256, budget,
     tune seeds, each agent's configuration), hold every tuned agent and Random, and two cheap cells
-    of LinUCB's tuned configuration on three report seeds give the shipped rows bit for bit."""
+    of LinUCB's tuned configuration on three report seeds give the shipped rows bit for bit, as does
+    one of repGLM-FPL's, given the cell's horizon (tuned on bakeoff-v2, whose agents read it)."""
     from gym_ctxbandits.bench import references, suite
 
     shipped = suite.load(suite.DEFAULT)
@@ -472,16 +474,18 @@ def test_the_shipped_tuned_references_reproduce_exactly_and_match_the_tuned_file
         "a tuned agent without tuned references: `ctxbandits bench regen --tuned shipped --agents NAME`"
     assert all(manifest["agents"][a]["config"] == record["agents"][a]["config"] for a in record["agents"])
     cells = {c.id: c for c in shipped.cells}
-    table = references.table(where, manifest, "LinUCB")
-    for cell_id in ("s0-linear", "s4-changing-1"):
-        cell = cells[cell_id]
-        run(EnvSpec(cell.env, cell.kwargs), AgentSpec("LinUCB", record["agents"]["LinUCB"]["config"]),
-            seeds=REPORT_SEEDS, horizon=cell.horizon, log_every=cell.log_every, out=tmp_path / cell_id)
-        mine = references.checkpoints(load_results(tmp_path / cell_id)).reset_index(drop=True)
+    # and a neural agent tuned on bakeoff-v2 that reads the horizon: given the cell's, as its rows were made
+    for agent, cell_id in (("LinUCB", "s0-linear"), ("LinUCB", "s4-changing-1"), ("repGLM-FPL", "s3-sphere-linear")):
+        cell, table = cells[cell_id], references.table(where, manifest, agent)
+        spec = for_cell(AgentSpec(agent, record["agents"][agent]["config"]), cell, shipped)
+        assert ("horizon" in spec.kwargs) == (agent == "repGLM-FPL")
+        run(EnvSpec(cell.env, cell.kwargs), spec, seeds=REPORT_SEEDS, horizon=cell.horizon, log_every=cell.log_every,
+            out=tmp_path / agent / cell_id)
+        mine = references.checkpoints(load_results(tmp_path / agent / cell_id)).reset_index(drop=True)
         theirs = table[(table["cell"] == cell_id) & (table["seed"] < 1003)].reset_index(drop=True)
         assert len(mine) == len(theirs) > 3 * 10
         for column in ("seed", "round", "cum_regret"):
-            np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"LinUCB on {cell_id}: {column}")
+            np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"{agent} on {cell_id}: {column}")
 
 
 def test_every_agent_has_a_tuned_track_or_a_stated_reason():
