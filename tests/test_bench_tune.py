@@ -12,10 +12,18 @@ import numpy as np
 import pytest
 
 import agents
-from agents.params import Choice, IntLogUniform, LogUniform, Uniform, defaults, parse_space, search_space
+from agents.params import (
+    Choice,
+    IntLogUniform,
+    LogUniform,
+    Uniform,
+    defaults,
+    parse_space,
+    search_space,
+)
 from gym_ctxbandits.bench import tune
-from gym_ctxbandits.bench.run import for_cell
 from gym_ctxbandits.bench.report import finals
+from gym_ctxbandits.bench.run import for_cell
 from gym_ctxbandits.cli import main
 from gym_ctxbandits.compare import run
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec
@@ -617,7 +625,6 @@ def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
     import shlex
 
     from gym_ctxbandits.bench import suite
-
     from gym_ctxbandits.cli import build_parser
 
     args = build_parser().parse_args(shlex.split(tune.STUDY.format(name="OTFLinTS", budget=6))[1:])

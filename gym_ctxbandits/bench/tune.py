@@ -32,7 +32,14 @@ from pathlib import Path
 import numpy as np
 
 from gym_ctxbandits.bench.run import BASELINE, cpu_clock, for_cell, play_cells, slug
-from gym_ctxbandits.bench.suite import DEFAULT, SUITES, Suite, SuiteError, base_track, earlier
+from gym_ctxbandits.bench.suite import (
+    DEFAULT,
+    SUITES,
+    Suite,
+    SuiteError,
+    base_track,
+    earlier,
+)
 from gym_ctxbandits.experiment import AgentSpec, is_replay
 
 FILE = "tuned.json"
