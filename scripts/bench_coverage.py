@@ -4,7 +4,8 @@ report seeds and beside them.
 
 - `ratio_ci` (regret / Random's per cell, a paired percentile bootstrap): on laws whose ratio of
   means is known exactly (correlated lognormal regrets, light and heavy tailed; an agent stuck on a
-  fifth of its seeds), and on real bandit regrets: Random, LinUCB and Greedy at their defaults on
+  fifth of its seeds), beside two other intervals on the same laws (scipy's BCa bootstrap and a
+  delta-method t interval: whether another method would do better at ten seeds), and on real bandit regrets: Random, LinUCB and Greedy at their defaults on
   four cells of bakeoff-v2 over `--pool` seeds from 5000 (none a tune or report seed), whose
   ratio of means is the truth of a draw of `--seeds` of those seeds without replacement.
 - `iqm_ci` (IQM score over cells, a bootstrap of each cell's seeds): 35 cells whose per-seed score
@@ -29,6 +30,7 @@ import time
 
 import numpy as np
 from scipy import special
+from scipy import stats as st
 
 from gym_ctxbandits.bench import stats
 
@@ -66,6 +68,30 @@ def ratio_coverage(draw, truth, n, replicates, rng) -> tuple[float, float]:
         hits.append(low <= truth <= high)
         widths.append((high - low) / truth)
     return float(np.mean(hits)), float(np.mean(widths))
+
+
+def ratio_t(a, r, level=stats.LEVEL) -> tuple[float, float]:
+    """The delta-method t interval of mean(a) / mean(r), paired by seed: R +- t(n - 1) x the standard
+    error of the mean of (a - R r) / mean(r)."""
+    ratio, n = a.mean() / r.mean(), len(a)
+    half = st.t.ppf((1 + level) / 2, n - 1) * np.std((a - ratio * r) / r.mean(), ddof=1) / np.sqrt(n)
+    return ratio - half, ratio + half
+
+
+def ratio_bca(a, r, level=stats.LEVEL) -> tuple[float, float]:
+    """scipy's paired BCa bootstrap interval of mean(a) / mean(r) (2,000 resamples, as ratio_ci)."""
+    found = st.bootstrap((a, r), lambda x, y, axis=-1: x.mean(axis) / y.mean(axis), paired=True, vectorized=True,
+                         n_resamples=stats.RESAMPLES, confidence_level=level, method="BCa", random_state=0)
+    return tuple(found.confidence_interval)
+
+
+def other_intervals(draw, truth, n, replicates, rng) -> tuple[float, float]:
+    """Coverage of ratio_bca and ratio_t on the same kind of draws as ratio_coverage."""
+    hits = np.zeros(2)
+    for _ in range(replicates):
+        a, r = draw(rng, n)
+        hits += [low <= truth <= high for low, high in (ratio_bca(a, r), ratio_t(a, r))]
+    return tuple(hits / replicates)
 
 
 def synthetic_cells(k=35, seed=0):
@@ -140,7 +166,8 @@ def main(argv=None) -> None:
     if args.quick:
         args.replicates, args.pool, grid = 60, 12, 20_000
     rng, n, reps, start = np.random.default_rng(2029), args.seeds, args.replicates, time.process_time()
-    se = lambda p, count=reps: np.sqrt(p * (1 - p) / count)   # noqa: E731: a coverage's binomial standard error
+    def se(p, count=reps):                       # a coverage's binomial standard error
+        return np.sqrt(p * (1 - p) / count)
 
     print(f"## ratio_ci: coverage of the 95% interval ({reps} replicates)\n")
     print("| law | seeds | coverage (SE) | mean width / truth |\n|---|---|---|---|")
@@ -148,6 +175,15 @@ def main(argv=None) -> None:
         for m in sorted({5, n, 2 * n}):
             cover, width = ratio_coverage(draw, truth, m, reps, rng)
             print(f"| {name} | {m} | {cover:.3f} ({se(cover):.3f}) | {width:.2f} |")
+    print(f"\nThe same laws at {n} seeds, other intervals of the ratio ({reps} replicates):\n")
+    print("| law | percentile (ratio_ci, above) | BCa | delta-method t |\n|---|---|---|---|")
+    for name, (draw, truth) in LAWS.items():
+        bca, t = other_intervals(draw, truth, n, reps, rng)
+        print(f"| {name} | see above | {bca:.3f} ({se(bca):.3f}) | {t:.3f} ({se(t):.3f}) |")
+
+    print(f"\nReal regrets: Random, {' and '.join(AGENTS)} at their defaults, the truth the pool's ratio of means "
+          f"({reps} replicates):\n")
+    print("| agent and cell | seeds | coverage (SE) | mean width / truth |\n|---|---|---|---|")
     regrets = pool(args.pool)
     for cell_id, found in regrets.items():
         for agent in AGENTS:

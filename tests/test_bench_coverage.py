@@ -27,6 +27,17 @@ def test_the_truths_are_exact():
     assert bench_coverage.exact_size(10) == 2 * 25 / 2 ** 10    # P(T <= 8) = 25 / 1024: 0.0488
 
 
+def test_the_other_intervals_of_the_ratio():
+    r = np.array([10.0, 12.0, 9.0, 11.0])
+    assert bench_coverage.ratio_t(2 * r, r) == pytest.approx((2.0, 2.0))        # a fixed ratio: no spread
+    a = np.array([5.0, 4.0, 6.0, 3.0])                                           # by hand: R = 18 / 42
+    d = (a - 18 / 42 * r) / 10.5
+    half = 3.182446305284263 * d.std(ddof=1) / 2                                 # t(3) at 0.975
+    assert bench_coverage.ratio_t(a, r) == pytest.approx((18 / 42 - half, 18 / 42 + half))
+    low, high = bench_coverage.ratio_bca(a, r)
+    assert low < 18 / 42 < high
+
+
 def test_the_ratio_interval_covers_as_the_docs_say():
     """docs/benchmark.md: at ten seeds the paired percentile interval holds the truth less often than
     95% (about 0.88 on a light-tailed law), nearer 95% at twenty; so 300 replicates (SE 0.02) stay

@@ -171,8 +171,8 @@ SKIP = {
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB --quick --out results/smoke":
         "needs the datasets; 9.7 CPU-s, 43 s on the loaded cores",
     "ctxbandits bench report --out results/smoke": "needs the folder of the command above; 3.3 CPU-s, 13 s",
-    "CTXBANDITS_DATA=~/datasets python scripts/bench_coverage.py": "needs the datasets (mushroom); 190 s of one idle "
-                                                                    "core (189 CPU-s; --quick in the tests)",
+    "CTXBANDITS_DATA=~/datasets python scripts/bench_coverage.py": "needs the datasets (mushroom); 366 s on 2 shared "
+                                                                    "cores (239 CPU-s; --quick in the tests)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench tune --agents LinUCB,epsilon-greedy --budget 6 --out results/tune":
         "needs the datasets; 6 configurations of each agent's suite and Random's once: measured 806 (LinUCB) + 562 "
         "(epsilon-greedy, Random's run included) CPU-s, about 23 min of one core (docs/tuning.md, Tune, play, report)",
