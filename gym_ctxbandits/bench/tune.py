@@ -556,8 +556,8 @@ def untuned(suite: Suite) -> dict[str, str]:
     tuned = tuned_agents(suite)
     why = WHY_UNTUNED.get(suite.key, {})
     path = suite.path and suite.path.resolve()
-    named = ("" if suite.key == DEFAULT and path in (None, (SUITES / f"{DEFAULT}.toml").resolve()) else
-             f" --suite {path if path and path.parent != SUITES.resolve() else suite.key}")      # not the default's study
+    where = str(path) if path and path.parent != SUITES.resolve() else suite.key     # a file of one's own, or shipped
+    named = "" if where == DEFAULT else f" --suite {where}"
     found = {}
     for name, entry in agents.REGISTRY.items():
         if name in tuned or name in NO_SPACE or name == BASELINE or not entry.__module__.startswith("agents."):
