@@ -97,8 +97,9 @@ class OTFLinUCB(_OnTheFly):
 
     Defaults: the paper gives no constants for its experiments beyond the windows (m in {100, 500}):
     m = 100, and LinUCB's lam = 1, sigma = 1, S = 1, delta_t = t^{-3}. Set m to the feedback loop's
-    censoring window (`--window`); rewards older than m that still arrive are added all the same
-    (the agent cannot tell a reward's round from its features), which only removes bias.
+    censoring window yourself (`--window` does not set it: give both, `--agents "OTFLinUCB(m=500)"
+    --window 500`); rewards older than m that still arrive are added all the same (the agent cannot
+    tell a reward's round from its features), which only removes bias.
 
     bonus="code" is the index of the authors' released code (`PolicyDeLinUCB`, as copied into
     MarcoGigli/bootstrap-conversions, linear_delayed/de_lin_ucb.py; docs/delayed_agents.md compares

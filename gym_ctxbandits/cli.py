@@ -363,8 +363,9 @@ def add_feedback_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("delayed and batched feedback (regret still counts when the agent acts)")
     group.add_argument("--delay", metavar="SPEC", help="rounds before a reward reaches the agent: fixed:D, "
                        "geometric:MEAN (or geometric:p=P), uniform:HIGH, uniform:LOW:HIGH, pareto:ALPHA:SCALE, "
-                       "reward:MAX:MIN (good arms report sooner)")
-    group.add_argument("--window", type=int, metavar="M", help="a reward later than M rounds is never delivered")
+                       "reward:MAX:MIN (good arms report sooner), or none (no delay, as without the flag)")
+    group.add_argument("--window", type=int, metavar="M", help="a reward later than M rounds is never delivered "
+                       "(the feedback model's window; an OTF agent's own window is its m, e.g. \"OTFLinUCB(m=500)\")")
     group.add_argument("--default-reward", type=float, metavar="R", help="deliver R at the end of the window instead "
                        "of a late reward (Personalizer's default reward)")
     group.add_argument("--conversions", action="store_true", help="only positive rewards are ever revealed")

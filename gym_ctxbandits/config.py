@@ -12,7 +12,7 @@ error that names the key.
     agents = ["LinUCB", {name = "LinTS", kwargs = {v = 0.5}, label = "LinTS-0.5"}]
     imports = ["mymodule"]         # the user's modules registering agents or envs (--import extends it)
     ray = {code = "ship", cpus_per_unit = 1, gpus_per_unit = 0.25, max_in_flight = 64}   # backend ray's options
-    delay = "geometric:100"        # delayed feedback (gym_ctxbandits.delays): fixed:D, geometric:MEAN, uniform:HIGH, ...
+    delay = "geometric:100"        # delayed feedback (gym_ctxbandits.delays): fixed:D, geometric:MEAN, ..., "none"
     window = 500                   # rewards later than this many rounds are never delivered ...
     default_reward = 0.0           # ... or are delivered as this value (needs window)
     conversions = false            # only positive rewards are ever revealed

@@ -7,6 +7,7 @@ the learning is delayed. The pieces, applied in this order:
 * a delay D_s >= 0 in rounds (`delay`, a spec string; delay 0 is today's loop, the reward
   delivered right after the step of its own round):
 
+      none                 no delay: the same model as no `delay` at all (None), so the same numbers and file names
       fixed:D              D_s = D
       geometric:MEAN       P(D_s = k) = (1 - p)^k p on k = 0, 1, ..., p = 1 / (MEAN + 1): E[D_s] = MEAN
       geometric:p=P        the same with p given
@@ -185,10 +186,15 @@ def _whole(value: float, what: str, least: int = 0) -> int:
 
 
 def delay_model(spec: str):
-    """The delay model of a spec string (module docstring), or a one-line ValueError naming the forms."""
-    forms = ", ".join(DELAYS.values())
+    """The delay model of a spec string (module docstring), None for "none" (no delay), or a
+    one-line ValueError naming the forms."""
+    forms = ", ".join(DELAYS.values()) + " or none"
     name, values, named = _spec(spec, "delay", forms)
     where = f"delay {spec!r}"
+    if name == "none":
+        if values or named:
+            raise ValueError(f"{where}: none takes no numbers (no delay); give none")
+        return None
     if name not in DELAYS:
         raise ValueError(f"{where}: unknown delay {name!r}; give one of {forms}")
     counts = {"fixed": (1,), "geometric": (0, 1), "uniform": (1, 2), "pareto": (2,), "reward": (1, 2)}[name]
@@ -262,8 +268,9 @@ class Feedback:
     batch_grid: str | None = None
 
     def __post_init__(self):
-        if self.delay is not None:
-            object.__setattr__(self, "delay", delay_model(self.delay).spec)
+        if self.delay is not None:                          # "none": no delay, the same model as None
+            model = delay_model(self.delay)
+            object.__setattr__(self, "delay", None if model is None else model.spec)
         if self.window is not None and (isinstance(self.window, bool) or not isinstance(self.window, (int, np.integer))
                                         or self.window < 0):
             raise ValueError(f"window must be a whole number of rounds >= 0, got {self.window!r}")

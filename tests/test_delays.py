@@ -8,6 +8,7 @@ import warnings
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 
 import agents
@@ -298,6 +299,38 @@ def test_cli_flags_and_config_keys_make_the_feedback_model(tmp_path):
     path.write_text('envs = ["CtxBandit/Linear-v0"]\nagents = ["LinUCB"]\ndelay = "geometric"\n')
     with pytest.raises(cfg.ConfigError, match="config: delay 'geometric': give geometric:MEAN"):
         cfg.load(path)
+
+
+@pytest.mark.parametrize("spec", ["none", " None ", "NONE"])
+def test_delay_none_is_no_delay(spec):
+    """"none" is the natural word for no delay: the model None, the default feedback, its file names."""
+    assert delay_model(spec) is None and Feedback(delay=spec) == Feedback() and Feedback.of({"delay": spec}) is None
+    assert Feedback(delay=spec, window=9) == Feedback(window=9)
+    assert Job(ENV, AgentSpec("LinUCB"), 3, 300, feedback=Feedback.of({"delay": spec})).filename == \
+        Job(ENV, AgentSpec("LinUCB"), 3, 300).filename
+    with pytest.raises(ValueError, match="none takes no numbers"):
+        delay_model("none:3")
+
+
+def test_cli_and_config_delay_none_give_the_rows_of_no_delay(tmp_path):
+    """`--delay none` (and the config's `delay = "none"`) runs as no flag at all: the same comparison,
+    the same file names, the same rows bit for bit; on the command line it also cancels a config's delay."""
+    common = ["run", "--env", "CtxBandit/Linear-v0", "--env-kwargs", '{"dim": 3, "num_arms": 4}', "--agents",
+              "LinUCB,LinTS", "--seeds", "2", "--horizon", "60", "--quiet"]
+    for name, extra in (("plain", []), ("none", ["--delay", "none"])):
+        assert cli.main([*common, *extra, "--out", str(tmp_path / name)]) == 0
+    plain, none = (sorted((tmp_path / name).glob("*.parquet")) for name in ("plain", "none"))
+    assert [p.name for p in plain] == [p.name for p in none] and len(plain) == 4
+    for a, b in zip(plain, none):                                       # the rows bit for bit, but the timings
+        a, b = (pd.read_parquet(f).drop(columns=["act_seconds", "observe_seconds"]) for f in (a, b))
+        assert a.equals(b) and a["regret"].to_numpy().tobytes() == b["regret"].to_numpy().tobytes()
+    path = tmp_path / "c.toml"
+    path.write_text('envs = ["CtxBandit/Linear-v0"]\nagents = ["LinUCB"]\ndelay = "none"\n')
+    assert cfg.load(path).feedback is None
+    path.write_text('envs = ["CtxBandit/Linear-v0"]\nagents = ["LinUCB"]\ndelay = "geometric:100"\nwindow = 500\n'
+                    f'out = "{tmp_path}"\n')
+    args = cli.build_parser().parse_args(["run", "--config", str(path), "--delay", "none"])
+    assert cli.comparison_from_args(args).feedback == Feedback(window=500)
 
 
 def test_cli_rejects_a_bad_delay_in_one_line(capsys):
