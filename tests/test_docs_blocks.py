@@ -112,6 +112,9 @@ SKIP = {
     # docs/sanity.md
     "python scripts/sanity.py --seeds 5 --fresh-seeds 100:105 --workers 2 --markdown docs/sanity.md":
         "needs MNIST and the hate-speech corpus; about 2 h on 2 shared cores (4.1 CPU-hours)",
+    "python scripts/sanity.py --agents BaSE,OTFLinUCB,OTFLinTS --seeds 5 --fresh-seeds 100:105 --workers 2 "
+    "--markdown docs/sanity.md": "27 s on 2 shared cores (the three agents and Random at two homes, 10 seeds of "
+                                 "T = 10,000)",
     # docs/reproductions.md, [S4]
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
     # docs/delayed.md and docs/reproductions.md, the delayed-feedback reproductions

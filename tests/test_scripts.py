@@ -1,6 +1,7 @@
 """Every paper-experiment script runs end to end in its --quick mode (small T, 2 seeds); bad input to
 the scripts (an unreachable --address, a missing dataset or prior file) is one error line."""
 
+import re
 import runpy
 import socket
 import subprocess
@@ -119,6 +120,39 @@ def test_sanity_report_quick(tmp_path):
     assert [r.split(" | ")[0] for r in rows] == ["| LinTS", "| GLM-TSL", "| OAM"]
     assert "seeds 0-1" in text and "seeds 5-6" in text and "python scripts/sanity.py --quick" in text
     assert code == (1 if "FAILS" in text else 0)
+
+
+def test_sanity_report_adds_agents_rows_to_an_existing_page(tmp_path, monkeypatch):
+    """--agents with --markdown on an existing report adds (or replaces) just those agents' rows, in
+    name order, and lists the command under the page's; other seed sets than the page's are refused
+    before anything runs."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    import sanity
+
+    doc, common = tmp_path / "sanity.md", ["--quick", "--fresh-seeds", "5:7", "--workers", "1", "--out", str(tmp_path)]
+    sanity.main(["--agents", "Softmax,OAM", *common, "--markdown", str(doc)])
+    first = [line for line in doc.read_text().splitlines() if line.startswith("| ") and "[S" in line]
+    sanity.main(["--agents", "LinTS", *common, "--markdown", str(doc)])
+    text = doc.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "[S" in line]
+    assert [r.split(" | ")[0] for r in rows] == ["| LinTS", "| OAM", "| Softmax"] and rows[1:] == first[::-1]
+    block = re.search(r"```bash\n(.*?)\n```", text, re.S).group(1).splitlines()
+    assert [c.split("--agents ")[1].split()[0] for c in block] == ["Softmax,OAM", "LinTS"]
+    assert "each further one, run on\nsome agents, added (or replaced) their rows" in text
+    with pytest.raises(SystemExit, match="no sanity table with the columns of these seeds"):
+        sanity.main(["--agents", "LinTS", "--quick", "--fresh-seeds", "9:11", "--out", str(tmp_path / "no"),
+                     "--markdown", str(doc)])
+    assert not (tmp_path / "no").exists()
+
+
+def test_the_sanity_page_has_every_registered_agent():
+    """docs/sanity.md lists every registered agent but Random (BaSE, OTFLinUCB and OTFLinTS were
+    once missing): a new agent gets its row (`scripts/sanity.py --agents NAME ... --markdown docs/sanity.md`)."""
+    import agents
+
+    text = (ROOT.parent / "docs" / "sanity.md").read_text()
+    listed = {line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ") and "[S" in line}
+    assert listed == set(agents.REGISTRY) - {"Random"}
 
 
 @pytest.mark.parametrize("argv, message", [(["--agents", "LinUBC"], "unknown agent 'LinUBC'. Did you mean 'LinUCB'"),
