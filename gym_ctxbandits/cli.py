@@ -306,8 +306,10 @@ def cmd_ope(args) -> int:
     learner = copy.deepcopy(target)                 # Replay's copy keeps learning on the log
     pi = feedback.target_probs(target, fb, args.draws)
     fixed = [n for n in names if n != "Replay"]
-    estimates = ope.evaluate(fb, pi, fixed, clip=args.clip, refit=args.refit, fit=args.fit, alpha=args.alpha,
-                             n_bootstrap=args.n_bootstrap, seed=args.seed) if fixed else []
+    given = {"Switch-DR": {"tau": args.switch_tau}, "DRos": {"lam": args.dros_lambda}}
+    options = {name: kw for name, kw in given.items() if name in fixed and next(iter(kw.values())) is not None}
+    estimates = ope.evaluate(fb, pi, fixed, clip=args.clip, refit=args.refit, fit=args.fit, options=options,
+                             alpha=args.alpha, n_bootstrap=args.n_bootstrap, seed=args.seed) if fixed else []
     if "Replay" in names:
         estimates.insert(names.index("Replay"), ope.replay(fb["reward"], fb["action"], fb["pscore"], learner,
                                                            context=fb["context"], rejection=args.replay_rejection,
@@ -327,6 +329,10 @@ def cmd_ope(args) -> int:
         ess, largest = ope.effective_sample_size(fb["action"], fb["pscore"], pi)
         print(f"\nimportance weights: effective sample size {ess:.0f} of {fb['n_rounds']} rounds, "
               f"largest {largest:.3g}")
+    tuned = [f"{est.estimator} {'tau' if est.estimator == 'Switch-DR' else 'lambda'} {est.tuned:.4g}"
+             for est in estimates if est.tuned is not None]
+    if tuned:
+        print(f"chosen on this log (least estimated MSE bound; --switch-tau, --dros-lambda to set): {', '.join(tuned)}")
     return 0
 
 
@@ -439,6 +445,10 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--replay-rejection", action="store_true", help="Replay on a non-uniform log: first keep each "
                     "round with probability min(pscore) / pscore")
     op.add_argument("--clip", type=float, help="cap on the importance weights")
+    op.add_argument("--switch-tau", type=float, help="Switch-DR's largest importance weight kept (default: chosen on "
+                    "the log by the estimated MSE bound; inf is DR)")
+    op.add_argument("--dros-lambda", type=float, help="DRos's shrinkage lambda (default: chosen on the log by the "
+                    "estimated MSE bound of Su et al. 2020; inf is DR)")
     op.add_argument("--refit", action="store_true", help="fit the reward model of DM and the DR family afresh on every "
                     "bootstrap resample, so their intervals hold its estimation error (one fit set per resample)")
     op.add_argument("--fit", choices=["sequential", "cross", "in-sample"], default="sequential", help="the DR family's "

@@ -150,6 +150,9 @@ def read(path: str | os.PathLike) -> dict:
     """The feedback dict of a file written by `log` / `write`."""
     import pyarrow.parquet as pq
 
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no log file {path}: make one with `ctxbandits log --env ENV --agent AGENT --rounds N "
+                                f"--out {path}` (or gym_ctxbandits.log(..., out=...))")
     table = pq.read_table(path)
     meta = json.loads((table.schema.metadata or {}).get(META_KEY, b"{}"))
     if "n_actions" not in meta:
@@ -287,6 +290,13 @@ def true_value(feedback: dict, action_dist: np.ndarray) -> float:
     if pi.shape != mu.shape:
         raise ValueError(f"action_dist has shape {pi.shape} but the log's expected rewards {mu.shape} (rounds, arms): "
                          "give the target's probabilities of the log's arms on every logged round (target_probs)")
+    from gym_ctxbandits.ope import _not_distributions, _rows, _sums
+
+    bad = _not_distributions(pi)
+    if bad.any():
+        raise ValueError(f"action_dist must hold the target's probabilities, non-negative rows that sum to 1, but "
+                         f"{_sums(pi, bad)} {_rows(bad)}: a true value of anything else is not a policy's; normalise "
+                         "each row (target_probs gives them)")
     return float((pi * mu).sum(axis=1).mean())
 
 

@@ -46,7 +46,7 @@ target trained elsewhere). Sequential fitting costs `folds - 1` fits on growing 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import norm
@@ -58,17 +58,22 @@ __all__ = ["Estimate", "ReplayEstimate", "ips", "snips", "dm", "dr", "sndr", "sw
 ALPHA, N_BOOTSTRAP = 0.05, 1000
 FITS = ("sequential", "cross", "in-sample")   # how the DR family keeps the reward model from the rounds it corrects
 FOLDS = 10                                    # blocks of time of the sequential and the cross fit
-SWITCH_TAU, DROS_LAMBDA = 20.0, 400.0         # Switch-DR's largest weight kept, DRos's shrinkage
+SWITCH_TAU, DROS_LAMBDA = "auto", "auto"     # Switch-DR's largest weight kept, DRos's shrinkage: chosen on
+                                            # the log by the MSE bound (_tune), or a number as given
+DELTA = 0.05                                # the confidence of the tuning's high-probability bias bound
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A policy value with its bootstrap confidence interval [low, high] at level 1 - alpha."""
+    """A policy value with its bootstrap confidence interval [low, high] at level 1 - alpha; `tuned`:
+    the threshold (Switch-DR's tau) or shrinkage (DRos's lam) that the default "auto" chose on the
+    log, None where it was given (or the estimator has none). Passing it back gives the same estimate."""
 
     estimator: str
     value: float
     low: float
     high: float
+    tuned: float | None = field(default=None, kw_only=True)   # Switch-DR's tau or DRos's lam chosen by "auto"
 
 
 @dataclass(frozen=True)
@@ -136,37 +141,119 @@ def sndr(reward, action, pscore, action_dist, *, context=None, estimated_rewards
     return _bootstrap("SNDR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
 
 
-def switch_dr(reward, action, pscore, action_dist, *, tau: float = SWITCH_TAU, context=None, estimated_rewards=None,
-              model=None, refit: bool = False, fit: str = "sequential", folds: int = FOLDS, behaviour_dist=None,
-              alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
+def switch_dr(reward, action, pscore, action_dist, *, tau: float | str = SWITCH_TAU, context=None,
+              estimated_rewards=None, model=None, refit: bool = False, fit: str = "sequential", folds: int = FOLDS,
+              behaviour_dist=None, alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
     """Switch-DR (Wang, Agarwal, Dudik 2017, as the Open Bandit Pipeline defines it): DR, but a round
     whose weight exceeds `tau` keeps only the model's value (its residual term is dropped). Biased by
     the dropped rounds' expected residual, in exchange for no weight above tau; tau = inf is DR, 0
-    is DM. Default tau = 20 (epsilon-greedy 0.5's largest weight on 10 arms). `fit`, `folds`,
-    `refit` as DR's."""
-    if not tau >= 0:
-        raise ValueError(f"tau must be a non-negative number (the largest importance weight kept), got {tau!r}")
+    is DM. The default tau="auto" picks tau on the log by the estimated MSE bound of Wang et al.
+    (their section 4.3) in the form of Su et al. (2020) and OBP's `SwitchDoublyRobustTuning` ("mse",
+    with the high-probability bias bound): among tau = 0 and every logged weight, the one that
+    minimises the sample variance / n plus the square of a bias bound (`_tune`); a tie goes to the
+    larger tau. The bound penalises a bias far more than its variance saves, so "auto" switches off
+    only rounds whose residuals average out (it is DR, tau = the largest weight, on most logs); the
+    chosen tau is `Estimate.tuned`, held fixed in the bootstrap. A number is used as given.
+    `fit`, `folds`, `refit` as DR's."""
+    auto = _auto(tau, "tau", "the largest importance weight kept")
     r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
     w = _weights(pi, a, pscore, None)
-    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=w * (w <= tau))
-    return _bootstrap("Switch-DR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
+    chosen = {}
+
+    def residual(q):                        # the weights kept, with tau chosen on the fitted q where "auto"
+        chosen["tau"] = _tune("Switch-DR", w, r, a, pi, q) if auto else tau
+        return w * (w <= chosen["tau"])
+
+    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=residual)
+    return _bootstrap("Switch-DR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None,
+                      tuned=chosen["tau"] if auto else None)
 
 
-def dros(reward, action, pscore, action_dist, *, lam: float = DROS_LAMBDA, context=None, estimated_rewards=None,
+def dros(reward, action, pscore, action_dist, *, lam: float | str = DROS_LAMBDA, context=None, estimated_rewards=None,
          model=None, refit: bool = False, fit: str = "sequential", folds: int = FOLDS, behaviour_dist=None,
          alpha: float = ALPHA, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> Estimate:
     """DR with optimistic shrinkage (DRos; Su, Dimakopoulou, Krishnamurthy, Dudik 2020, as the Open
     Bandit Pipeline defines it): DR with each weight w shrunk to lam w / (w^2 + lam), which is about
     w for w^2 << lam and about lam / w for w^2 >> lam (largest, sqrt(lam) / 2, at w = sqrt(lam)).
-    lam = inf is DR, 0 is DM. Default lam = 400: weights up to about 5 kept within 6%, 20 halved.
-    `fit`, `folds`, `refit` as DR's."""
-    if not lam >= 0:
-        raise ValueError(f"lam must be a non-negative number (the shrinkage of the weights), got {lam!r}")
+    lam = inf is DR, 0 is DM. The default lam="auto" is the paper's tuning (its section 4, OBP's
+    `DoublyRobustWithShrinkageTuning` "mse" with the high-probability bias bound): among lam = inf, 0
+    and sqrt(lam) = 2 w_max, w_max, w_max / 2, ... down to half the smallest positive weight (w_max
+    the largest logged weight), the one that minimises the sample variance / n plus the square of a
+    bias bound (`_tune`; a tie goes to the larger lam). The chosen lam is `Estimate.tuned`, held
+    fixed in the bootstrap. A number is used as given (lam = 400 keeps weights up to about 5 within
+    6% and halves 20). `fit`, `folds`, `refit` as DR's."""
+    auto = _auto(lam, "lam", "the shrinkage of the weights")
     r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
     w = _weights(pi, a, pscore, None)
-    shrunk = w if np.isinf(lam) else lam * w / (w ** 2 + lam) if lam > 0 else np.zeros_like(w)
-    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=shrunk)
-    return _bootstrap("DRos", *terms(None), alpha, n_bootstrap, seed, terms if refit else None)
+    chosen = {}
+
+    def residual(q):                        # the shrunk weights, with lam chosen on the fitted q where "auto"
+        chosen["lam"] = _tune("DRos", w, r, a, pi, q) if auto else lam
+        return _shrink(w, chosen["lam"])
+
+    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=residual)
+    return _bootstrap("DRos", *terms(None), alpha, n_bootstrap, seed, terms if refit else None,
+                      tuned=chosen["lam"] if auto else None)
+
+
+def _auto(value, name: str, what: str) -> bool:
+    """Whether Switch-DR's tau or DRos's lam is "auto" (chosen on the log); else it must be a number >= 0."""
+    if isinstance(value, str) and value == "auto":
+        return True
+    if isinstance(value, str) or not value >= 0:
+        raise ValueError(f"{name} must be \"auto\" (chosen on the log) or a non-negative number ({what}), "
+                         f"got {value!r}")
+    return False
+
+
+def _shrink(w: np.ndarray, lam: float) -> np.ndarray:
+    """DRos's weights lam w / (w^2 + lam): w itself for lam = inf, 0 for lam = 0."""
+    return w if np.isinf(lam) else lam * w / (w ** 2 + lam) if lam > 0 else np.zeros_like(w)
+
+
+def _tune(name: str, w, r, a, pi, q, delta: float = DELTA) -> float:
+    """Switch-DR's tau or DRos's lam chosen on the log: the candidate of least estimated MSE
+
+        MSE(v) = var_i(c_i + v_i e_i) / n + (|mean_i((w_i - v_i) e_i)| + B)^2,
+        B = sqrt(2 mean(w^2) log(2 / delta) / n) + 2 max(w) log(2 / delta) / (3 n),
+
+    with e_i = r_i - q(x_i, a_i) the residual, c_i = sum_k pi(k | x_i) q(x_i, k) the model's value,
+    v the candidate's modified weights (Switch-DR: w 1{w <= tau}; DRos: lam w / (w^2 + lam)), and
+    the bias |mean((w - v) e)| (unbiased for the bias, w being right) raised by B, the Bernstein
+    deviation of a mean of terms of size w: Su et al. (2020)'s tuning with the high-probability
+    bias bound, as the Open Bandit Pipeline's "mse" tuning computes it (`delta` = 0.05). Candidates
+    are tried from the least biased (DR) down and a later one must be strictly better, so ties keep
+    the less biased. Switch-DR's are every logged weight and 0, evaluated at once from prefix sums
+    over the rounds sorted by weight; DRos's the grid of its docstring."""
+    n = len(w)
+    e = r - q[np.arange(n), a]
+    c = (pi * q).sum(axis=1)
+    bound = np.sqrt(2 * np.mean(w ** 2) * np.log(2 / delta) / n) + 2 * w.max() * np.log(2 / delta) / (3 * n)
+    if name == "Switch-DR":
+        order = np.argsort(w, kind="stable")
+        we = (w * e)[order]
+        prefix = [np.concatenate([[0.0], np.cumsum(t)]) for t in (we, c[order] * we, we ** 2)]
+        taus = np.unique(np.concatenate([[0.0], w]))[::-1]                 # the largest weight (DR) first
+        kept = np.searchsorted(w[order], taus, side="right")               # rounds with w <= tau
+        mean = c.mean() + prefix[0][kept] / n
+        var = np.maximum(np.mean(c ** 2) + (2 * prefix[1][kept] + prefix[2][kept]) / n - mean ** 2, 0.0)
+        mse = var / n + (np.abs(prefix[0][-1] - prefix[0][kept]) / n + bound) ** 2
+        return float(taus[np.argmin(mse)])
+    positive = w[w > 0]
+    lams = [np.inf]
+    if positive.size:
+        s = 2 * positive.max()
+        while s >= positive.min() / 2 and len(lams) < 64:
+            lams.append(s * s)
+            s /= 2
+    lams.append(0.0)
+    best, chosen = np.inf, np.inf
+    for lam in lams:
+        v = _shrink(w, lam)
+        mse = np.var(c + v * e) / n + (abs(np.mean((w - v) * e)) + bound) ** 2
+        if mse < best:
+            best, chosen = mse, lam
+    return float(chosen)
 
 
 def replay(reward, action, pscore, target, *, context=None, rejection: bool = False, alpha: float = ALPHA,
@@ -232,7 +319,8 @@ def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, fi
 
     c is the model's value of the target sum_k pi(k | x_i) q_i(x_i, k), num the residual
     v_i (r_i - q_i(x_i, a_i)) with v the weights w ("w"), the given (n,) array (Switch-DR's and DRos's
-    modified weights) or None (DM: no residual), den the weight w_i for SNDR (else 1). q_i is fitted
+    modified weights; a function of the fitted q (n, K) giving them, where they are tuned on it) or
+    None (DM: no residual), den the weight w_i for SNDR (else 1). q_i is fitted
     by `fit` (module docstring; blocks of time by each round's position in the log). With `refit`,
     the terms of a resample idx come from model(s) fitted by the same scheme on those rounds alone,
     fresh clones of `model` (default ridge), so the bootstrap sees the model's estimation error too."""
@@ -246,8 +334,8 @@ def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, fi
         raise ValueError(f"folds must be an integer >= 2 (blocks of time of the sequential or cross fit), "
                          f"got {folds!r}")
     n = len(a)
-    v = w if isinstance(residual, str) else residual
     q_all = _rewards_model(context, estimated_rewards, model, a, r, pi.shape, fit, folds)
+    v = w if isinstance(residual, str) else residual(q_all) if callable(residual) else residual
     X = None if context is None else np.asarray(context)
 
     def terms(idx):
@@ -412,8 +500,10 @@ def _logged(reward, action, action_dist, behaviour_dist=None) -> tuple[np.ndarra
                          f"({len(r)}, K), got shape {pi.shape}")
     if a.max() >= pi.shape[1]:
         raise ValueError(f"action must lie in [0, {pi.shape[1]}) (the columns of action_dist), got {a.min()}..{a.max()}")
-    if not ((pi >= 0).all() and np.allclose(pi.sum(axis=1), 1.0)):
-        raise ValueError("action_dist must hold probabilities: non-negative rows that sum to 1")
+    bad = _not_distributions(pi)
+    if bad.any():
+        raise ValueError(f"action_dist must hold the target's probabilities, non-negative rows that sum to 1, but "
+                         f"{_sums(pi, bad)} {_rows(bad)}: normalise each row (feedback.target_probs gives them)")
     if behaviour_dist is not None:
         _support(pi, np.asarray(behaviour_dist, dtype=float))
     return r, a, pi
@@ -427,13 +517,41 @@ def _support(pi: np.ndarray, b: np.ndarray) -> None:
     if b.shape != pi.shape:
         raise ValueError(f"action_dist has shape {pi.shape} but the behaviour's action_prob {b.shape}: the target "
                          "needs one probability per arm of the log (as many columns as the log has arms)")
-    rounds = np.flatnonzero(((pi > 0) & (b <= 0)).any(axis=1))
-    if rounds.size:
-        shown = ", ".join(str(i) for i in rounds[:5]) + (f" and {rounds.size - 5} more" if rounds.size > 5 else "")
-        raise ValueError(f"the target takes arms that the behaviour never could (propensity 0) on {rounds.size} of "
-                         f"{len(pi)} rounds (0-based rows {shown}): no estimator learns their rewards from this log; "
+    bad = _not_distributions(b)
+    if bad.any():
+        raise ValueError(f"the behaviour's action_prob (the log's propensities of every arm) must be probabilities, "
+                         f"non-negative rows that sum to 1, but {_sums(b, bad)} {_rows(bad)}: importance weights "
+                         "from it would be off by that factor; log the behaviour's whole distribution (gym_ctxbandits.log "
+                         "does), or drop the column (action_prob=None) to skip the support check")
+    rounds = ((pi > 0) & (b <= 0)).any(axis=1)
+    if rounds.any():
+        raise ValueError(f"the target takes arms that the behaviour never could (propensity 0) {_rows(rounds)}: "
+                         "no estimator learns their rewards from this log; "
                          "log a behaviour that gives every arm positive probability (e.g. Softmax(epsilon=0.1) or "
                          "epsilon-greedy; more draws for sampled propensities), or evaluate on the rounds it covers")
+
+
+def _rows(bad: np.ndarray) -> str:
+    """'on 3 of 200 rounds (0-based rows 1, 2, 3)' of a boolean mask over rounds, naming five at most."""
+    rows = np.flatnonzero(bad)
+    shown = ", ".join(str(i) for i in rows[:5]) + (f" and {rows.size - 5} more" if rows.size > 5 else "")
+    return f"on {rows.size} of {len(bad)} rounds (0-based row{'s' if rows.size > 1 else ''} {shown})"
+
+
+def _not_distributions(p: np.ndarray) -> np.ndarray:
+    """The rows of p (n, K) that are not probability distributions: a negative or non-finite entry,
+    or a sum off 1 by more than 1e-6."""
+    with np.errstate(invalid="ignore"):
+        return ~(np.isfinite(p).all(axis=1) & (p >= 0).all(axis=1) & (np.abs(p.sum(axis=1) - 1.0) <= 1e-6))
+
+
+def _sums(p: np.ndarray, bad: np.ndarray) -> str:
+    """What is wrong with the first bad row of p: 'row 3 sums to 0.5' (or holds NaN, a negative)."""
+    i = int(np.flatnonzero(bad)[0])
+    row = p[i]
+    what = ("holds NaN or inf" if not np.isfinite(row).all() else f"holds {row.min():.3g}" if (row < 0).any()
+            else f"sums to {row.sum():.6g}")
+    return f"row {i} {what}"
 
 
 def _rewards_actions(reward, action) -> tuple[np.ndarray, np.ndarray]:
@@ -458,6 +576,12 @@ def _per_arm(context, n: int, what: str) -> np.ndarray:
     if X is None or X.ndim != 3 or X.shape[0] != n:
         raise ValueError(f"{what}: shape (n_rounds, n_actions, dim) = ({n}, K, d), got "
                          f"{'none' if X is None else X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{what}: numbers, got dtype {X.dtype}")
+    bad = ~np.isfinite(X).all(axis=(1, 2)) if X.dtype.kind == "f" else np.zeros(n, dtype=bool)
+    if bad.any():
+        raise ValueError(f"context has NaN or inf {_rows(bad)}: no reward model can be fitted on them (nor an agent "
+                         "act on them); fix or drop those rounds, or give estimated_rewards")
     return X
 
 
@@ -498,15 +622,21 @@ def _rewards_model(context, estimated_rewards, model, a, r, shape, fit: str, fol
         np.asarray(estimated_rewards, float)
     if q.shape != shape:
         raise ValueError(f"estimated_rewards must have shape {shape} like action_dist, got {q.shape}")
+    bad = ~np.isfinite(q).all(axis=1)
+    if bad.any():
+        where = "estimated_rewards has" if estimated_rewards is not None else "the reward model predicted"
+        raise ValueError(f"{where} NaN or inf {_rows(bad)}: DM and the DR family need a finite reward estimate of "
+                         "every arm on every round; fix those rows (or fit the model on context)")
     return q
 
 
-def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int, refit=None) -> Estimate:
+def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int, refit=None,
+               tuned: float | None = None) -> Estimate:
     """The estimate mean(c) + mean(num) / mean(den) of per-round terms (scalars broadcast), and the
     alpha/2 and 1 - alpha/2 quantiles of its value on `n_bootstrap` resamples of the rounds. A
     resample without a positive weight leaves SNIPS and SNDR undefined (0 / 0) and is left out.
     `refit(idx)`, when given, recomputes the terms of each resample idx (a reward model refitted on
-    it) instead of indexing the fixed ones."""
+    it) instead of indexing the fixed ones. `tuned` is passed on to the Estimate."""
     _check_alpha(alpha)
     if not (isinstance(n_bootstrap, (int, np.integer)) and n_bootstrap >= 1):
         raise ValueError(f"n_bootstrap must be a positive integer, got {n_bootstrap!r}")
@@ -530,9 +660,9 @@ def _bootstrap(name: str, c, num, den, alpha: float, n_bootstrap: int, seed: int
     if np.isnan(point):                 # a self-normalised estimator on a log where every weight is 0
         warnings.warn(f"{name} is 0 / 0 on this log (no logged arm has positive target probability), so it is NaN; "
                       "IPS (0 here) and DR (DM here) are defined", RuntimeWarning, stacklevel=3)
-        return Estimate(name, np.nan, np.nan, np.nan)
+        return Estimate(name, np.nan, np.nan, np.nan, tuned=tuned)
     low, high = np.nanquantile(values, [alpha / 2, 1 - alpha / 2])
-    return Estimate(name, point, float(low), float(high))
+    return Estimate(name, point, float(low), float(high), tuned=tuned)
 
 
 def _ratio(c, num, den) -> float:

@@ -283,3 +283,36 @@ def test_cli_replay_of_a_learning_target(tmp_path, capsys):
     text = capsys.readouterr().out
     kept = int(re.search(r"\| Replay \(keeps learning; (\d+) rounds kept\) \| ", text)[1])
     assert 25 < kept < 80 and "| IPS |" in text and "| truth (frozen target) |" in text
+
+
+def test_true_value_refuses_a_target_whose_rows_do_not_sum_to_1():
+    fb = {"expected_reward": np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])}
+    pi = np.array([[1.0, 0.0], [0.3, 0.3], [0.5, 0.5]])
+    with pytest.raises(ValueError, match=r"action_dist must hold the target's probabilities, non-negative rows that "
+                                         r"sum to 1, but row 1 sums to 0.6 on 1 of 3 rounds \(0-based row 1\)") as err:
+        feedback.true_value(fb, pi)
+    assert "\n" not in str(err.value)
+    assert feedback.true_value(fb, np.array([[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]])) == pytest.approx(2 / 3)
+
+
+def test_cli_ope_of_a_missing_log_file_says_how_to_make_one(tmp_path, capsys):
+    missing = str(tmp_path / "nolog.parquet")
+    assert cli.main(["ope", missing, "--target", "LinUCB"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ctxbandits: error: no log file {missing}: make one with `ctxbandits log ") and \
+        f"--out {missing}`" in err and err.count("\n") == 1, err
+    with pytest.raises(FileNotFoundError, match="no log file"):
+        feedback.read(missing)
+
+
+def test_cli_ope_prints_the_tuned_tau_and_lambda_and_takes_given_ones(cli_log, capsys):
+    argv = ["ope", str(cli_log), "--target", "LinUCB", "--train-rounds", "50", "--n-bootstrap", "20",
+            "--estimators", "dr,switch-dr,dros"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"chosen on this log \(least estimated MSE bound; --switch-tau, --dros-lambda to set\): "
+                     r"Switch-DR tau \S+, DRos lambda \S+\n", out), out
+    assert cli.main(argv + ["--switch-tau", "0", "--dros-lambda", "inf"]) == 0
+    out = capsys.readouterr().out
+    values = dict(re.findall(r"\| (\S+) \| (\S+) \|", out))
+    assert "chosen on this log" not in out and values["DRos"] == values["DR"]

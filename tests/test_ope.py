@@ -302,3 +302,181 @@ def test_sequential_dr_is_unbiased_where_the_in_sample_fit_is_not():
     insample, sequential = np.array(errors["in-sample"]), np.array(errors["sequential"])
     assert insample.mean() < -0.04
     assert abs(sequential.mean()) < 3 * sequential.std(ddof=1) / np.sqrt(len(sequential))
+
+
+# -- Switch-DR's and DRos's defaults chosen on the log (issue 48) ----------------------------------
+def test_a_given_tau_or_lam_gives_the_estimate_of_before_bit_for_bit():
+    """tau=20 and lam=400, the fixed defaults before issue 48, given as numbers: the values and
+    intervals that version computed on this case (frozen here), to the last bit."""
+    rng = np.random.default_rng(11)
+    n, K = 300, 4
+    q = rng.normal(size=(n, K))
+    action = rng.integers(K, size=n)
+    reward = rng.normal(size=n)
+    pscore = rng.choice([0.02, 0.1, 0.5], size=n)
+    pi = rng.dirichlet(np.ones(K) * 0.3, size=n)
+    kw = dict(estimated_rewards=q, n_bootstrap=200, seed=4)
+    switch = ope.switch_dr(reward, action, pscore, pi, tau=20.0, **kw)
+    shrunk = ope.dros(reward, action, pscore, pi, lam=400.0, **kw)
+    assert (switch.value, switch.low, switch.high) == (0.26039592994436456, -0.28400664167692286, 0.8548418494867637)
+    assert (shrunk.value, shrunk.low, shrunk.high) == (0.16303605762576254, -0.43016991271018146, 0.6651908922569094)
+    assert switch.tuned is None and shrunk.tuned is None
+
+
+def _heavy_log(residual_heavy):
+    """n = 1000 on-policy rounds (target and behaviour both take arm 0, weight 1, residual 0) except
+    rounds 0-1, logged with pscore 0.001 (weight 1000) and residuals `residual_heavy`; q = 0.5."""
+    n = 1000
+    action = np.zeros(n, dtype=int)
+    pscore = np.ones(n)
+    pscore[:2] = 0.001
+    q = np.full((n, 2), 0.5)
+    reward = np.full(n, 0.5)
+    reward[:2] += residual_heavy
+    return reward, action, pscore, np.tile([1.0, 0.0], (n, 1)), q
+
+
+def test_auto_switches_off_heavy_rounds_whose_residuals_cancel():
+    """Residuals +0.5 and -0.5 on the two rounds of weight 1000: DR's terms are 0.5 +- 500 there
+    (variance 2 x 500^2 / n, over n: 0.5), dropping them costs no estimated bias (1000 x 0.5 - 1000
+    x 0.5 = 0), so every tau below 1000 has MSE B^2 < 0.5 + B^2; of those tau = 1 and tau = 0 tie
+    (no other residual) and the larger is kept: tau = 1, value DM = 0.5. DRos's variance
+    2 (0.5 v(1000))^2 / n^2 is least at lam = 0 (v = 0; the bias estimate is 0 at every lam):
+    lam = 0, DM."""
+    log = _heavy_log(np.array([0.5, -0.5]))
+    switch = ope.switch_dr(*log[:4], estimated_rewards=log[4], n_bootstrap=20)
+    shrunk = ope.dros(*log[:4], estimated_rewards=log[4], n_bootstrap=20)
+    assert (switch.tuned, switch.value) == (1.0, 0.5)
+    assert (shrunk.tuned, shrunk.value) == (0.0, 0.5)
+
+
+def test_auto_keeps_heavy_rounds_that_carry_a_bias():
+    """Residuals -0.5 on both rounds of weight 1000 (the model is off on the target's arm where the
+    behaviour rarely plays it, as on digits at epsilon-greedy 0.4): switching them off has estimated
+    bias 2 x 1000 x 0.5 / n = 1, and with the deviation term B = 6.3 (mean w^2 = 2001) its MSE
+    (1 + B)^2 = 53.3 exceeds DR's variance, about 2 x 500^2 / n^2 = 0.5, plus B^2 = 39.7; so auto is
+    DR: tau = 1000 (the largest weight), lam = inf."""
+    log = _heavy_log(np.array([-0.5, -0.5]))
+    dr = ope.dr(*log[:4], estimated_rewards=log[4], n_bootstrap=20)
+    switch = ope.switch_dr(*log[:4], estimated_rewards=log[4], n_bootstrap=20)
+    shrunk = ope.dros(*log[:4], estimated_rewards=log[4], n_bootstrap=20)
+    assert switch.tuned == pytest.approx(1000.0) and shrunk.tuned == np.inf
+    assert switch.value == shrunk.value == dr.value == pytest.approx(0.5 - 1.0)
+
+
+def test_auto_with_a_perfect_model_is_dr():
+    """Every residual 0: every candidate has the same estimated MSE, and ties keep the least biased."""
+    w_log = (REWARD, ACTION, PSCORE, PI)
+    q = Q.copy()
+    q[np.arange(4), ACTION] = REWARD                     # the model is right on every logged arm
+    assert ope.switch_dr(*w_log, estimated_rewards=q).tuned == 2.0          # the largest weight
+    assert ope.dros(*w_log, estimated_rewards=q).tuned == np.inf
+
+
+def _mse(w, v, e, c, delta=0.05):
+    """The tuning's estimated MSE of the modified weights v, written out (ope._tune's docstring)."""
+    n = len(w)
+    bound = np.sqrt(2 * np.mean(w ** 2) * np.log(2 / delta) / n) + 2 * w.max() * np.log(2 / delta) / (3 * n)
+    return np.var(c + v * e) / n + (abs(np.mean((w - v) * e)) + bound) ** 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tuning_is_the_least_estimated_mse_of_its_candidates(seed):
+    """Switch-DR's prefix sums against the MSE of every candidate tau (0 and each logged weight)
+    computed directly; DRos against its grid sqrt(lam) = 2 w_max / 2^j down to min(w) / 2, inf and 0.
+    Passing the chosen value back gives the same estimate."""
+    rng = np.random.default_rng(seed)
+    n, K = 400, 5
+    action = rng.integers(K, size=n)
+    pscore = rng.uniform(0.01, 0.5, size=n)
+    pi = rng.dirichlet(np.full(K, 0.5), size=n)
+    q = rng.uniform(size=(n, K))
+    reward = q[np.arange(n), action] + rng.normal(0.2 * seed - 0.3, 0.5, size=n)    # a model biased by seed
+    w = pi[np.arange(n), action] / pscore
+    e, c = reward - q[np.arange(n), action], (pi * q).sum(axis=1)
+    taus = np.unique(np.concatenate([[0.0], w]))
+    mse = np.array([_mse(w, w * (w <= t), e, c) for t in taus])
+    switch = ope.switch_dr(reward, action, pscore, pi, estimated_rewards=q, n_bootstrap=50)
+    assert switch.tuned == taus[np.argmin(mse)]
+    sqrt_lams = 2 * w.max() / 2.0 ** np.arange(64)
+    lams = [np.inf, *(s * s for s in sqrt_lams[sqrt_lams >= w.min() / 2]), 0.0]
+    shrunk_mse = [_mse(w, w if np.isinf(lam) else lam * w / (w ** 2 + lam) if lam else 0 * w, e, c) for lam in lams]
+    shrunk = ope.dros(reward, action, pscore, pi, estimated_rewards=q, n_bootstrap=50)
+    assert shrunk.tuned == lams[int(np.argmin(shrunk_mse))]
+    for fn, key, est in ((ope.switch_dr, "tau", switch), (ope.dros, "lam", shrunk)):
+        again = fn(reward, action, pscore, pi, estimated_rewards=q, n_bootstrap=50, **{key: est.tuned})
+        assert (again.value, again.low, again.high, again.tuned) == (est.value, est.low, est.high, None)
+
+
+@pytest.mark.parametrize("fn, key", [(ope.switch_dr, "tau"), (ope.dros, "lam")])
+@pytest.mark.parametrize("bad", ["best", -1.0, np.nan])
+def test_a_bad_tau_or_lam_gets_one_line(fn, key, bad):
+    with pytest.raises(ValueError, match=rf'{key} must be "auto" \(chosen on the log\) or a non-negative number') as err:
+        fn(REWARD, ACTION, PSCORE, PI, estimated_rewards=Q, **{key: bad})
+    assert "\n" not in str(err.value)
+
+
+def test_evaluate_tunes_with_the_sequential_model_and_takes_numbers_in_options():
+    rng = np.random.default_rng(5)
+    n, K = 300, 3
+    context = rng.normal(size=(n, K, 2))
+    action = rng.integers(K, size=n)
+    fb = dict(reward=context[np.arange(n), action, 0] + rng.normal(size=n), action=action, pscore=np.full(n, 1 / K),
+              context=context, action_prob=np.full((n, K), 1 / K))
+    pi = rng.dirichlet(np.ones(K), size=n)
+    auto = ope.evaluate(fb, pi, ("Switch-DR", "DRos"), n_bootstrap=20)
+    q = ope.reward_model(context, action, fb["reward"], fit="sequential")
+    assert [e.tuned for e in auto] == [ope.switch_dr(fb["reward"], action, fb["pscore"], pi, estimated_rewards=q).tuned,
+                                       ope.dros(fb["reward"], action, fb["pscore"], pi, estimated_rewards=q).tuned]
+    given = ope.evaluate(fb, pi, ("Switch-DR", "DRos"), n_bootstrap=20, options={"Switch-DR": {"tau": 2.0},
+                                                                                 "DRos": {"lam": 4.0}})
+    assert [e.tuned for e in given] == [None, None]
+
+
+# -- input checks: one line naming the problem (issue 48) ----------------------------------------
+def one_line(call, words):
+    with pytest.raises(ValueError, match=words) as err:
+        call()
+    assert "\n" not in str(err.value)
+    return str(err.value)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_estimated_rewards_are_named_not_0_over_0(bad):
+    q = Q.copy()
+    q[2, 1] = bad
+    for fn in (ope.dm, ope.dr, ope.sndr, ope.switch_dr, ope.dros):
+        args = (REWARD, ACTION, PI) if fn is ope.dm else (REWARD, ACTION, PSCORE, PI)
+        text = one_line(lambda: fn(*args, estimated_rewards=q), r"estimated_rewards has NaN or inf on 1 of 4 rounds "
+                                                                  r"\(0-based row 2\)")
+        assert "0 / 0" not in text
+
+
+def test_a_behaviour_distribution_that_does_not_sum_to_1_is_refused():
+    """ope.evaluate on a log whose action_prob rows sum to 0.5: its weights would be off by 2."""
+    context = np.zeros((4, 2, 1))
+    fb = dict(reward=REWARD, action=ACTION, pscore=PSCORE, context=context, action_prob=np.full((4, 2), 0.25))
+    one_line(lambda: ope.evaluate(fb, PI, ["IPS", "DR"]), r"action_prob .* must be probabilities, non-negative rows "
+                                                            r"that sum to 1, but row 0 sums to 0.5 on 4 of 4 rounds")
+    fb["action_prob"] = np.array([[0.5, 0.5], [0.5, 0.5], [0.9, 0.3], [0.5, 0.5]])
+    one_line(lambda: ope.ips(REWARD, ACTION, PSCORE, PI, behaviour_dist=fb["action_prob"]),
+             r"row 2 sums to 1.2 on 1 of 4 rounds \(0-based row 2\)")
+
+
+def test_a_target_row_that_does_not_sum_to_1_is_named():
+    pi = PI.copy()
+    pi[3] = [0.2, 0.3]
+    one_line(lambda: ope.ips(REWARD, ACTION, PSCORE, pi), r"action_dist must hold the target's probabilities, .* "
+                                                           r"row 3 sums to 0.5 on 1 of 4 rounds \(0-based row 3\)")
+
+
+def test_nan_contexts_are_refused_before_the_reward_model_sees_them():
+    context = np.random.default_rng(0).normal(size=(4, 2, 3))
+    context[1, 0, 2] = np.nan
+    context[3, 1, 0] = np.inf
+    words = r"context has NaN or inf on 2 of 4 rounds \(0-based rows 1, 3\)"
+    one_line(lambda: ope.dr(REWARD, ACTION, PSCORE, PI, context=context), words)
+    one_line(lambda: ope.dm(REWARD, ACTION, PI, context=context), words)
+    one_line(lambda: ope.reward_model(context, ACTION, REWARD), words)
+    fb = dict(reward=REWARD, action=ACTION, pscore=PSCORE, context=context)
+    one_line(lambda: ope.evaluate(fb, PI, ["DR", "DRos"]), words)
