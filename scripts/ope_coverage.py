@@ -1,17 +1,25 @@
-"""Coverage of the off-policy estimators (issues 21 and 31): bias, spread and CI coverage over seeds.
+"""Coverage of the off-policy estimators (issues 21, 31 and 48): bias, spread and CI coverage over seeds.
 
-Four envs: CtxBandit/Linear-v0 and CtxBandit/Logistic-v0 (K = 10 arms drawn each round from a pool
+Five envs: CtxBandit/Linear-v0 and CtxBandit/Logistic-v0 (K = 10 arms drawn each round from a pool
 of 100, d = 5, one fixed instance), CtxBandit/Quadratic-v0 (the same, with a quadratic reward: the
-ridge reward model is misspecified) and CtxBandit/MNIST-v0 (real data: the classification bandit of
-the 10,000 MNIST test images pooled to 7x7, block-encoded, K = 10, d = 490). Behaviour agents log
+ridge reward model is misspecified), CtxBandit/MNIST-v0 (real data: the classification bandit of
+the 10,000 MNIST test images pooled to 7x7, block-encoded, K = 10, d = 490) and Digits
+(CtxBandit/Supervised-v0 on scikit-learn's 1,797 8x8 digits, K = 10, d = 640). Behaviour agents log
 `--rounds` rounds per seed: epsilon-greedy at `--epsilons`, and Softmax at one temperature per env
 on Linear and Logistic (`--taus`) or with a floor elsewhere (tau 0.1, epsilon 0.5: every
-propensity at least 0.05, so weights at most 20, chosen by that rule, not tuned). Frozen targets,
+propensity at least 0.05, so weights at most 20, chosen by that rule, not tuned); Digits logs its
+own two (issue 48): epsilon-greedy 0.4 (weight 1 / 0.04 = 25 wherever the target's arm is not the
+greedy one, above the old fixed Switch-DR tau of 20) and uniform (Random; the ridge reward model of
+1,000 rounds at d = 640 is poor there). Frozen targets,
 LinUCB and (not on MNIST, where 1,000 posterior samples a round at d = 490 are too slow) LinTS,
 trained `--train-rounds` rounds on a separate episode of the same instance, are evaluated on every
 log by every estimator of `ope.ESTIMATORS` (gym_ctxbandits.ope defaults: no clipping, ridge reward
 model fitted sequentially for the DR family, 1,000-resample percentile bootstrap), and by DR with
-the reward model fitted in-sample (the old default, row "DR in-sample"). The truth of a seed is
+the reward model fitted in-sample (the old default, row "DR in-sample") and Switch-DR and DRos at
+the fixed defaults before issue 48, tau = 20 and lam = 400 (rows "Switch-DR tau=20", "DRos
+lam=400"); Switch-DR and DRos proper run at their defaults, tau and lam chosen on each log by the
+estimated MSE bound (gym_ctxbandits.ope._tune), whose median over seeds and the number of logs where
+it chose DR itself are the last column. The truth of a seed is
 the target's exact value on that log's rounds (`feedback.true_value`). Three tables: the overlap
 of each behaviour with each target (mean over seeds of the smallest behaviour propensity of an
 arm the target may take, of the largest importance weight, of Kish's effective sample size
@@ -53,7 +61,13 @@ from gym_ctxbandits import feedback, ope
 KW = dict(num_arms=10, dim=5, pool_size=100, instance_seed=7)
 ENVS = {"Linear": ("CtxBandit/Linear-v0", KW), "Logistic": ("CtxBandit/Logistic-v0", KW),
         "Quadratic": ("CtxBandit/Quadratic-v0", KW),                   # non-linear: the ridge reward model is misspecified
-        "MNIST": ("CtxBandit/MNIST-v0", dict(image_size=7))}           # real data: K = 10, 7x7 images block-encoded, d = 490
+        "MNIST": ("CtxBandit/MNIST-v0", dict(image_size=7)),           # real data: K = 10, 7x7 images block-encoded, d = 490
+        "Digits": ("CtxBandit/Supervised-v0", dict(source="sklearn:load_digits"))}   # sklearn's 8x8 digits, d = 640
+# Digits logs its own two behaviours (issue 48): epsilon-greedy 0.4, whose weight 1 / 0.04 = 25 on a round where the
+# target's arm is not the greedy one lay above Switch-DR's old default tau = 20, and a uniformly random log, on which
+# the ridge reward model (1,000 rounds at d = 640) is poor
+OWN_BEHAVIOURS = {"Digits": {"eps-greedy 0.4": ("epsilon-greedy", dict(epsilon=0.4)), "uniform": ("Random", {})}}
+OLD_DEFAULTS = {"Switch-DR tau=20": (ope.switch_dr, dict(tau=20.0)), "DRos lam=400": (ope.dros, dict(lam=400.0))}
 EPSILONS = (0.1, 0.5)         # the epsilon-greedy behaviours
 TAUS = {"Linear": 0.1, "Logistic": 0.5}     # Softmax's, from `--tau-grid` on seeds 1000-1019 (docs/offpolicy.md)
 FLOOR = dict(tau=0.1, epsilon=0.5)          # elsewhere Softmax with a floor: every propensity >= 0.05, weights <= 20
@@ -101,6 +115,8 @@ def sampled_dist(copies, context: np.ndarray, draws: int) -> np.ndarray:
 
 def behaviours(env_name: str, args: Args) -> dict[str, tuple[str, dict]]:
     """Label -> (agent name, kwargs) of the behaviours logged on `env_name`."""
+    if env_name in OWN_BEHAVIOURS:
+        return dict(OWN_BEHAVIOURS[env_name])
     out = {f"eps-greedy {eps:g}": ("epsilon-greedy", dict(epsilon=eps)) for eps in args.epsilons}
     if env_name in args.taus:
         out[f"softmax {args.taus[env_name]:g}"] = ("Softmax", dict(tau=args.taus[env_name]))
@@ -161,14 +177,28 @@ def run(args: Args) -> tuple[pd.DataFrame, pd.DataFrame]:
                             insample = ope.dr(fb["reward"], fb["action"], fb["pscore"], pi, context=fb["context"],
                                               fit="in-sample", n_bootstrap=args.n_bootstrap, seed=seed)
                             estimates.append(ope.Estimate("DR in-sample", insample.value, insample.low, insample.high))
+                            q = ope.reward_model(fb["context"], fb["action"], fb["reward"], fit="sequential")
+                            for label, (fn, kw) in OLD_DEFAULTS.items():      # the fixed defaults before issue 48
+                                est = fn(fb["reward"], fb["action"], fb["pscore"], pi, estimated_rewards=q,
+                                         n_bootstrap=args.n_bootstrap, seed=seed, **kw)
+                                estimates.append(ope.Estimate(label, est.value, est.low, est.high))
                         else:                 # the log's action_prob no longer matches: leave it out
                             estimates = ope.evaluate(dict(fb, action_prob=None), pi, ("IPS", "SNIPS", "DR"),
                                                      n_bootstrap=args.n_bootstrap, seed=seed)
                         for est in estimates:
                             rows.append(dict(setting, pscore=pscore, estimator=est.estimator, seed=seed,
                                              error=est.value - truth, width=est.high - est.low,
-                                             covers=est.low <= truth <= est.high))
+                                             covers=est.low <= truth <= est.high, tuned=est.tuned,
+                                             as_dr=as_dr(est, overlaps[-1]["max weight"])))
     return pd.DataFrame(rows), pd.DataFrame(overlaps)
+
+
+def as_dr(est: ope.Estimate, largest: float) -> bool | None:
+    """Whether a tuned Switch-DR or DRos chose DR itself (tau at least the log's largest weight, lam
+    infinite); None for an estimator not tuned."""
+    if est.tuned is None:
+        return None
+    return bool(est.tuned >= largest) if est.estimator == "Switch-DR" else bool(np.isinf(est.tuned))
 
 
 def summary(runs: pd.DataFrame) -> pd.DataFrame:
@@ -176,9 +206,12 @@ def summary(runs: pd.DataFrame) -> pd.DataFrame:
     those standard errors (t), the sd over seeds (SE of one estimate), RMSE, mean CI width and coverage."""
     g = runs.groupby(["env", "behaviour", "target", "pscore", "estimator"], sort=False)
     sd, n = g["error"].std(ddof=1), g["error"].count()
+    as_dr = runs.assign(as_dr=runs["as_dr"].astype(float)).groupby(
+        ["env", "behaviour", "target", "pscore", "estimator"], sort=False)["as_dr"].sum()
     return pd.DataFrame({"bias": g["error"].mean(), "bias_se": sd / np.sqrt(n), "t": g["error"].mean() / (sd / np.sqrt(n)),
                          "SE": sd, "RMSE": g["error"].apply(lambda e: float(np.sqrt(np.mean(e ** 2)))),
-                         "width": g["width"].mean(), "coverage": g["covers"].mean()}).reset_index()
+                         "width": g["width"].mean(), "coverage": g["covers"].mean(),
+                         "tuned": g["tuned"].median(), "as_dr": as_dr, "seeds": n}).reset_index()
 
 
 def overlap_markdown(overlaps: pd.DataFrame) -> str:
@@ -192,11 +225,13 @@ def overlap_markdown(overlaps: pd.DataFrame) -> str:
 
 def markdown(table: pd.DataFrame) -> str:
     """Two tables: every estimator with the logged pscores; IPS, SNIPS and DR with the wrong ones."""
-    lines = ["| env | behaviour | target | estimator | bias (t) | SE | RMSE | CI width | 95% CI covers |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| env | behaviour | target | estimator | bias (t) | SE | RMSE | CI width | 95% CI covers | "
+             "tuned: median, logs where DR |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in table[table["pscore"] == "true"].itertuples():
+        auto = "" if pd.isna(r.tuned) else f"{r.tuned:.3g}, {r.as_dr:.0f} of {r.seeds}"
         lines.append(f"| {r.env} | {r.behaviour} | {r.target} | {r.estimator} | {r.bias:+.3f} ({r.t:+.1f}) | {r.SE:.3f} | "
-                     f"{r.RMSE:.3f} | {r.width:.3f} | {100 * r.coverage:.0f}% |")
+                     f"{r.RMSE:.3f} | {r.width:.3f} | {100 * r.coverage:.0f}% | {auto} |")
     wrong = table[table["pscore"] != "true"]
     names = list(dict.fromkeys(wrong["estimator"]))
     lines += ["", "| env | behaviour | target | pscore | " + " | ".join(f"{e} bias, covers" for e in names) + " |",

@@ -4,6 +4,7 @@ The OBD benchmark runs on an Open Bandit log in the dataset's own format written
 known click rates: Random and a "BTS" that favours the better items each log 20,000 events."""
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -22,19 +23,24 @@ import ope_obd  # noqa: E402
 
 
 def test_coverage_quick_run_prints_every_row(capsys):
-    """Every env; MNIST where the data home holds it (it is a real dataset: no fixture stands in)."""
+    """Every env; MNIST where the data home holds it (it is a real dataset: no fixture stands in);
+    Digits (sklearn ships it) with its own two behaviours, epsilon-greedy 0.4 and uniform."""
     mnist = (Path(os.environ.get("CTXBANDITS_DATA") or "/nonexistent") / "mnist").is_dir()
-    envs = list(ope_coverage.ENVS) if mnist else ["Linear", "Logistic", "Quadratic"]
+    envs = list(ope_coverage.ENVS) if mnist else ["Linear", "Logistic", "Quadratic", "Digits"]
     assert ope_coverage.main(["--quick", "--envs", ",".join(envs)]) == 0
     out = capsys.readouterr().out
     overlap, true, wrong = (part.splitlines()[2:] for part in out.split("\n\n")[:3])
-    settings = 3 * (2 * 3 + mnist)          # behaviours x targets (LinUCB, LinTS on 3 synthetic envs; MNIST LinUCB)
+    settings = 3 * (2 * 3 + mnist) + 2      # behaviours x targets (LinUCB, LinTS on 3 synthetic envs; MNIST, Digits LinUCB)
     assert len(overlap) == settings
-    assert len(true) == settings * 8                  # ... x estimators (7 and DR in-sample)
+    assert len(true) == settings * 10                 # ... x estimators (7, DR in-sample, Switch-DR and DRos at 20, 400)
     assert len(wrong) == 2 * 3 * 2 * 2                # Linear, Logistic x behaviours x targets x the two wrong pscores
     assert all(row.count("%") == 1 for row in true) and all(row.count("%") == 3 for row in wrong)
     assert "| Linear | softmax 0.1 |" in out and "| Logistic | softmax 0.5 |" in out
     assert "| Quadratic | softmax 0.1 floor 0.05 | LinTS | Switch-DR |" in out
+    assert "| Digits | eps-greedy 0.4 | LinUCB | Switch-DR tau=20 |" in out and "| Digits | uniform | LinUCB | DRos |" in out
+    tuned = [row.split(" | ")[-1].strip(" |") for row in true if "| Switch-DR |" in row or "| DRos |" in row]
+    assert len(tuned) == 2 * settings and all(re.fullmatch(r"\S+, [0-2] of 2", cell) for cell in tuned), tuned
+    assert all(row.endswith("|  |") for row in true if "| Switch-DR |" not in row and "| DRos |" not in row)
     assert not mnist or ("| MNIST | eps-greedy 0.1 | LinUCB | DRos |" in out
                          and "| MNIST | eps-greedy 0.1 | LinUCB | DR in-sample |" in out)
     assert "nan" not in out
