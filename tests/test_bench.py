@@ -257,6 +257,58 @@ def test_outcomes_are_every_pairs_test_at_once():
                     want = 0 if not d.any() or _scipy_p([d])[0] >= 0.05 else (1 if side else -1)
                     assert got[i, j] == want == stats.outcome(values[i], values[j], lower), (i, j)
 
+def test_pairwise_is_outcomes_beside_each_pairs_p_value():
+    v = np.random.default_rng(3).normal(size=(4, 8)) + np.arange(4)[:, None]
+    won, p = stats.pairwise(v, True, 0.05)
+    np.testing.assert_array_equal(won, stats.outcomes(v, True, 0.05))
+    assert np.isnan(np.diag(p)).all() and np.array_equal(p, p.T, equal_nan=True)
+    assert p[0, 3] == stats.signed_rank_p(v[0] - v[3]) == _scipy_p([v[0] - v[3]])[0]
+
+
+def test_holm_on_a_family_computed_by_hand():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06, 0.04 -> running max 0.02, 0.03, 0.06, 0.06
+    np.testing.assert_allclose(stats.holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
+    assert (stats.holm([0.01, 0.04, 0.03, 0.005]) < 0.05).sum() == 2          # Bonferroni (x4) would keep 2 as well
+    np.testing.assert_allclose(stats.holm([0.01, 0.02, 0.04]), [0.03, 0.04, 0.04])  # 0.03, 0.04, 0.04: all three kept
+    np.testing.assert_allclose(stats.holm([[0.5, np.nan], [0.4, 0.9]]), [[1.0, np.nan], [1.0, 1.0]])  # NaN: out
+    assert stats.holm([0.2])[0] == 0.2 and stats.holm([]).shape == (0,)
+
+
+def _rliable_probability_of_improvement(scores_x, scores_y):
+    """rliable 1.2.0's `metrics.probability_of_improvement`, its code (runs x tasks arrays)."""
+    from scipy.stats import mannwhitneyu
+
+    probabilities = []
+    for task in range(scores_x.shape[1]):
+        if np.array_equal(scores_x[:, task], scores_y[:, task]):
+            probabilities.append(0.5)
+        else:
+            u, _ = mannwhitneyu(scores_x[:, task], scores_y[:, task], alternative="greater")
+            probabilities.append(u / (scores_x.shape[0] * scores_y.shape[0]))
+    return np.mean(probabilities)
+
+
+def test_probability_of_improvement_by_hand_and_as_rliable():
+    # task 1: 1, 2, 3 against 2, 2: (0 + 0 + 1/2 + 1/2 + 1 + 1) / 6 = 1/2; task 2: 0.5, 0.5 against 0.5, 1: 1/4
+    x, y = [np.array([1, 2, 3.]), np.array([0.5, 0.5])], [np.array([2, 2.]), np.array([0.5, 1])]
+    assert stats.probability_of_improvement(x, y) == 0.375
+    assert stats.probability_of_improvement(y, x) == 0.625              # P(X > Y) + P(Y > X) = 1
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 4, (10, 7)) / 4, rng.integers(0, 4, (10, 7)) / 4   # ties, as the clipped scores have
+    assert stats.probability_of_improvement(list(a.T), list(b.T)) == pytest.approx(_rliable_probability_of_improvement(a, b))
+    point, low, high = stats.probability_of_improvement_ci(list(a.T), list(b.T), resamples=500)
+    assert low < point < high and 0 <= low and high <= 1
+    one = [np.array([1.0]), np.array([0.0])]                            # one run a task: every resample is the point
+    assert stats.probability_of_improvement_ci(one, [np.array([0.5]), np.array([0.5])], resamples=50) == (0.5, 0.5, 0.5)
+
+
+def test_performance_profile_of_a_known_array():
+    # 4 runs: 0, 0.5, 1 and 0.2; above 0: 3 of 4; above 0.4: 2; above 0.9: 1; above 1: none (strictly above)
+    np.testing.assert_array_equal(stats.performance_profile([[0, 0.5, 1], [0.2, np.nan]], [0, 0.4, 0.9, 1]),
+                                  [0.75, 0.5, 0.25, 0])
+    assert len(stats.TAUS) == 21 and stats.performance_profile(np.ones(3))[-1] == 0
+
+
 # --- end to end on the quick track ---------------------------------------------------------------
 
 # one cell per tag (the replay and a dataset among them): the whole quick track is the slow test below
@@ -345,7 +397,7 @@ def check_scorecard(card: dict, suite_file: Path) -> None:
 def check_page(page: str, cells: int) -> None:
     """The HTML scorecard is one file that needs nothing else: no script, link, image or URL (the
     only "http" is the SVG namespace), and has its charts: the radar, the bars, a chart per cell."""
-    assert page.count("<svg ") == 2 + cells and page.count("<polyline ") >= 2 * cells
+    assert page.count("<svg ") == 4 + cells and page.count("<polyline ") >= 2 * cells
     assert page.count("http") == page.count('xmlns="http://www.w3.org/2000/svg"')
     assert not any(tag in page for tag in ("<script", "<link", "<img", " src=", "url("))
 
@@ -750,6 +802,54 @@ def test_regen_writes_references_and_report_takes_them_as_the_zoo(folder):
                     -card["aggregates"]["overall"]["wins_minus_losses"][b][a]
     assert "from the shipped references: Greedy, LinUCB" in Path("card/scorecard.md").read_text()
     check_page(Path("card/scorecard.html").read_text(), len(s.cells))
+    # the cost per 1,000 rounds: the manifests' CPU seconds (bench.json's, the references') over the rounds played
+    played = len(s.report_seeds) * sum(c.horizon for c in s.cells)
+    for agent, cpu in (("LinUCB", manifest["agents"]["LinUCB"]["cpu_seconds"]),
+                       ("My-Greedy", json.loads(Path("card/bench.json").read_text())["cpu_seconds"]["My-Greedy"])):
+        assert card["cost"][agent]["cpu_seconds_per_1k_rounds"] == pytest.approx(1000 * sum(cpu.values()) / played)
+    # every distinct pair on every cell is one test of the family Holm corrects
+    assert card["multiplicity"]["tests"] == 6 * len(s.cells) and card["multiplicity"]["holm"] <= \
+        card["multiplicity"]["decided"] and card["baseline"] is None and "against" not in card
+
+
+def test_report_against_a_baseline_prints_the_pairwise_table_and_costs(folder, capsys):
+    """`bench report FOLDER --baseline LinUCB` (the folder as `ctxbandits plot` takes it, or --out):
+    the overall table ranked with each agent's cost, the pairwise table against LinUCB with its
+    Holm-corrected count and probability of improvement, the multiple-testing caveat."""
+    zoo_card(folder)
+    assert main(["bench", "report", "card", "--references", "refs", "--import", str(USER_MODULE),
+                 "--baseline", "LinUCB", "--highlight", "Greedy"]) == 0
+    card = json.loads(Path("card/scorecard.json").read_text())
+    text = Path("card/scorecard.md").read_text()
+    order = sorted(card["agents"], key=lambda a: -card["aggregates"]["overall"]["iqm"][a][0])
+    rows = [line for line in text.splitlines() if re.match(r"\| \d+ \| .* \| defaults \|", line)]
+    assert [r.split(" | ")[1] for r in rows] == order and rows[0].startswith("| 1 | ")       # ranked, best first
+    assert "| CPU-s / 1k rounds |" in text and f"{card['cost']['LinUCB']['cpu_seconds_per_1k_rounds']:.3g} |" in text
+    assert "## Against LinUCB" in text and "| W / T / L vs LinUCB | W / T / L after Holm | P(agent > LinUCB)" in text
+    against = card["against"]
+    assert set(against) == {"Random", "My-Greedy", "Greedy"}
+    for a, row in against.items():
+        calls = [card["cells"][c]["agents"][a]["outcomes"]["LinUCB"] for c in card["cells"]]
+        assert row["wins_ties_losses"] == [calls.count(1), calls.count(0), calls.count(-1)]
+        w, t, l = row["holm_wins_ties_losses"]
+        assert w <= row["wins_ties_losses"][0] and l <= row["wins_ties_losses"][2] and w + t + l == len(calls)
+        assert f"| {a} | {' / '.join(map(str, row['wins_ties_losses']))} |" in text
+    assert against["Random"]["probability_of_improvement"] == [0, 0, 0]     # Random scores 0, LinUCB more
+    assert "Multiple testing: the wins and losses are 12 signed-rank tests" in text and "Holm" in text
+    assert card["highlight"] == ["My-Greedy", "Greedy", "LinUCB"]
+    page = Path("card/scorecard.html").read_text()
+    radar = re.search(r'<svg [^>]*aria-label="IQM score by tag".*?</svg>', page).group()
+    assert "<h2>Against LinUCB</h2>" in page and radar.count("<polygon ") == 4 + 3       # 4 levels, the 3 chosen
+    # both spellings of the folder; two different folders, or an unknown agent, are one line
+    assert main(["bench", "report", "--out", "card", "card/", "--references", "refs", "--import", str(USER_MODULE)]) == 0
+    capsys.readouterr()
+    for argv, words in ((["bench", "report", "card", "--out", "refs"], "two folders given, card and --out refs"),
+                        (["bench", "report"], "needs the folder"),
+                        (["bench", "report", "card", "--references", "refs", "--baseline", "LinTS"],
+                         "LinTS: not on this scorecard")):
+        assert main([*argv, "--import", str(USER_MODULE)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and words in err, err
 
 
 def test_a_reference_made_off_the_cpu_names_its_device_and_holds_one_device(folder):
@@ -799,6 +899,64 @@ def test_checkpoints_are_log_spaced_and_even_and_keep_the_last_round():
         assert {20, 40, 60, 500, 1000, 1500} <= set(g["round"]) and len(g) == 20
 
 
+def crowd(folder: Path, agents: int = 25) -> tuple[dict, dict]:
+    """The card and curves of `agents` agents on the tiny suite, their rows made up (no run): Random,
+    one new agent and a zoo of the others, LinUCB-like names of every length; baseline Zoo-01."""
+    from gym_ctxbandits.bench import report
+
+    s = suite.load(tiny(folder))
+    cells, seeds = s.track("report")
+    rng = np.random.default_rng(0)
+    names = ["Random", "My-New-Agent", *[f"Zoo-{i:02d}" + "-long-name" * (i % 3 == 0) for i in range(agents - 2)]]
+    rounds = np.array([1, 3, 6, 12, 24, 45, 60])
+    tables = {a: {c.id: pd.DataFrame([(seed, r, (0.5 if a == "Random" else slope) * r * u, 0.5 * r)
+                                      for seed, u in zip(seeds, rng.uniform(0.7, 1.3, len(seeds))) for r in rounds],
+                                     columns=["seed", "round", "cum_regret", "cum_reward"])
+                  for c, slope in zip(cells, rng.uniform(0.02, 0.5, len(cells)))} for a in names}
+    manifest = {"suite": s.name, "version": s.version, "track": "report"}
+    cpu = {a: {c.id: float(10 ** rng.uniform(-1, 2)) for c in cells} for a in names}
+    card = report._card(manifest, names[:2], tables, {"folder": "made up", "agents": names[2:]}, 0.05, 200, suite=s,
+                        cpu=cpu, baseline="Zoo-01", highlight=["Zoo-02"])
+    return json.loads(json.dumps(report._finite(card))), report.curves(card, tables, spread=True)
+
+
+def test_every_agent_has_a_colour_of_its_own_however_many():
+    from gym_ctxbandits.bench import html
+
+    for n in (3, 25, 60):
+        for new in (1, min(9, n)):
+            card = {"agents": ["Random", *[f"A{i}" for i in range(n)]], "new": [f"A{i}" for i in range(new)]}
+            colour = html.colours(card)
+            assert set(colour) == set(card["agents"]) and len(set(colour.values())) == len(colour)
+            assert colour["Random"] == html.RANDOM and colour["A0"] == html.NEW[0]
+
+
+def test_the_page_of_25_agents_is_readable(folder):
+    """25 agents: no colour twice, a legend under every curve panel and a spread band per drawn agent,
+    the radar drawing the chosen agents only, the matrix in a box that scrolls, the cost and the
+    profile charts."""
+    from gym_ctxbandits.bench import html
+
+    card, lines = crowd(folder)
+    page = html.page(card, lines)
+    check_page(page, len(card["cells"]))
+    colour = html.colours(card)
+    assert len(card["agents"]) == 25 and len(set(colour.values())) == 25
+    assert card["highlight"] == ["My-New-Agent", "Zoo-02", "Zoo-01"]
+    radar = re.search(r'<svg [^>]*aria-label="IQM score by tag".*?</svg>', page).group()
+    assert radar.count("<polygon ") == 4 + 3
+    for cell_id in card["cells"]:
+        panel = re.search(rf'<svg [^>]*aria-label="regret curves of {cell_id}".*?</svg>', page).group()
+        drawn = html.chosen(card, cell_id)
+        assert panel.count("<polyline ") == panel.count("<polygon ") == len(drawn) == 5      # a line and a band each
+        assert all(f"<title>{a}</title>" in panel for a in drawn)         # the legend names each
+    assert re.search(r'<div class="scroll"><table><tr><th>row vs column</th>', page)
+    scatter = re.search(r'<svg [^>]*aria-label="score against cost".*?</svg>', page).group()
+    assert scatter.count("<circle ") == 25
+    profile = re.search(r'<svg [^>]*aria-label="performance profiles".*?</svg>', page).group()
+    assert profile.count("<polyline ") == 25 and profile.count('stroke-width="2.5"') == 3
+
+
 # --- the HTML page in a real browser -------------------------------------------------------------
 
 CHROMIUM = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -829,8 +987,9 @@ def test_the_html_scorecard_renders_in_headless_chromium(folder):
     shown = chromium(page, folder / "p1", "--dump-dom")
     assert shown.returncode == 0 and console(shown.stderr) == [], console(shown.stderr)
     dom = shown.stdout                                            # the DOM as the browser built it
-    assert dom.count("<svg ") == 2 + len(card["cells"]) and dom.count("<polygon ") >= 4 + len(card["agents"])
-    assert dom.count("<polyline ") == sum(min(len(card["agents"]), 5) for _ in card["cells"])
+    assert dom.count("<svg ") == 4 + len(card["cells"]) and dom.count("<polygon ") >= 4 + len(card["highlight"])
+    drawn = sum(min(len(card["agents"]), 5) for _ in card["cells"])
+    assert dom.count("<polyline ") == drawn + len(card["agents"])       # the curves, and a profile per agent
     shot = folder / "shot.png"
     assert chromium(page, folder / "p2", "--hide-scrollbars", "--window-size=1200,900",
                     f"--screenshot={shot}").returncode == 0
@@ -838,6 +997,31 @@ def test_the_html_scorecard_renders_in_headless_chromium(folder):
 
     pixels = matplotlib.image.imread(shot)
     assert pixels.shape[:2] == (900, 1200) and pixels[..., :3].std() > 0.05     # drawn, not a blank page
+
+
+@pytest.mark.slow
+def test_the_html_scorecard_of_25_agents_renders_in_headless_chromium(folder):
+    """The page of 25 agents (`crowd`) in the browser: no console message, every chart in its DOM,
+    the matrix's box scrolling instead of widening the page: a screenshot as wide as the window has
+    its right half drawn, the page no wider than before (Chromium lays out what the CSS says)."""
+    from gym_ctxbandits.bench import html
+
+    card, lines = crowd(folder)
+    page = folder / "crowd.html"
+    page.write_text(html.page(card, lines))
+    shown = chromium(page, folder / "p1", "--dump-dom")
+    assert shown.returncode == 0 and console(shown.stderr) == [], console(shown.stderr)
+    dom = shown.stdout
+    assert dom.count("<svg ") == 4 + len(card["cells"]) and dom.count("<circle ") == 25
+    assert dom.count("<polyline ") == 5 * len(card["cells"]) + 25 and '<div class="scroll">' in dom
+    shot = folder / "shot.png"
+    assert chromium(page, folder / "p2", "--hide-scrollbars", "--window-size=1200,1600",
+                    f"--screenshot={shot}").returncode == 0
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert pixels.shape[:2] == (1600, 1200) and pixels.std() > 0.05
+    assert pixels[:, 1180:].std() < 0.02                           # the margin right of the page: nothing overflows
 
 
 def test_the_processes_backend_spreads_the_cells_and_gives_the_inprocess_numbers(folder):
@@ -880,7 +1064,10 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
     assert "tuned on the glm track (budget 6, played on the glm-tuned track): " in out
     assert ("bakeoff-v2: 35 cells; report seeds 1000..1009, tune seeds 0..9; quick track T=20 on 2 seeds; an agent "
             "that reads a horizon is given the cell's\n") in out
-    assert out.count("| `s0-linear` |") == 1 and "The cells of bakeoff-v1." in out         # v2's are v1's
+    assert out.count("| `s0-linear` |") == 1                                              # v2's are v1's
+    table = out.index("| `s0-linear` |")                       # labelled where it is, and v2's block points to it
+    assert out.rindex("The cells of bakeoff-v1 (and of bakeoff-v2):", 0, table) > out.index("bakeoff-v1: 35 cells")
+    assert out.index("The cells of bakeoff-v2: those of bakeoff-v1, in its table above.") > out.index("bakeoff-v2: 35")
 
 
 def takes_a_horizon() -> set[str]:

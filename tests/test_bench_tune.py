@@ -638,6 +638,35 @@ def test_the_untuned_hint_is_one_command_that_tunes_and_ships():
     assert build_parser().parse_args(shlex.split(hint)[1:]).suite == "bakeoff-v1"
 
 
+def test_the_next_hints_keep_the_import_so_following_them_works(folder, capsys):
+    """A study of a user's agent (--import) says `next: ctxbandits bench run --import ... --tuned ...`;
+    following it runs the agent (without the --import: "unknown agent"), and that run's own hint,
+    `bench report --import ... FOLDER`, writes the scorecard."""
+    import shlex
+
+    (folder / "my_linucb.py").write_text('import agents\nfrom agents.linear import LinUCB\n\n\n'
+                                         '@agents.register("My-LinUCB")\nclass MyLinUCB(LinUCB):\n    pass\n')
+    registered = dict(agents.REGISTRY)
+
+    def forget():                                               # a fresh process: only --import registers it
+        agents.REGISTRY.clear()
+        agents.REGISTRY.update(registered)
+        sys.modules.pop("my_linucb", None)
+
+    try:
+        assert study("--import", "my_linucb.py", agents_="My-LinUCB", budget=1) == 0
+        hint = capsys.readouterr().out.rpartition("next: ")[2].strip()
+        assert hint.startswith("ctxbandits bench run --import my_linucb.py --agents My-LinUCB --tuned study/tuned.json")
+        forget()
+        assert main([*shlex.split(hint.replace("DIR", "card"))[1:], "--suite", "tiny.toml", "--quiet"]) == 0
+        hint = capsys.readouterr().out.rpartition("next: ")[2].strip()
+        assert hint == "ctxbandits bench report --import my_linucb.py card"
+        forget()
+        assert main(shlex.split(hint)[1:]) == 0 and (folder / "card" / "scorecard.html").exists()
+    finally:
+        forget()
+
+
 # --- a named track's tuned twin ------------------------------------------------------------------
 
 def test_a_named_tracks_study_plays_its_cells_ships_into_its_own_file_and_is_its_tuned_twin(package, capsys):

@@ -2,7 +2,7 @@
 
     ctxbandits bench run --agents LinUCB,LinTS --out results/bench
     ctxbandits bench run --import my_agent.py --agents MyAgent --out results/bench
-    ctxbandits bench report --out results/bench
+    ctxbandits bench report results/bench --baseline LinUCB
     ctxbandits bench tune --agents LinUCB --budget 8 --out results/tune
     ctxbandits bench tune --agents LinUCB --budget 6 --sampler halton --out results/tune --ship
     ctxbandits bench run --agents LinUCB --tuned results/tune/tuned.json --out results/bench-tuned
@@ -59,7 +59,7 @@ def cmd_run(args) -> int:
     track = (f"{tuned_track(args.track)} track, budget {tuned['budget']}" if tuned else
              f"{'quick' if args.quick else args.track or 'report'} track")
     print(f"{', '.join(agents)} on {suite.key} ({track}) in {args.out}/ "
-          f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench report --out {args.out}")
+          f"({time.perf_counter() - start:.1f} s); next: ctxbandits bench report{imports_hint(args.imports)} {args.out}")
     return 0
 
 
@@ -84,7 +84,8 @@ def cmd_tune(args) -> int:
     on = "" if args.track == "report" else f" --track {args.track}"
     print(f"{len(agents)} agent(s), budget {args.budget}, on {suite.key}'s tune seeds{on and f' ({args.track} track)'} "
           f"in {args.out}/{tune.FILE} ({time.perf_counter() - start:.1f} s)" + (
-              "" if args.ship else f"; next: ctxbandits bench run --agents {','.join(agents)}{on} --tuned "
+              "" if args.ship else f"; next: ctxbandits bench run{imports_hint(args.imports)} --agents "
+                                   f"{','.join(agents)}{on} --tuned "
                                    f"{args.out}/{tune.FILE} --out DIR"))
     if args.ship:
         fate = tune.ship(record, suite, agents, replace=args.replace)
@@ -95,12 +96,33 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def report_folder(args) -> str:
+    """`bench report`'s folder: an argument, as `ctxbandits plot` takes it, or --out (both: the same)."""
+    given = [f for f in (args.folder, args.out) if f]
+    if not given:
+        raise ValueError("bench report needs the folder of `ctxbandits bench run`: `ctxbandits bench report FOLDER`")
+    if len(given) == 2 and Path(given[0]).resolve() != Path(given[1]).resolve():
+        raise ValueError(f"two folders given, {given[0]} and --out {given[1]}: give one of them")
+    return given[0]
+
+
+def names(text: str | None) -> list[str]:
+    return [a.strip() for a in (text or "").split(",") if a.strip()]
+
+
+def imports_hint(imports) -> str:
+    """The --import options of a command, for the `next:` command it prints."""
+    return "".join(f" --import {m}" for m in imports or ())
+
+
 def cmd_report(args) -> int:
     from gym_ctxbandits.bench.report import write
     from gym_ctxbandits.user_modules import import_modules
 
+    out = report_folder(args)
     import_modules(args.imports)
-    paths = write(args.out, alpha=args.alpha, references=None if args.no_references else args.references or "auto")
+    paths = write(out, alpha=args.alpha, references=None if args.no_references else args.references or "auto",
+                  baseline=args.baseline, highlight=names(args.highlight))
     print("wrote " + ", ".join(map(str, paths)))
     return 0
 
@@ -147,8 +169,13 @@ def cmd_suites(args) -> int:
             twin = tuned_track(name)
             print(f"  tuned on the {name} track (budget {file['budget']}, played on the {twin} track): "
                   f"{', '.join(file['agents']) or 'none'}.")
-        same = next((old.key for old in earlier(suite) if old.cells == suite.cells), None)
-        print(f"\nThe cells of {same}.\n" if same else f"\n{markdown_table(suite)}\n")
+        same = next((old.key for old in reversed(earlier(suite)) if old.cells == suite.cells), None)
+        if same:
+            print(f"\nThe cells of {key}: those of {same}, in its table above.\n")
+            continue
+        alike = [k for k in shipped() if k != key and any(o.key == key and o.cells == suite.cells
+                                                          for o in earlier(load(k)))]
+        print(f"\nThe cells of {key}{''.join(f' (and of {k})' for k in alike)}:\n\n{markdown_table(suite)}\n")
     return 0
 
 
@@ -183,7 +210,12 @@ def add_bench_parser(sub, add_import_option) -> None:
     run.set_defaults(func=cmd_run)
     report = commands.add_parser("report", help="write scorecard.md, .json and .html: the folder's agents beside the "
                                                 "shipped references of the zoo")
-    report.add_argument("--out", required=True, help="a folder of `ctxbandits bench run`")
+    report.add_argument("folder", nargs="?", help="a folder of `ctxbandits bench run` (or give it as --out)")
+    report.add_argument("--out", help="the same folder, as `bench run` names it (either; both: the same folder)")
+    report.add_argument("--baseline", help="an agent to set every other against, cell by cell: wins, ties and losses "
+                                           "(also Holm-corrected) and the probability of improvement, e.g. LinUCB")
+    report.add_argument("--highlight", help="comma-separated agents the HTML page's radar and profiles draw beside "
+                                            "the new ones (default: the new ones and --baseline; else the best three)")
     report.add_argument("--alpha", type=float, default=0.05, help="level of the Wilcoxon test of wins and losses")
     report.add_argument("--references", help="a folder of reference results (default: the package's, for a shipped "
                                              "suite's report track)")

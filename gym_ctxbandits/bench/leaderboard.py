@@ -44,7 +44,8 @@ def card(suite: Suite, where: Path | None = None, resamples: int = stats.RESAMPL
     summary = {"folder": f"package: references/{package.name}" if where == package else str(where),
                "agents": sorted(a for a in shipped["agents"] if a != BASELINE),
                **({"budget": shipped["budget"]} if is_tuned(track) else {})}
-    return report._card(manifest, [BASELINE], tables, summary, report.ALPHA, resamples)
+    cpu = {a: dict(entry.get("cpu_seconds", {})) for a, entry in shipped["agents"].items()}
+    return report._card(manifest, [BASELINE], tables, summary, report.ALPHA, resamples, suite=suite, cpu=cpu)
 
 
 def markdown(board: dict) -> str:

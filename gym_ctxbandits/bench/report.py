@@ -52,7 +52,8 @@ def _finals(rows, seeds) -> dict[str, np.ndarray]:
         pick = [where[s] for s in seeds]
     except KeyError as missing:
         raise KeyError(f"no rows of seed {missing.args[0]}") from None
-    return {"regret": rows["cum_regret"].to_numpy()[pick], "reward": rows["cum_reward"].to_numpy()[pick]}
+    return {"regret": rows["cum_regret"].to_numpy()[pick], "reward": rows["cum_reward"].to_numpy()[pick],
+            "round": rnd[pick]}
 
 
 def finals(out: Path, agent: str, cell_id: str, seeds: list[int]) -> dict[str, np.ndarray]:
@@ -60,8 +61,11 @@ def finals(out: Path, agent: str, cell_id: str, seeds: list[int]) -> dict[str, n
     return _finals(results(out, agent, cell_id), seeds)
 
 
-def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str], dict, dict]:
-    """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary).
+def gather(out, references: str | Path | None = "auto") -> dict:
+    """Everything a report reads, read once: the folder's bench.json ("manifest"), the suite it pins
+    ("suite") and that track's "cells" and "seeds", the folder's agents ("own"), {agent: {cell id:
+    rows}} of every agent ("rows"), the references' summary ("summary") and each agent's CPU seconds
+    per cell as its manifest records them ("cpu": the folder's bench.json, the references' manifest).
 
     `references`: "auto" takes the package's references of the folder's suite and track (the
     report track, the tuned track, a named one, e.g. glm, or its tuned twin) of a shipped suite
@@ -83,7 +87,7 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
         shipped = manifest["track"] != "quick" and "file" not in manifest
         package = refs.folder(suite, manifest["track"])
         references = package if shipped and (package / refs.MANIFEST).exists() else None
-    summary = {"folder": None, "agents": []}
+    summary, zoo = {"folder": None, "agents": []}, {"agents": {}}
     if references is not None:
         if manifest["track"] == "quick":
             raise refs.ReferenceMismatch("reference results are of the report track; this folder holds the quick "
@@ -102,13 +106,32 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
         for agent in summary["agents"]:
             table = refs.table(references, zoo, agent)
             rows[agent] = {c.id: table[table["cell"] == c.id] for c in cells}
-    return manifest, own, rows, summary
+    cpu = {a: dict(manifest.get("cpu_seconds", {}).get(a, {})) for a in own}
+    cpu.update({a: dict(zoo["agents"][a].get("cpu_seconds", {})) for a in summary["agents"]})
+    return {"manifest": manifest, "suite": suite, "cells": cells, "seeds": seeds, "own": own, "rows": rows,
+            "summary": summary, "cpu": cpu}
 
 
-def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto") -> dict:
+def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str], dict, dict]:
+    """(bench.json, the folder's agents, {agent: {cell id: rows}} of every agent, references' summary):
+    `gather`'s, `references` as there."""
+    found = gather(out, references)
+    return found["manifest"], found["own"], found["rows"], found["summary"]
+
+
+def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto",
+              baseline: str | None = None, highlight=()) -> dict:
     """The scorecard of folder `out` as a JSON-ready dict (what `write` renders); `references` as
-    for `sources`."""
-    return _card(*sources(out, references), alpha, resamples)
+    for `sources`; `baseline` and `highlight` as for `_card`."""
+    return card_of(gather(out, references), alpha, resamples, baseline, highlight)
+
+
+def card_of(found: dict, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, baseline: str | None = None,
+            highlight=()) -> dict:
+    """The scorecard of what `gather` read (its suite, cells and seeds not read again)."""
+    return _card(found["manifest"], found["own"], found["rows"], found["summary"], alpha, resamples,
+                 suite=found["suite"], track=(found["cells"], found["seeds"]), cpu=found["cpu"], baseline=baseline,
+                 highlight=highlight)
 
 
 def tracks(manifest: dict, names: list[str], summary: dict | None = None) -> dict[str, str]:
@@ -128,28 +151,42 @@ def measure(cell) -> tuple[str, bool]:
     return ("reward", False) if is_replay(cell.env) else ("regret", True)
 
 
-def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int) -> dict:
-    suite = suite_of(manifest)
-    cells, seeds = suite.track(manifest["track"])
+def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int, *,
+          suite=None, track=None, cpu: dict | None = None, baseline: str | None = None, highlight=()) -> dict:
+    """The scorecard of `tables` ({agent: {cell id: rows}}) on the track `manifest` names: `suite`
+    when given (else the manifest's, loaded again) and `track`, its (cells, seeds), when given (else
+    asked of the suite); `cpu`: {agent: {cell id: CPU seconds of the
+    cell, all seeds}} for the cost per 1,000 rounds; `baseline`: an agent every other is set against
+    pair by pair (wins, ties and losses per cell, Holm-corrected, and the probability of
+    improvement); `highlight`: the agents the HTML page's radar draws beside the new ones."""
+    suite = suite_of(manifest) if suite is None else suite
+    cells, seeds = suite.track(manifest["track"]) if track is None else track
     names = [*own, *sorted(summary["agents"])]
+    if unknown := [a for a in [*([baseline] if baseline else []), *highlight] if a not in names]:
+        raise ValueError(f"{', '.join(unknown)}: not on this scorecard; its agents are {', '.join(names)}")
     card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],
             "tracks": tracks(manifest, names, summary), "references": summary, "alpha": alpha,
             "test": "Wilcoxon signed-rank, two-sided, paired by seed; no multiplicity correction",
             "interval": f"{stats.LEVEL:.0%} percentile bootstrap, {resamples} resamples", "cells": {}}
     per_seed = {}                                   # (cell, agent) -> per-seed scores
     outcomes = {}                                   # (cell, agent, other) -> +1 / 0 / -1
+    p_values = {}                                   # (cell, agent, other) -> the signed-rank test's p
+    rounds = {}                                     # (cell, agent) -> rounds played, all seeds
     for cell in cells:
         column, lower = measure(cell)
-        values = {a: _finals(tables[a][cell.id], seeds)[column] for a in names}
+        ends = {a: _finals(tables[a][cell.id], seeds) for a in names}
+        values = {a: ends[a][column] for a in names}
         means = np.array([values[a].mean() for a in names])
         random = values[BASELINE].mean()
         ranks = rankdata(means if lower else -means)
-        matrix = stats.outcomes([values[a] for a in names], lower, alpha)   # every pair's test at once
+        matrix, p = stats.pairwise([values[a] for a in names], lower, alpha)   # every pair's test at once
         rows = {}
         for i, a in enumerate(names):
             ratio, low, high = stats.ratio_ci(values[a], values[BASELINE], resamples=resamples)
             per_seed[cell.id, a] = stats.scores(values[a], values[BASELINE], lower)
+            rounds[cell.id, a] = int(ends[a]["round"].sum())
             outcomes.update({(cell.id, a, b): int(matrix[i, j]) for j, b in enumerate(names) if j != i})
+            p_values.update({(cell.id, a, b): float(p[i, j]) for j, b in enumerate(names) if j != i})
             rows[a] = {column: float(means[i]), "ratio": ratio, "ratio_ci": [low, high],
                        "score": float(stats.scores(means[i], random, lower)), "rank": float(ranks[i]),
                        "outcomes": {b: outcomes[cell.id, a, b] for b in names if b != a}}
@@ -168,7 +205,81 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
                for a in names}
         card["aggregates"][group] = {"cells": [c.id for c in members], "scored": [c.id for c in scored], "iqm": iqm,
                                      "wins_minus_losses": wml, "wins_ties_losses": wtl}
+    overall = card["aggregates"]["overall"]
+    scored = [c.id for c in cells if c.id in overall["scored"]]
+    card["rank"] = _ranks({a: overall["iqm"][a][0] for a in names})
+    card["cost"] = costs(names, [c.id for c in cells], cpu or {}, rounds)
+    card["profiles"] = {"taus": stats.TAUS.tolist(), "fraction_above": {
+        a: stats.performance_profile([per_seed[c, a] for c in scored]).tolist() for a in names}}
+    card["probability_of_improvement"] = {a: {b: stats.probability_of_improvement(
+        [per_seed[c, a] for c in scored], [per_seed[c, b] for c in scored]) if scored else np.nan
+        for b in names if b != a} for a in names}
+    card["multiplicity"] = _multiplicity(p_values, outcomes, alpha)
+    card["baseline"] = baseline
+    if baseline:
+        card["against"] = _against(baseline, names, [c.id for c in cells], scored, per_seed, p_values, outcomes,
+                                   alpha, resamples)
+    new = card["new"]
+    card["highlight"] = list(dict.fromkeys([*new, *highlight, *([baseline] if baseline else [])])) or \
+        [a for a in sorted(names, key=card["rank"].get) if a != BASELINE][:3]
     return card
+
+
+def _ranks(iqm: dict[str, float]) -> dict[str, int]:
+    """Each agent's rank by overall IQM score, best 1 (ties share the best rank; no score: last)."""
+    x = np.array([-v if v is not None and np.isfinite(v) else np.inf for v in iqm.values()])
+    return dict(zip(iqm, rankdata(x, method="min").astype(int).tolist()))
+
+
+def costs(names, cells, cpu: dict, rounds: dict) -> dict:
+    """Each agent's compute cost: its CPU seconds per 1,000 rounds, the CPU seconds its manifest
+    records for the cells (each the whole cell, all seeds: bench.json's for the folder's agents, the
+    references' manifest for theirs) over the rounds those cells played (their seeds' last logged
+    round), and on how many cells it was measured; None where no cell records any."""
+    out = {}
+    for a in names:
+        timed = [c for c in cells if (cpu.get(a) or {}).get(c) is not None]
+        seconds, played = sum(cpu[a][c] for c in timed), sum(rounds[c, a] for c in timed)
+        out[a] = {"cpu_seconds": round(seconds, 2) if timed else None,
+                  "cpu_seconds_per_1k_rounds": 1000 * seconds / played if timed and played else None,
+                  "cells_timed": len(timed)}
+    return out
+
+
+def _multiplicity(p_values: dict, outcomes: dict, alpha: float) -> dict:
+    """The family of every pair's signed-rank test on every cell (each unordered pair once): how
+    many tests, how many wins or losses they call at `alpha` uncorrected, how many of those Holm's
+    step-down correction keeps at family-wise error `alpha`, and how many calls pure chance would make
+    were no agent different from any other (`alpha` times the tests)."""
+    keys = [k for k in p_values if k[1] < k[2]]
+    p = np.array([p_values[k] for k in keys], float)
+    kept = stats.holm(p) < alpha
+    decided = [outcomes[k] != 0 for k in keys]
+    return {"tests": int(np.isfinite(p).sum()), "decided": int(sum(decided)),
+            "holm": int(sum(d and h for d, h in zip(decided, kept))), "by_chance": float(alpha * np.isfinite(p).sum())}
+
+
+def _against(baseline: str, names, cells, scored, per_seed, p_values, outcomes, alpha, resamples) -> dict:
+    """Each agent against `baseline`: wins, ties and losses over the cells (signed-rank, uncorrected),
+    the same after Holm's correction over the family of every agent's test against the baseline on
+    every cell, and rliable's probability of improvement P(agent > baseline) over the scored cells
+    with its stratified bootstrap interval."""
+    others = [a for a in names if a != baseline]
+    keys = [(c, a, baseline) for a in others for c in cells]
+    adjusted = dict(zip(keys, stats.holm([p_values[k] for k in keys])))
+    out = {}
+    for a in others:
+        calls = [outcomes[c, a, baseline] for c in cells]
+        held = [o if adjusted[c, a, baseline] < alpha else 0 for c, o in zip(cells, calls)]
+        poi = stats.probability_of_improvement_ci([per_seed[c, a] for c in scored],
+                                                  [per_seed[c, baseline] for c in scored], resamples=resamples) \
+            if scored else (np.nan, np.nan, np.nan)
+        out[a] = {"wins_ties_losses": [calls.count(k) for k in (1, 0, -1)],
+                  "holm_wins_ties_losses": [held.count(k) for k in (1, 0, -1)],
+                  "probability_of_improvement": list(poi),
+                  "wins": [c for c, o in zip(cells, calls) if o == 1],
+                  "losses": [c for c, o in zip(cells, calls) if o == -1]}
+    return out
 
 
 def _interval(x: float, low: float, high: float) -> str:
@@ -188,11 +299,45 @@ def markdown(card: dict) -> str:
                   f"from the shipped references: {', '.join(card['references']['agents'])}.")
     tracks = card.get("tracks", {})
     intro += " Track of each agent's numbers: " + "; ".join(f"{a}: {tracks.get(a, 'defaults')}" for a in names) + "."
+    rank = card.get("rank") or _ranks({a: overall["iqm"][a][0] for a in names})
+    order = sorted(names, key=lambda a: (rank[a], names.index(a)))
+    cost = card.get("cost", {})
     lines = [f"# Scorecard: suite {card['suite']}, {card['track']} track", "", intro, "",
-             "## Overall", "", "| agent | track | IQM score [95% CI] | wins / ties / losses (cells x agents) |",
-             "|---|---|---|---|"]
-    lines += [f"| {a} | {tracks.get(a, 'defaults')} | {_interval(*overall['iqm'][a])} | "
-              f"{' / '.join(map(str, overall['wins_ties_losses'][a]))} |" for a in names]
+             "## Overall", "", "Best overall IQM score first. CPU-s / 1k rounds: the CPU seconds its runs' manifest "
+             "records for the cells (bench.json for this folder's agents, the references' manifest for theirs), "
+             "per 1,000 rounds played; the machine and its load differ between the two sources.", "",
+             "| rank | agent | track | IQM score [95% CI] | wins / ties / losses (cells x agents) | CPU-s / 1k rounds |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {rank[a]} | {a} | {tracks.get(a, 'defaults')} | {_interval(*overall['iqm'][a])} | "
+              f"{' / '.join(map(str, overall['wins_ties_losses'][a]))} | {_cost(cost.get(a))} |" for a in order]
+    if many := card.get("multiplicity"):
+        lines += ["", f"Multiple testing: the wins and losses are {many['tests']:,} signed-rank tests (every pair of "
+                      f"agents on every cell) at {card['alpha']} with no correction; were no agent different from "
+                      f"another, about {many['by_chance']:.0f} would still be called by chance. They call "
+                      f"{many['decided']:,}; Holm's step-down correction over the family (family-wise error "
+                      f"{card['alpha']}) keeps {many['holm']:,} of them."]
+    if card.get("baseline"):
+        base, against = card["baseline"], card["against"]
+        lines += ["", f"## Against {base}", "",
+                  f"Per agent, its cells won, tied and lost against {base} (signed-rank, paired by seed, at "
+                  f"{card['alpha']}); the same after Holm's correction over the {len(against) * len(card['cells'])} "
+                  f"tests against {base}; and rliable's probability of improvement P(agent > {base}): the mean over "
+                  "the scored cells of the chance that a seed's score beats one of "
+                  f"{base}'s (ties count half), with its stratified bootstrap interval.", "",
+                  f"| rank | agent | W / T / L vs {base} | W / T / L after Holm | P(agent > {base}) [95% CI] |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {rank[a]} | {a} | {' / '.join(map(str, against[a]['wins_ties_losses']))} | "
+                  f"{' / '.join(map(str, against[a]['holm_wins_ties_losses']))} | "
+                  f"{_interval(*against[a]['probability_of_improvement'])} |" for a in order if a != base]
+    if profiles := card.get("profiles"):
+        taus = [0.25, 0.5, 0.75, 0.9]
+        at = [int(np.argmin(np.abs(np.array(profiles["taus"]) - t))) for t in taus]
+        lines += ["", "## Performance profiles", "", "The fraction of (cell, seed) runs whose score is above tau, "
+                  "over the scored cells (rliable's score distribution; the whole curve is in scorecard.json and "
+                  "the HTML page).", "", "| agent | " + " | ".join(f"tau = {t:g}" for t in taus) + " |",
+                  "|---" * (len(taus) + 1) + "|"]
+        lines += [f"| {a} | " + " | ".join(f"{profiles['fraction_above'][a][i]:.2f}" for i in at) + " |"
+                  for a in order]
     tags = [t for t in card["aggregates"] if t != "overall"]
     lines += ["", "## IQM score by tag", "", f"| agent | {' | '.join(tags)} |", "|---" * (len(tags) + 1) + "|"]
     lines += [f"| {a} | " + " | ".join(_interval(*card["aggregates"][t]["iqm"][a]) for t in tags) + " |" for a in names]
@@ -213,6 +358,11 @@ def markdown(card: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cost(entry: dict | None) -> str:
+    x = (entry or {}).get("cpu_seconds_per_1k_rounds")
+    return "n/a" if x is None else f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 def _finite(x):
     """`x` with NaN as None (JSON's null), so strict JSON readers take the file."""
     if isinstance(x, dict):
@@ -222,28 +372,32 @@ def _finite(x):
     return None if isinstance(x, float) and not np.isfinite(x) else x
 
 
-def curves(card: dict, rows: dict) -> dict:
+def curves(card: dict, rows: dict, spread: bool = False) -> dict:
     """Per cell and agent, the mean over seeds of the cumulative regret (the replay: reward) at
-    each logged round every seed reached: (rounds, means) for the HTML page."""
+    each logged round every seed reached: (rounds, means) for the HTML page; with `spread`,
+    (rounds, means, standard deviations over the seeds) (ddof 1; 0 with one seed)."""
     out = {}
     for cell_id, cell in card["cells"].items():
         column = "cum_" + cell["measure"]
         out[cell_id] = {}
         for a in card["agents"]:
             table = rows[a][cell_id]
-            mean = table.groupby("round")[column].agg(["mean", "size"])
+            mean = table.groupby("round")[column].agg(["mean", "size", "std"])
             mean = mean[mean["size"] == table["seed"].nunique()]
-            out[cell_id][a] = (mean.index.to_numpy(), mean["mean"].to_numpy())
+            line = (mean.index.to_numpy(), mean["mean"].to_numpy())
+            out[cell_id][a] = (*line, np.nan_to_num(mean["std"].to_numpy())) if spread else line
     return out
 
 
-def write(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto") -> tuple[Path, ...]:
+def write(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto", baseline: str | None = None,
+          highlight=()) -> tuple[Path, ...]:
     """Write scorecard.json, scorecard.md and scorecard.html into `out`; return their paths.
-    `references` as for `sources`."""
-    found = sources(out, references)
-    card = _card(*found, alpha, resamples)
+    `references` as for `sources`, `baseline` and `highlight` as for `_card`. The folder, its suite
+    and the references are read once (`gather`), scored once, then rendered three ways."""
+    found = gather(out, references)
+    card = card_of(found, alpha, resamples, baseline, highlight)
     out = Path(out)
     (out / "scorecard.json").write_text(json.dumps(_finite(card), indent=1, allow_nan=False) + "\n")
     (out / "scorecard.md").write_text(markdown(card))
-    (out / "scorecard.html").write_text(html.page(card, curves(card, found[2])))
+    (out / "scorecard.html").write_text(html.page(card, curves(card, found["rows"], spread=True)))
     return out / "scorecard.json", out / "scorecard.md", out / "scorecard.html"

@@ -123,3 +123,77 @@ def outcomes(values, lower_is_better: bool = True, alpha: float = 0.05) -> np.nd
 def outcome(a, b, lower_is_better: bool = True, alpha: float = 0.05) -> int:
     """+1 when `a` beats `b` (paired by seed), -1 when it loses, 0 for a tie: `outcomes` of the pair."""
     return int(outcomes([a, b], lower_is_better, alpha)[0, 1])
+
+
+def pairwise(values, lower_is_better: bool = True, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """(`outcomes`, p): the (A, A) outcome matrix and the (A, A) matrix of the signed-rank test's
+    two-sided p-values (symmetric, NaN on the diagonal) of every pair, from one call of the test."""
+    v = np.asarray(values, float)
+    i, j = np.triu_indices(len(v), 1)
+    d = v[i] - v[j]
+    median = np.median(d, axis=-1)
+    better = median < 0 if lower_is_better else median > 0
+    p = signed_rank_p(d)
+    won = np.where(p < alpha, np.where(better, 1, -1), 0)
+    out, pm = np.zeros((len(v), len(v)), int), np.full((len(v), len(v)), np.nan)
+    out[i, j], out[j, i] = won, -won
+    pm[i, j] = pm[j, i] = p
+    return out, pm
+
+
+def holm(p) -> np.ndarray:
+    """Holm's step-down adjusted p-values of a family of tests (NaN entries are left out of the
+    family and stay NaN): sorted ascending, the k-th smallest (k from 0) is multiplied by (m - k),
+    made non-decreasing by a running maximum and capped at 1. A test is rejected at `alpha` when
+    its adjusted p-value is below `alpha` (Holm 1979; statsmodels' `multipletests(method="holm")`)."""
+    p = np.asarray(p, float)
+    flat, out = p.ravel(), np.full(p.size, np.nan)
+    keep = np.flatnonzero(np.isfinite(flat))
+    order = keep[np.argsort(flat[keep], kind="stable")]
+    m = len(order)
+    out[order] = np.minimum(np.maximum.accumulate((m - np.arange(m)) * flat[order]), 1.0)
+    return out.reshape(p.shape)
+
+
+def _mann_whitney(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """P(X > Y) + P(X = Y) / 2 of the runs of x (..., n) against those of y (..., m), pair by pair
+    over the last axes: the Mann-Whitney U statistic over n m."""
+    gt = (x[..., :, None] > y[..., None, :]).mean((-2, -1))
+    eq = (x[..., :, None] == y[..., None, :]).mean((-2, -1))
+    return gt + eq / 2
+
+
+def probability_of_improvement(x, y) -> float:
+    """rliable's probability of improvement P(X > Y) (Agarwal et al. 2021): the mean over tasks of
+    the Mann-Whitney statistic of X's runs against Y's on that task, P(X > Y) + P(X = Y) / 2, each
+    task a 1-d array of runs (for the scorecard: the cells, each a seed's score). 0.5: neither is
+    likely better; NaN scores are left out of their task."""
+    per_task = [_mann_whitney(a[np.isfinite(a)], b[np.isfinite(b)])
+                for a, b in ((np.asarray(a, float), np.asarray(b, float)) for a, b in zip(x, y))]
+    return float(np.mean(per_task))
+
+
+def probability_of_improvement_ci(x, y, level: float = LEVEL, resamples: int = RESAMPLES,
+                                  seed: int = 0) -> tuple[float, float, float]:
+    """(P(X > Y), low, high): `probability_of_improvement` with the percentile interval of rliable's
+    stratified bootstrap: each task's runs of X and of Y resampled on their own (independently, as
+    rliable's StratifiedIndependentBootstrap), the tasks held fixed."""
+    rng = np.random.default_rng(seed)
+    tasks = [(np.asarray(a, float), np.asarray(b, float)) for a, b in zip(x, y)]
+    tasks = [(a[np.isfinite(a)], b[np.isfinite(b)]) for a, b in tasks]
+    boot = np.mean([_mann_whitney(a[rng.integers(0, len(a), (resamples, len(a)))],
+                                  b[rng.integers(0, len(b), (resamples, len(b)))]) for a, b in tasks], axis=0)
+    tail = (1 - level) / 2
+    return (probability_of_improvement(x, y), float(np.quantile(boot, tail)), float(np.quantile(boot, 1 - tail)))
+
+
+TAUS = np.linspace(0, 1, 21)
+
+
+def performance_profile(scores, taus=TAUS) -> np.ndarray:
+    """rliable's performance profile (score distribution): for each tau, the fraction of the scores
+    of every (task, run) that are above tau, P(score > tau); NaN scores are left out."""
+    s = np.concatenate([np.ravel(np.asarray(c, float)) for c in scores]) if isinstance(scores, (list, tuple)) \
+        else np.ravel(np.asarray(scores, float))
+    s = s[np.isfinite(s)]
+    return (s[:, None] > np.asarray(taus, float)[None, :]).mean(0)
