@@ -816,9 +816,17 @@ def test_report_against_a_baseline_prints_the_pairwise_table_and_costs(folder, c
     """`bench report FOLDER --baseline LinUCB` (the folder as `ctxbandits plot` takes it, or --out):
     the overall table ranked with each agent's cost, the pairwise table against LinUCB with its
     Holm-corrected count and probability of improvement, the multiple-testing caveat."""
+    from gym_ctxbandits.bench import report, run
+
     zoo_card(folder)
-    assert main(["bench", "report", "card", "--references", "refs", "--import", str(USER_MODULE),
-                 "--baseline", "LinUCB", "--highlight", "Greedy"]) == 0
+    calls = []                                  # the folder, its suite and its track read once, not once a part
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name in ((report, "read_manifest"), (report, "suite_of"), (run, "suite_of")):
+            patch.setattr(module, name, lambda *a, f=getattr(module, name), n=name: calls.append(n) or f(*a))
+        patch.setattr(suite.Suite, "track", lambda self, t, f=suite.Suite.track: calls.append("track") or f(self, t))
+        assert main(["bench", "report", "card", "--references", "refs", "--import", str(USER_MODULE),
+                     "--baseline", "LinUCB", "--highlight", "Greedy"]) == 0
+    assert sorted(calls) == ["read_manifest", "suite_of", "track", "track"], calls   # one: references.read's check
     card = json.loads(Path("card/scorecard.json").read_text())
     text = Path("card/scorecard.md").read_text()
     order = sorted(card["agents"], key=lambda a: -card["aggregates"]["overall"]["iqm"][a][0])
