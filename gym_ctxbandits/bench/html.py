@@ -203,7 +203,8 @@ def curve(cell_id: str, cell: dict, lines: dict, colour: dict, width: int = 270,
 def cost(card: dict, colour: dict, width: int = 560, height: int = 360) -> str:
     """Each agent's overall IQM score (its interval a vertical bar) against its CPU seconds per 1,000
     rounds on a log axis: the agents up and to the left score more for less. An agent with no
-    recorded cost is left out (the note under the chart names it)."""
+    recorded cost is left out; a label that would overlap another is too (the highlighted agents'
+    first), its dot keeping its name on hover and its colour."""
     left, top, right, bottom = 50, 14, 16, 40
     iqm = card["aggregates"]["overall"]["iqm"]
     spent = {a: (card.get("cost", {}).get(a) or {}).get("cpu_seconds_per_1k_rounds") for a in card["agents"]}
@@ -223,7 +224,13 @@ def cost(card: dict, colour: dict, width: int = 560, height: int = 360) -> str:
                         f'text-anchor="middle">{10 ** e:g}</text>')
         for v in (0, 0.25, 0.5, 0.75, 1):
             body.append(f'<text x="{left - 4}" y="{sy(v) + 4:.1f}" text-anchor="end">{v:g}</text>')
-        new = set(card.get("new", []))
+        new, bold = set(card.get("new", [])), card.get("highlight") or []
+        labels = {}                                  # agent -> its label's box; one that would overlap is left out
+        for a in sorted(shown, key=lambda a: (a not in bold, card["agents"].index(a))):
+            x, y = sx(spent[a]), sy(iqm[a][0])
+            box = (x + 5, y - 14, x + 7 + 6 * len(a), y - 2)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in labels.values()):
+                labels[a] = box
         for a in sorted(shown, key=lambda a: a in new):
             x, (v, low, high) = sx(spent[a]), iqm[a]
             if low is not None and np.isfinite(low):
@@ -231,8 +238,9 @@ def cost(card: dict, colour: dict, width: int = 560, height: int = 360) -> str:
                             f'stroke="{colour[a]}" stroke-width="1.5"/>')
             tip = escape(f"{a}: IQM score {_fmt(v)} [{_fmt(low)}, {_fmt(high)}], {spent[a]:.3g} CPU-s per 1,000 rounds")
             body.append(f'<circle cx="{x:.1f}" cy="{sy(v):.1f}" r="{5 if a in new else 3.5}" fill="{colour[a]}" '
-                        f'stroke="#fff"><title>{tip}</title></circle>'
-                        f'<text x="{x + 6:.1f}" y="{sy(v) - 4:.1f}" class="{"new" if a in new else ""}" '
+                        f'stroke="#fff"><title>{tip}</title></circle>')
+        for a, box in labels.items():
+            body.append(f'<text x="{box[0] + 1:.1f}" y="{box[3] - 2:.1f}" class="{"new" if a in new else ""}" '
                         f'font-size="10">{escape(a)}</text>')
     body.append(f'<text x="{(left + width - right) / 2:.1f}" y="{height - 6}" text-anchor="middle">CPU seconds per '
                 '1,000 rounds (log)</text>')
