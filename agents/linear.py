@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from agents.base import (F64, BaseAgent, argmax_probs, check_chosen, check_finite, check_rewards,
+from agents.base import (F64, MAX_REWARD, BaseAgent, argmax_probs, check_chosen, check_finite, check_rewards,
                          check_single_feedback, random_argmax, register)
 from agents.linalg import potter_update_, rls_update_
 from agents.params import Int, IntLogUniform, LogUniform, Real
@@ -83,7 +83,11 @@ class LinearAgent(BaseAgent):
     `_set_width` too): a subclass that overrides `_scores`, `_choose` or `_update` without the
     one-instance form gets the general path, never a stale shortcut. `observe_arrivals` runs
     `_update1` on one instance of a batched agent too (its state's rows as views, its stream as
-    `Streams.rows`), for rewards that reach the instances one by one.
+    `Streams.rows`), for rewards that reach the instances one by one. A batched agent serving one
+    instance (obs (1, K, d): a runner playing one seed through the batched path) takes the hooks
+    on obs[0] too, when the action and reward are the usual (1,) int and real arrays
+    (`_one_feedback`; anything else takes the general path and its errors), and returns a (1,)
+    action array: its rounds cost a single agent's, not twice as much.
     """
 
     index_policy = False
@@ -101,23 +105,35 @@ class LinearAgent(BaseAgent):
 
     def act(self, obs: np.ndarray) -> int | np.ndarray:
         """Choose an arm of obs (K, d) -> int, or one arm per instance of obs (N, K, d) -> (N,)."""
-        if self.single_ and self._act1:
+        if self._act1 and self.n_ == 1:
             X = obs if type(obs) is np.ndarray else np.asarray(obs)
             shape = X.shape
-            if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
-                return self._choose1(X)
+            if self.single_:
+                if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
+                    return self._choose1(X)
+            elif len(shape) == 3 and shape[0] == 1 and shape[2] == self.d_ and shape[1] and X.dtype.kind in "fiu":
+                return np.array([self._choose1(X[0])])        # a batched agent serving one instance
         return self._unwrap(self._choose(self._check_obs(obs)))
 
     def observe(self, obs: np.ndarray, action, reward) -> None:
         """Update with the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
-        if self.single_ and self._observe1:
+        if self._observe1 and self.n_ == 1:
             X = obs if type(obs) is np.ndarray else np.asarray(obs)
             shape = X.shape
-            if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
-                a, y = check_single_feedback(action, reward, shape[0])
-                x = X[a]
+            if self.single_:
+                if len(shape) == 2 and shape[1] == self.d_ and shape[0] and X.dtype.kind in "fiu":
+                    a, y = check_single_feedback(action, reward, shape[0])
+                    x = X[a]
+                    check_chosen(x)
+                    self._update1(x if x.dtype is F64 else x.astype(float, copy=False), y)
+                    self.t_ += 1
+                    self.observed_[0] = self.t_
+                    return
+            elif len(shape) == 3 and shape[0] == 1 and shape[2] == self.d_ and shape[1] and X.dtype.kind in "fiu" \
+                    and (feedback := _one_feedback(action, reward, shape[1])):
+                x = X[0, feedback[0]]                   # a batched agent serving one instance, as a single one
                 check_chosen(x)
-                self._update1(x if x.dtype is F64 else x.astype(float, copy=False), y)
+                self._update1(x if x.dtype is F64 else x.astype(float, copy=False), feedback[1])
                 self.t_ += 1
                 self.observed_[0] = self.t_
                 return
@@ -305,6 +321,17 @@ class LinearAgent(BaseAgent):
 
     def _update1(self, x: np.ndarray, y: float) -> None:
         pass
+
+
+def _one_feedback(action, reward, num_arms: int) -> tuple[int, float] | None:
+    """(arm, reward) of a batched agent's one instance, as Python scalars, when action and reward
+    are the usual (1,) int and real arrays and pass `check_feedback`'s tests (an arm in range, a
+    finite reward within MAX_REWARD); None otherwise: the general path then says what is wrong."""
+    if type(action) is not np.ndarray or type(reward) is not np.ndarray or action.shape != (1,) or \
+            reward.shape != (1,) or action.dtype.kind not in "iu" or reward.dtype.kind not in "fiu":
+        return None
+    a, y = action.item(), float(reward.item())
+    return (a, y) if 0 <= a < num_arms and abs(y) <= MAX_REWARD else None     # (NaN fails the second test)
 
 
 NOT_FINITE = "obs contains NaN or inf (or features so large that the arm scores overflow)"

@@ -53,6 +53,7 @@ def test_one_instance_rounds_equal_the_batched_ones(name):
     seeded [s] on obs[None]: the same arm every round, ties included, and the same state bits."""
     assert type(agents.make(name))._act1 and type(agents.make(name))._observe1, "no one-instance path"
     fast, slow, batched = agents.make(name, seed=3), general(agents.make(name, seed=3)), agents.make(name, seed=[3])
+    slow_batched = general(agents.make(name, seed=[3]))     # a batched agent serving one instance takes the hooks too
     ties = 0
     draws = not isinstance(fast, (Greedy, LinUCB))       # scores that draw: computed from copies of the streams
     for t, (X, noise) in enumerate(rounds(3)):
@@ -63,13 +64,17 @@ def test_one_instance_rounds_equal_the_batched_ones(name):
             if isinstance(fast, Softmax):
                 np.testing.assert_array_equal(fast._probs1(X), batched._probs(X[None])[0], strict=True)
         a = fast.act(X)
-        assert isinstance(a, int) and slow.act(X) == a and batched.act(X[None]).tolist() == [a]
+        assert isinstance(a, int) and slow.act(X) == a
+        got, want = batched.act(X[None]), slow_batched.act(X[None])
+        np.testing.assert_array_equal(got, want, strict=True)      # values, shape (1,) and dtype
+        assert got.tolist() == [a]
         reward = noise + float(X[a].sum())
         fast.observe(X, a, reward)
         slow.observe(X, a, reward)
         batched.observe(X[None], np.array([a]), np.array([reward]))
+        slow_batched.observe(X[None], np.array([a]), np.array([reward]))
     assert not fast.index_policy or ties >= 10, ties       # Greedy and LinUCB met ties
-    for other in (slow, batched):
+    for other in (slow, batched, slow_batched):
         want = state(other)
         assert state(fast).keys() == want.keys()
         for key, value in state(fast).items():
@@ -145,6 +150,91 @@ def test_bad_input_raises_the_general_paths_errors_and_changes_nothing(name):
         assert slow.act(X) == a
         fast.observe(X, a, noise)
         slow.observe(X, a, noise)
+
+
+def _bad_batched_calls(X, a):
+    """(what, call on an agent) for every kind of bad input of a started batched agent serving one
+    instance, and a few unusual good ones (lists, other dtypes) that the shortcut leaves to the general path."""
+    def with_value(value, row):
+        Z = X.copy()
+        Z[row, 0] = value
+        return Z[None]
+
+    A, other, ok = np.array([a]), 1 - a, np.array([0.5])
+    return [
+        ("NaN obs", lambda ag: ag.act(with_value(np.nan, other))),
+        ("inf obs", lambda ag: ag.act(with_value(np.inf, other))),
+        ("wrong d", lambda ag: ag.act(X[None, :, :-1])),
+        ("2-D obs", lambda ag: ag.act(X)),
+        ("two instances", lambda ag: ag.act(np.stack([X, X]))),
+        ("no arms", lambda ag: ag.act(X[None, :0])),
+        ("string obs", lambda ag: ag.act(X[None].astype(str))),
+        ("observe wrong d", lambda ag: ag.observe(X[None, :, :-1], A, ok)),
+        ("observe 2-D", lambda ag: ag.observe(X, A, ok)),
+        ("int action", lambda ag: ag.observe(X[None], a, ok)),
+        ("two actions", lambda ag: ag.observe(X[None], np.array([a, a]), ok)),
+        ("float actions", lambda ag: ag.observe(X[None], A.astype(float), ok)),
+        ("action out of range", lambda ag: ag.observe(X[None], np.array([len(X)]), ok)),
+        ("negative action", lambda ag: ag.observe(X[None], np.array([-1]), ok)),
+        ("float reward", lambda ag: ag.observe(X[None], A, 0.5)),
+        ("two rewards", lambda ag: ag.observe(X[None], A, np.array([0.5, 0.5]))),
+        ("NaN reward", lambda ag: ag.observe(X[None], A, np.array([np.nan]))),
+        ("inf reward", lambda ag: ag.observe(X[None], A, np.array([-np.inf]))),
+        ("huge reward", lambda ag: ag.observe(X[None], A, np.array([1e101]))),
+        ("string reward", lambda ag: ag.observe(X[None], A, np.array(["x"]))),
+        ("NaN chosen features", lambda ag: ag.observe(with_value(np.nan, a), A, ok)),
+        ("huge chosen features", lambda ag: ag.observe(with_value(2e100, a), A, ok)),
+        ("inf float32 features", lambda ag: ag.observe(with_value(np.inf, a).astype(np.float32), A, ok)),
+    ], [
+        ("lists", lambda ag: ag.observe(X[None].tolist(), [a], [0.5])),
+        ("uint8 action, float32 and int rewards", lambda ag: (ag.observe(X[None], A.astype(np.uint8), ok.astype(np.float32)),
+                                                             ag.observe(X[None], A, np.array([2])))),
+        ("float32 obs", lambda ag: ag.observe(X[None].astype(np.float32), A, ok)),
+        ("int obs", lambda ag: ag.observe(np.rint(X[None] * 3).astype(np.int64), A, ok)),
+    ]
+
+
+@pytest.mark.parametrize("name", LINEAR)
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+def test_a_batched_agent_serving_one_instance_takes_the_shortcut_with_the_general_paths_errors(name):
+    """A batched agent seeded [s] runs the one-instance hooks (what a runner playing one seed through
+    the batched path pays); every bad call raises the general path's ValueError word for word and
+    changes nothing, and the unusual good calls learn as the general path does."""
+    fast, slow = agents.make(name, seed=[5]), general(agents.make(name, seed=[5]))
+    data = list(rounds(5, n=40))
+
+    def play(rows):
+        for X, noise in rows:
+            a = fast.act(X[None])
+            np.testing.assert_array_equal(slow.act(X[None]), a, strict=True)
+            fast.observe(X[None], a, np.array([noise]))
+            slow.observe(X[None], a, np.array([noise]))
+
+    play(data[:20])
+    X = np.random.default_rng(0).normal(size=(4, 10))
+    bad, good = _bad_batched_calls(X, 2)
+    for what, call in bad:
+        twin = copy.deepcopy(fast)
+        errors = []
+        for agent in (fast, slow):
+            with pytest.raises(ValueError) as err:
+                call(agent)
+            errors.append(str(err.value))
+        assert errors[0] == errors[1], what
+        for key, value in state(twin).items():
+            np.testing.assert_array_equal(getattr(fast, key), value, err_msg=f"{what}: {key}")
+    for what, call in good:
+        call(fast)
+        call(slow)
+        for key, value in state(slow).items():
+            np.testing.assert_array_equal(getattr(fast, key), value, err_msg=f"{what}: {key}", strict=True)
+    checked = []                                             # the shortcut: the general path's check never runs
+    fast._check_obs = lambda *args, **kwargs: checked.append(1) or LinearAgent._check_obs(fast, *args, **kwargs)
+    play(data[20:])
+    assert not checked
+    for key, value in state(slow).items():
+        np.testing.assert_array_equal(getattr(fast, key), value, err_msg=key, strict=True)
+    assert fast.t_ == slow.t_ == 45
 
 
 def test_a_subclass_without_one_instance_hooks_takes_the_general_path():
