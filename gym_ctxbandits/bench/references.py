@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from gym_ctxbandits.bench import tune
+from gym_ctxbandits.bench.reproduce import numerics, rows_numerics
 from gym_ctxbandits.bench.run import BASELINE, for_cell, read_manifest, run_suite, slug
 from gym_ctxbandits.bench.run import MANIFEST as RUN_MANIFEST
 from gym_ctxbandits.bench.suite import Suite, base_track, earlier, is_tuned, tuned_track
@@ -162,7 +163,9 @@ def sha256(path: Path) -> str:
 
 
 def machine() -> dict:
-    """The machine a reference was made on, as the manifest records it (no host name)."""
+    """The machine a reference was made on, as the manifest records it (no host name), with the
+    kernels its numbers come from (`reproduce.numerics`: a rerun matches bit for bit where they are
+    the same)."""
     cpu = platform.processor()
     try:
         cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -171,7 +174,7 @@ def machine() -> dict:
         pass
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {"system": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "load_average": round(load, 1) if load is not None else None}
+            "load_average": round(load, 1) if load is not None else None, "numerics": numerics()}
 
 
 def played_on(work: Path, agent: str, cells, copied=()) -> str:
@@ -380,6 +383,7 @@ def pack(work: Path, suite: Suite, agents: Sequence[str], dest: Path, backend: s
             manifest["agents"][agent]["reused"] = {
                 "from": source["from"], "sha256": source["sha256"], "cells": source["cells"],
                 "made_with": f"gym-ctxbandits {made['versions']['gym-ctxbandits']}, numpy {made['versions']['numpy']}",
+                "numerics": rows_numerics(made),
                 "created": made["created"],
                 "why": f"{source['why']}: the same rows; their seconds are those of that file"}
     manifest["agents"] = dict(sorted(manifest["agents"].items()))
