@@ -272,6 +272,9 @@ def test_holm_on_a_family_computed_by_hand():
     np.testing.assert_allclose(stats.holm([0.01, 0.02, 0.04]), [0.03, 0.04, 0.04])  # 0.03, 0.04, 0.04: all three kept
     np.testing.assert_allclose(stats.holm([[0.5, np.nan], [0.4, 0.9]]), [[1.0, np.nan], [1.0, 1.0]])  # NaN: out
     assert stats.holm([0.2])[0] == 0.2 and stats.holm([]).shape == (0,)
+    smallest = 2 / 2 ** 10                                  # ten seeds, every difference of one sign
+    assert smallest == stats.signed_rank_p(np.arange(1.0, 11))
+    assert (stats.holm([smallest] * 25) < 0.05).all() and not (stats.holm([smallest] * 26) < 0.05).any()
 
 
 def _rliable_probability_of_improvement(scores_x, scores_y):
@@ -810,6 +813,8 @@ def test_regen_writes_references_and_report_takes_them_as_the_zoo(folder):
     # every distinct pair on every cell is one test of the family Holm corrects
     assert card["multiplicity"]["tests"] == 6 * len(s.cells) and card["multiplicity"]["holm"] <= \
         card["multiplicity"]["decided"] and card["baseline"] is None and "against" not in card
+    # six seeds: the smallest p-value is 2 / 64, so Holm keeps something in a family of one test only
+    assert card["multiplicity"]["smallest_p"] == 2 / 64 and card["multiplicity"]["largest_family"] == 1
 
 
 def test_report_against_a_baseline_prints_the_pairwise_table_and_costs(folder, capsys):

@@ -312,7 +312,7 @@ def tables(card: dict, colour: dict) -> tuple[str, str]:
     order = sorted(card["agents"], key=lambda a: -np.nan_to_num(agg["overall"]["iqm"][a][0], nan=-1))
     rank = card.get("rank") or {a: i for i, a in enumerate(order, 1)}
     swatch = '<i style="display:inline-block;width:10px;height:10px;background:{}"></i> {}'
-    overall = ["<tr><th>#</th><th>agent</th><th>IQM score [95% CI]</th><th>W / T / L</th><th>CPU-s / 1k rounds</th></tr>"]
+    overall = ['<tr><th>#</th><th style="text-align:left">agent</th><th>IQM score [95% CI]</th><th>W / T / L</th><th>CPU-s / 1k rounds</th></tr>']
     by_tag = ["<tr><th>agent</th>" + "".join(f"<th>{escape(t)}</th>" for t in tags) + "</tr>"]
     for a in order:
         x, low, high = agg["overall"]["iqm"][a]
@@ -359,7 +359,9 @@ def caveat(card: dict) -> str:
     return (f'<p class="note">Multiple testing: the wins and losses are {many["tests"]:,} signed-rank tests at '
             f'{card["alpha"]} with no correction; with no true difference anywhere about {many["by_chance"]:.0f} '
             f'would be called by chance. They call {many["decided"]:,}; Holm\'s correction over the family keeps '
-            f'{many["holm"]:,}.</p>')
+            f'{many["holm"]:,}.' + (f' With {many["seeds"]} seeds the smallest p-value is {many["smallest_p"]:.3g}: Holm '
+                                   f'over more than {many["largest_family"]} tests keeps nothing.'
+                                   if many.get("smallest_p") else "") + '</p>')
 
 
 def page(card: dict, curves: dict) -> str:
@@ -385,10 +387,10 @@ def page(card: dict, curves: dict) -> str:
 <p class="note">{intro}</p>
 {legend(card, colour)}
 <h2>Score by tag (IQM over cells and seeds)</h2>
-<div class="row"><div>{radar(card, colour)}{legend(card, colour, drawn)}</div><div>{overall}<p class="note">W / T / L:
+<div class="row"><div>{radar(card, colour)}{legend(card, colour, drawn)}</div><div style="flex: 1 1 420px">{overall}<p class="note">W / T / L:
 wins, ties and losses over all cells and other agents. CPU-s / 1k rounds: the CPU seconds the runs' manifests record
 per 1,000 rounds played.</p>{caveat(card)}</div></div>
-<div class="row"><div><h2>IQM score by tag</h2>{by_tag}</div><div>{against(card, colour)}</div></div>
+<div class="row"><div><h2>IQM score by tag</h2>{by_tag}</div><div style="flex: 1 1 420px">{against(card, colour)}</div></div>
 <h2>Score against cost, and performance profiles</h2>
 <div class="row">{cost(card, colour)}{profiles(card, colour)}</div>
 <p class="note">Left: the overall IQM score (its interval a bar) against the CPU seconds per 1,000 rounds. Right:

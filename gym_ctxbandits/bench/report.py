@@ -214,7 +214,7 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
     card["probability_of_improvement"] = {a: {b: stats.probability_of_improvement(
         [per_seed[c, a] for c in scored], [per_seed[c, b] for c in scored]) if scored else np.nan
         for b in names if b != a} for a in names}
-    card["multiplicity"] = _multiplicity(p_values, outcomes, alpha)
+    card["multiplicity"] = _multiplicity(p_values, outcomes, alpha, len(seeds))
     card["baseline"] = baseline
     if baseline:
         card["against"] = _against(baseline, names, [c.id for c in cells], scored, per_seed, p_values, outcomes,
@@ -246,17 +246,22 @@ def costs(names, cells, cpu: dict, rounds: dict) -> dict:
     return out
 
 
-def _multiplicity(p_values: dict, outcomes: dict, alpha: float) -> dict:
+def _multiplicity(p_values: dict, outcomes: dict, alpha: float, seeds: int | None = None) -> dict:
     """The family of every pair's signed-rank test on every cell (each unordered pair once): how
     many tests, how many wins or losses they call at `alpha` uncorrected, how many of those Holm's
     step-down correction keeps at family-wise error `alpha`, and how many calls pure chance would make
-    were no agent different from any other (`alpha` times the tests)."""
+    were no agent different from any other (`alpha` times the tests). With `seeds` (at most
+    `stats.EXACT_MAX`), the test's smallest possible p-value, 2 / 2^seeds (every difference of one
+    sign), and so the largest family in which Holm's correction can keep anything: its first step
+    needs p < alpha / tests."""
     keys = [k for k in p_values if k[1] < k[2]]
     p = np.array([p_values[k] for k in keys], float)
     kept = stats.holm(p) < alpha
     decided = [outcomes[k] != 0 for k in keys]
+    smallest = 2 / 2 ** seeds if seeds and seeds <= stats.EXACT_MAX else None
     return {"tests": int(np.isfinite(p).sum()), "decided": int(sum(decided)),
-            "holm": int(sum(d and h for d, h in zip(decided, kept))), "by_chance": float(alpha * np.isfinite(p).sum())}
+            "holm": int(sum(d and h for d, h in zip(decided, kept))), "by_chance": float(alpha * np.isfinite(p).sum()),
+            "seeds": seeds, "smallest_p": smallest, "largest_family": int(np.ceil(alpha / smallest) - 1) if smallest else None}
 
 
 def _against(baseline: str, names, cells, scored, per_seed, p_values, outcomes, alpha, resamples) -> dict:
@@ -315,7 +320,7 @@ def markdown(card: dict) -> str:
                       f"agents on every cell) at {card['alpha']} with no correction; were no agent different from "
                       f"another, about {many['by_chance']:.0f} would still be called by chance. They call "
                       f"{many['decided']:,}; Holm's step-down correction over the family (family-wise error "
-                      f"{card['alpha']}) keeps {many['holm']:,} of them."]
+                      f"{card['alpha']}) keeps {many['holm']:,} of them." + _floor(many)]
     if card.get("baseline"):
         base, against = card["baseline"], card["against"]
         lines += ["", f"## Against {base}", "",
@@ -356,6 +361,16 @@ def markdown(card: dict) -> str:
                          f"{_interval(row['ratio'], *row['ratio_ci'])} | {_interval(row['score'], np.nan, np.nan)} | {row['rank']:g} | "
                          f"{' / '.join(map(str, wtl))} |")
     return "\n".join(lines) + "\n"
+
+
+def _floor(many: dict) -> str:
+    """Why Holm's correction may keep nothing: the test's smallest p-value at this many seeds."""
+    if not many.get("smallest_p"):
+        return ""
+    return (f" With {many['seeds']} seeds the test's smallest p-value is "
+            f"{many['smallest_p']:.3g} (every seed's difference of one sign), so Holm's correction over more than "
+            f"{many['largest_family']} tests keeps nothing, however large the differences: more seeds, or a smaller "
+            "family (one baseline, a few cells), are what would.")
 
 
 def _cost(entry: dict | None) -> str:
