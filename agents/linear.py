@@ -305,8 +305,8 @@ class LinearAgent(BaseAgent):
         scores = self._scores1(X)
         a, top = _greatest(scores)
         rest = scores[a + 1:]
-        if not len(rest) or rest[rest.argmax()] < top:
-            return int(a)
+        if not len(rest) or rest.item(rest.argmax()) < top:
+            return a
         return random_argmax(scores, self._ties())
 
     def _probs(self, X: np.ndarray) -> np.ndarray | None:
@@ -349,9 +349,9 @@ def _greatest(scores: np.ndarray) -> tuple[int, float]:
     """The first maximiser of one instance's scores (K,) and its score, or `_finite_scores`' ValueError:
     they are all finite exactly when the largest and the smallest are (argmax and argmin stop at the
     first NaN), two index scans instead of a sum's reduction."""
-    a = scores.argmax()
-    top = scores[a]
-    if not (math.isfinite(top) and math.isfinite(scores[scores.argmin()])):
+    a = int(scores.argmax())
+    top = scores.item(a)                                  # Python floats: no numpy scalars made
+    if not (math.isfinite(top) and math.isfinite(scores.item(scores.argmin()))):
         raise ValueError(NOT_FINITE)
     return a, top
 
@@ -599,7 +599,14 @@ class LinUCB(LinearAgent):
         self._set_width(self.observed_ + 2)
 
     def _update1(self, x, y):
-        logdet = self.logdet_.item() + float(np.log(rls_update_(self.W_[0], x, (y,))))   # `_update`'s sum, on floats
+        # `rls_update_(self.W_[0], x, (y,))` inline (its 1-D form: the same calls on the same arrays)
+        W, d = self.W_[0], len(x)
+        r = x.dot(W)
+        u = r[:d]                                            # (V^{-1} x)^T
+        denom = 1.0 + u.dot(x)
+        r[d] -= y
+        W -= (u[:, None] / denom) * r
+        logdet = self.logdet_.item() + float(np.log(denom))  # `_update`'s sum, on floats
         self.logdet_[0, 0] = logdet
         # `_set_width(t_ + 2)` inline, on the Python floats it computes for one instance (the same bits)
         log_inv_delta = 3.0 * math.log(self.t_ + 2) if self.delta is None else -math.log(self.delta)
@@ -634,12 +641,33 @@ class LinUCB(LinearAgent):
         return scores
 
     def _scores1(self, X):
-        XW = X @ self.W_[0]
-        scores = einsum("kd,kd->k", XW[:, :-1], X)
+        """`_scores` of one instance's X (K, d): the same matmul, einsum and in-place operations,
+        X @ W_[0] written into a scratch [x^T V^{-1} | <x, theta_hat>] kept with its two column
+        views, and the width a 0-d view of width_ (`_views1`)."""
+        views = self._views1
+        if views is None or views[0] is not self.W_ or views[1] is not self.width_ or views[4] != len(X):
+            views = self._views(len(X))
+        _, _, W, width, _, XW, left, right = views
+        np.matmul(X, W, XW)
+        scores = einsum("kd,kd->k", left, X)
         np.sqrt(scores, scores)
-        scores *= self.width_.item()                         # a float: no broadcasting iterator
-        scores += XW[:, -1]
+        scores *= width                                      # a 0-d array: the cheapest scalar operand
+        scores += right
         return scores
+
+    _views1 = None      # (W_, width_, W_[0], width_ as 0-d, K, scratch (K, d + 1), its first d columns, its last)
+
+    def _views(self, k: int) -> tuple:
+        """`_scores1`'s views of the state and its scratch for K = k arms (rebuilt when W_ or width_ is
+        another array or K changes; never copied or pickled: `__getstate__`)."""
+        XW = np.empty((k, self.d_ + 1))
+        self._views1 = (self.W_, self.width_, self.W_[0], self.width_.reshape(()), k, XW, XW[:, :-1], XW[:, -1])
+        return self._views1
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("_views1", None)        # views of the state: a copy would no longer see the state
+        return state
 
 
 @register("LinTS")

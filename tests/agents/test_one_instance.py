@@ -2,6 +2,7 @@
 equals the batched round bit for bit and rejects bad input with the same errors."""
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
@@ -235,6 +236,34 @@ def test_a_batched_agent_serving_one_instance_takes_the_shortcut_with_the_genera
     for key, value in state(slow).items():
         np.testing.assert_array_equal(getattr(fast, key), value, err_msg=key, strict=True)
     assert fast.t_ == slow.t_ == 45
+
+
+@pytest.mark.parametrize("seed", [3, [3]], ids=["single", "batched N=1"])
+def test_copies_of_a_started_agent_keep_to_their_own_state(seed):
+    """LinUCB keeps views of its state and a scratch for its scores (`_views`): a deepcopy or a pickle
+    of a started agent rebuilds them on its own arrays, so original and copies, each fed the same
+    rounds, act and learn as one agent fed them alone (a copied view would still read, or write,
+    the other's arrays)."""
+    wrap = (lambda X: X) if isinstance(seed, int) else (lambda X: X[None])
+    feedback = (lambda a, r: (a, r)) if isinstance(seed, int) else (lambda a, r: (a, np.array([r])))
+    data = list(rounds(3, n=80))
+    agent, alone = agents.make("LinUCB", seed=seed), agents.make("LinUCB", seed=seed)
+    for X, noise in data[:40]:
+        for ag in (agent, alone):
+            ag.observe(wrap(X), *feedback(ag.act(wrap(X)), noise))
+    assert agent._views1 is not None
+    clones = [copy.deepcopy(agent), pickle.loads(pickle.dumps(agent))]
+    assert all(clone._views1 is None for clone in clones)
+    for X, noise in data[40:]:
+        want = alone.act(wrap(X))
+        alone.observe(wrap(X), *feedback(want, noise))
+        for ag in (agent, *clones):
+            a = ag.act(wrap(X))
+            np.testing.assert_array_equal(a, want)
+            ag.observe(wrap(X), *feedback(a, noise))
+    for ag in (agent, *clones):
+        for key, value in state(alone).items():
+            np.testing.assert_array_equal(getattr(ag, key), value, err_msg=key, strict=True)
 
 
 def test_a_subclass_without_one_instance_hooks_takes_the_general_path():
