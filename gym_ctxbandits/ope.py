@@ -61,13 +61,15 @@ FOLDS = 10                                    # blocks of time of the sequential
 SWITCH_TAU, DROS_LAMBDA = "auto", "auto"     # Switch-DR's largest weight kept, DRos's shrinkage: chosen on
                                             # the log by the MSE bound (_tune), or a number as given
 DELTA = 0.05                                # the confidence of the tuning's high-probability bias bound
+DROS_GRID = 12                              # DRos's candidates sqrt(lam) = 2 w_max, w_max, ..., 2 w_max / 2^11
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A policy value with its bootstrap confidence interval [low, high] at level 1 - alpha; `tuned`:
     the threshold (Switch-DR's tau) or shrinkage (DRos's lam) that the default "auto" chose on the
-    log, None where it was given (or the estimator has none). Passing it back gives the same estimate."""
+    log, None where it was given (or the estimator has none). Passing it back gives the same value
+    (with an interval that holds it fixed)."""
 
     estimator: str
     value: float
@@ -153,20 +155,23 @@ def switch_dr(reward, action, pscore, action_dist, *, tau: float | str = SWITCH_
     minimises the sample variance / n plus the square of a bias bound (`_tune`); a tie goes to the
     larger tau. The bound penalises a bias far more than its variance saves, so "auto" switches off
     only rounds whose residuals average out (it is DR, tau = the largest weight, on most logs); the
-    chosen tau is `Estimate.tuned`, held fixed in the bootstrap. A number is used as given.
+    chosen tau is `Estimate.tuned`, and the bootstrap chooses tau afresh on every resample, so the
+    interval holds the choice's variability. A number is used as given (the bootstrap holds it).
     `fit`, `folds`, `refit` as DR's."""
     auto = _auto(tau, "tau", "the largest importance weight kept")
     r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
     w = _weights(pi, a, pscore, None)
     chosen = {}
 
-    def residual(q):                        # the weights kept, with tau chosen on the fitted q where "auto"
-        chosen["tau"] = _tune("Switch-DR", w, r, a, pi, q) if auto else tau
-        return w * (w <= chosen["tau"])
+    def residual(w_, e, c):                 # the weights kept, tau tuned on these rows (all first, then a resample)
+        tau_ = _tune("Switch-DR", w_, e, c)
+        chosen.setdefault("tau", tau_)
+        return w_ * (w_ <= tau_)
 
-    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=residual)
-    return _bootstrap("Switch-DR", *terms(None), alpha, n_bootstrap, seed, terms if refit else None,
-                      tuned=chosen["tau"] if auto else None)
+    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds,
+                         residual=residual if auto else w * (w <= tau))
+    return _bootstrap("Switch-DR", *terms(None), alpha, n_bootstrap, seed, terms if refit or auto else None,
+                      tuned=chosen.get("tau"))
 
 
 def dros(reward, action, pscore, action_dist, *, lam: float | str = DROS_LAMBDA, context=None, estimated_rewards=None,
@@ -177,23 +182,26 @@ def dros(reward, action, pscore, action_dist, *, lam: float | str = DROS_LAMBDA,
     w for w^2 << lam and about lam / w for w^2 >> lam (largest, sqrt(lam) / 2, at w = sqrt(lam)).
     lam = inf is DR, 0 is DM. The default lam="auto" is the paper's tuning (its section 4, OBP's
     `DoublyRobustWithShrinkageTuning` "mse" with the high-probability bias bound): among lam = inf, 0
-    and sqrt(lam) = 2 w_max, w_max, w_max / 2, ... down to half the smallest positive weight (w_max
-    the largest logged weight), the one that minimises the sample variance / n plus the square of a
-    bias bound (`_tune`; a tie goes to the larger lam). The chosen lam is `Estimate.tuned`, held
-    fixed in the bootstrap. A number is used as given (lam = 400 keeps weights up to about 5 within
+    and sqrt(lam) = 2 w_max, w_max, w_max / 2, ..., 2 w_max / 2^11 (w_max the largest logged
+    weight), the one that minimises the sample variance / n plus the square of a bias bound
+    (`_tune`; a tie goes to the larger lam). The chosen lam is `Estimate.tuned`; the bootstrap
+    chooses lam afresh on every resample, so the interval holds the choice's variability. A number
+    is used as given (lam = 400 keeps weights up to about 5 within
     6% and halves 20). `fit`, `folds`, `refit` as DR's."""
     auto = _auto(lam, "lam", "the shrinkage of the weights")
     r, a, pi = _logged(reward, action, action_dist, behaviour_dist)
     w = _weights(pi, a, pscore, None)
     chosen = {}
 
-    def residual(q):                        # the shrunk weights, with lam chosen on the fitted q where "auto"
-        chosen["lam"] = _tune("DRos", w, r, a, pi, q) if auto else lam
-        return _shrink(w, chosen["lam"])
+    def residual(w_, e, c):                 # the shrunk weights, lam tuned on these rows (all first, then a resample)
+        lam_ = _tune("DRos", w_, e, c)
+        chosen.setdefault("lam", lam_)
+        return _shrink(w_, lam_)
 
-    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds, residual=residual)
-    return _bootstrap("DRos", *terms(None), alpha, n_bootstrap, seed, terms if refit else None,
-                      tuned=chosen["lam"] if auto else None)
+    terms = _model_terms(r, a, pi, w, context, estimated_rewards, model, refit, fit, folds,
+                         residual=residual if auto else _shrink(w, lam))
+    return _bootstrap("DRos", *terms(None), alpha, n_bootstrap, seed, terms if refit or auto else None,
+                      tuned=chosen.get("lam"))
 
 
 def _auto(value, name: str, what: str) -> bool:
@@ -211,49 +219,44 @@ def _shrink(w: np.ndarray, lam: float) -> np.ndarray:
     return w if np.isinf(lam) else lam * w / (w ** 2 + lam) if lam > 0 else np.zeros_like(w)
 
 
-def _tune(name: str, w, r, a, pi, q, delta: float = DELTA) -> float:
-    """Switch-DR's tau or DRos's lam chosen on the log: the candidate of least estimated MSE
+def _tune(name: str, w: np.ndarray, e: np.ndarray, c: np.ndarray, delta: float = DELTA) -> float:
+    """Switch-DR's tau or DRos's lam chosen on the rows of weights w, residuals e = r - q(x, a) and
+    model values c = sum_k pi(k | x) q(x, k): the candidate of least estimated MSE
 
         MSE(v) = var_i(c_i + v_i e_i) / n + (|mean_i((w_i - v_i) e_i)| + B)^2,
         B = sqrt(2 mean(w^2) log(2 / delta) / n) + 2 max(w) log(2 / delta) / (3 n),
 
-    with e_i = r_i - q(x_i, a_i) the residual, c_i = sum_k pi(k | x_i) q(x_i, k) the model's value,
     v the candidate's modified weights (Switch-DR: w 1{w <= tau}; DRos: lam w / (w^2 + lam)), and
     the bias |mean((w - v) e)| (unbiased for the bias, w being right) raised by B, the Bernstein
     deviation of a mean of terms of size w: Su et al. (2020)'s tuning with the high-probability
     bias bound, as the Open Bandit Pipeline's "mse" tuning computes it (`delta` = 0.05). Candidates
-    are tried from the least biased (DR) down and a later one must be strictly better, so ties keep
-    the less biased. Switch-DR's are every logged weight and 0, evaluated at once from prefix sums
-    over the rounds sorted by weight; DRos's the grid of its docstring."""
+    are ordered from the least biased (DR) down and the first of least MSE wins, so ties keep the
+    less biased. Switch-DR's are every logged weight and 0, DRos's the grid of its docstring, all
+    at once: the variance from sums var = mean(t^2) - mean(t)^2 (prefix sums over the rounds
+    sorted by weight for Switch-DR, one product per sum for DRos), as it runs on every resample."""
     n = len(w)
-    e = r - q[np.arange(n), a]
-    c = (pi * q).sum(axis=1)
     bound = np.sqrt(2 * np.mean(w ** 2) * np.log(2 / delta) / n) + 2 * w.max() * np.log(2 / delta) / (3 * n)
+    we = w * e
     if name == "Switch-DR":
         order = np.argsort(w, kind="stable")
-        we = (w * e)[order]
-        prefix = [np.concatenate([[0.0], np.cumsum(t)]) for t in (we, c[order] * we, we ** 2)]
+        prefix = [np.concatenate([[0.0], np.cumsum(t[order])]) for t in (we, c * we, we ** 2)]
         taus = np.unique(np.concatenate([[0.0], w]))[::-1]                 # the largest weight (DR) first
         kept = np.searchsorted(w[order], taus, side="right")               # rounds with w <= tau
-        mean = c.mean() + prefix[0][kept] / n
-        var = np.maximum(np.mean(c ** 2) + (2 * prefix[1][kept] + prefix[2][kept]) / n - mean ** 2, 0.0)
-        mse = var / n + (np.abs(prefix[0][-1] - prefix[0][kept]) / n + bound) ** 2
-        return float(taus[np.argmin(mse)])
-    positive = w[w > 0]
-    lams = [np.inf]
-    if positive.size:
-        s = 2 * positive.max()
-        while s >= positive.min() / 2 and len(lams) < 64:
-            lams.append(s * s)
-            s /= 2
-    lams.append(0.0)
-    best, chosen = np.inf, np.inf
-    for lam in lams:
-        v = _shrink(w, lam)
-        mse = np.var(c + v * e) / n + (abs(np.mean((w - v) * e)) + bound) ** 2
-        if mse < best:
-            best, chosen = mse, lam
-    return float(chosen)
+        kept_we, kept_cwe, kept_we2 = (t[kept] for t in prefix)
+        dropped = prefix[0][-1] - kept_we
+        candidates = taus
+    else:
+        s = 2 * w.max() / 2.0 ** np.arange(DROS_GRID) if w.max() > 0 else np.zeros(0)
+        lams = np.concatenate([[np.inf], s ** 2, [0.0]])
+        finite = lams[1:-1, None]
+        v = np.concatenate([w[None], finite * w / (w ** 2 + finite), np.zeros((1, n))])   # _shrink of each lam
+        kept_we, kept_cwe, kept_we2 = v @ e, v @ (c * e), (v * v) @ (e * e)
+        dropped = we.sum() - kept_we
+        candidates = lams
+    mean = c.mean() + kept_we / n
+    var = np.maximum(np.mean(c ** 2) + (2 * kept_cwe + kept_we2) / n - mean ** 2, 0.0)
+    mse = var / n + (np.abs(dropped) / n + bound) ** 2
+    return float(candidates[int(np.argmin(mse))])
 
 
 def replay(reward, action, pscore, target, *, context=None, rejection: bool = False, alpha: float = ALPHA,
@@ -319,11 +322,13 @@ def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, fi
 
     c is the model's value of the target sum_k pi(k | x_i) q_i(x_i, k), num the residual
     v_i (r_i - q_i(x_i, a_i)) with v the weights w ("w"), the given (n,) array (Switch-DR's and DRos's
-    modified weights; a function of the fitted q (n, K) giving them, where they are tuned on it) or
-    None (DM: no residual), den the weight w_i for SNDR (else 1). q_i is fitted
-    by `fit` (module docstring; blocks of time by each round's position in the log). With `refit`,
-    the terms of a resample idx come from model(s) fitted by the same scheme on those rounds alone,
-    fresh clones of `model` (default ridge), so the bootstrap sees the model's estimation error too."""
+    modified weights), a function (w, e, c) -> v of the rows' weights, residuals r - q(x, a) and
+    model values c (the same, tuned on those rows: called on all rows first, then on every resample)
+    or None (DM: no residual), den
+    the weight w_i for SNDR (else 1). q_i is fitted by `fit` (module docstring; blocks of time by each
+    round's position in the log). With `refit`, the terms of a resample idx come from model(s) fitted
+    by the same scheme on those rounds alone, fresh clones of `model` (default ridge), so the
+    bootstrap sees the model's estimation error too; without, from the fixed model's rows."""
     if refit and context is None:
         raise ValueError("refit=True fits the reward model on every bootstrap resample, so it needs context (the "
                          "per-arm features), not estimated_rewards")
@@ -335,18 +340,23 @@ def _model_terms(r, a, pi, w, context, estimated_rewards, model, refit: bool, fi
                          f"got {folds!r}")
     n = len(a)
     q_all = _rewards_model(context, estimated_rewards, model, a, r, pi.shape, fit, folds)
-    v = w if isinstance(residual, str) else residual(q_all) if callable(residual) else residual
+    c_all, e_all = (pi * q_all).sum(axis=1), r - q_all[np.arange(n), a]
+    tuned = callable(residual)
+    v = w if isinstance(residual, str) else residual(w, e_all, c_all) if tuned else residual
     X = None if context is None else np.asarray(context)
 
     def terms(idx):
         if idx is None:
-            q, ri, ai, pii, wi, vi = q_all, r, a, pi, w, v
-        else:
+            c, e, wi, vi = c_all, e_all, w, v
+        elif refit:
             ri, ai, pii, wi = r[idx], a[idx], pi[idx], w[idx]
-            vi = None if v is None else v[idx]
             q = _fitted(X[idx], ai, ri, model, fit, _blocks(idx, n, folds))
-        num = 0.0 if vi is None else vi * (ri - q[np.arange(len(ai)), ai])
-        return (pii * q).sum(axis=1), num, wi if normalise else 1.0
+            c, e = (pii * q).sum(axis=1), ri - q[np.arange(len(ai)), ai]
+            vi = residual(wi, e, c) if tuned else None if v is None else v[idx]
+        else:                               # tuned weights, the model held fixed: the rows' terms, v tuned on them
+            c, e, wi = c_all[idx], e_all[idx], w[idx]
+            vi = residual(wi, e, c)
+        return c, 0.0 if vi is None else vi * e, wi if normalise else 1.0
 
     return terms
 
