@@ -17,7 +17,7 @@ import pytest
 
 import agents
 import gym_ctxbandits
-from gym_ctxbandits.bench import references, stats, suite
+from gym_ctxbandits.bench import references, reproduce, stats, suite
 from gym_ctxbandits.bench.report import finals, results
 from gym_ctxbandits.cli import main
 from gym_ctxbandits.compare import check_env_spec, run
@@ -464,8 +464,10 @@ def test_an_unknown_agent_is_one_line_before_anything_runs(folder, capsys):
                                                        ("BaSE", ["s0-linear", "s4-changing-1"], "report", "bakeoff-v2")])
 def test_the_shipped_references_reproduce_exactly(folder, agent, cells, track, key):
     """`bench run` on cheap cells (three of the report seeds; on the neural track at its 500 rounds)
-    gives the shipped rows of Random and the agent bit for bit: code that changes their numbers
-    cannot ship with stale references. The neural agents' were made with one torch thread; asked
+    gives the shipped rows of Random and the agent bit for bit (on a machine of other kernels,
+    `reproduce.numerics`, within `reproduce.compare`'s tolerance across kernels: a torch agent's runs
+    on an AMD CPU part from the Intel ones' at a near tie, NeuralUCB's here from round 248): code
+    that changes their numbers cannot ship with stale references. The neural agents' were made with one torch thread; asked
     for two here, the runner pins one while it plays, and gives the two back after. On bakeoff-v2
     BaSE is given the cell's horizon, as its v2 references were made."""
     shipped = suite.load(key)
@@ -490,11 +492,11 @@ def test_the_shipped_references_reproduce_exactly(folder, agent, cells, track, k
             mine = references.checkpoints(results("card", agent, cell)).reset_index(drop=True)
             theirs = table[(table["cell"] == cell) & (table["seed"] < 1003)].reset_index(drop=True)
             assert len(mine) == len(theirs) > 3 * 10
-            for column in ("seed", "round", "cum_regret"):
+            for column in ("seed", "round"):
                 np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"{agent} on {cell}: {column}")
-            final = theirs["cum_reward"].notna()                    # the reward is kept at the last round only
-            assert final.sum() == 3
-            np.testing.assert_array_equal(mine["cum_reward"][final], theirs["cum_reward"][final])
+            assert theirs["cum_reward"].notna().sum() == 3          # the reward is kept at the last round only
+            across = not reproduce.same_numerics(manifest["agents"][agent], cell, torch is not None and agent != "Random")
+            assert reproduce.compare(theirs, mine, False, across) == [], f"{agent} on {cell}"
 
 
 def test_the_shipped_references_are_whole_small_and_match_their_manifest():
