@@ -327,12 +327,15 @@ def _one_feedback(action, reward, num_arms: int) -> tuple[int, float] | None:
     """(arm, reward) of a batched agent's one instance, as Python scalars, when action and reward
     are the usual (1,) int and real arrays and pass `check_feedback`'s tests (an arm in range, a
     finite reward within MAX_REWARD); None otherwise: the general path then says what is wrong."""
-    if type(action) is not np.ndarray or type(reward) is not np.ndarray or action.shape != (1,) or \
-            reward.shape != (1,) or action.dtype.kind not in "iu" or reward.dtype.kind not in "fiu":
-        return None
-    a, y = action.item(), float(reward.item())
-    return (a, y) if 0 <= a < num_arms and abs(y) <= MAX_REWARD else None     # (NaN fails the second test)
+    if type(action) is np.ndarray and type(reward) is np.ndarray and action.shape == (1,) == reward.shape and \
+            (action.dtype is I64 or action.dtype.kind in "iu") and (reward.dtype is F64 or reward.dtype.kind in "fiu"):
+        a, y = action.item(), float(reward.item())
+        if 0 <= a < num_arms and abs(y) <= MAX_REWARD:                        # (NaN fails the second test)
+            return a, y
+    return None
 
+
+I64 = np.dtype(np.int64)     # with F64, the usual dtypes of a batched agent's actions and rewards: identity tests
 
 NOT_FINITE = "obs contains NaN or inf (or features so large that the arm scores overflow)"
 
@@ -604,7 +607,7 @@ class LinUCB(LinearAgent):
         r = x.dot(W)
         u = r[:d]                                            # (V^{-1} x)^T
         denom = 1.0 + u.dot(x)
-        r[d] -= y
+        r[d] = r.item(d) - y                                 # `r[d] -= y` on Python floats (the same subtraction)
         W -= (u[:, None] / denom) * r
         logdet = self.logdet_.item() + float(np.log(denom))  # `_update`'s sum, on floats
         self.logdet_[0, 0] = logdet
