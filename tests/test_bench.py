@@ -409,6 +409,24 @@ def test_bench_run_and_report_end_to_end(folder):
     check_scorecard(scorecard_of(write_suite(folder / "few.toml", CELLS)), folder / "few.toml")
 
 
+def test_an_unscored_cell_keeps_its_row_and_tests_but_leaves_the_iqm(folder):
+    """The replay is `unscored` in the shipped suites: on the card with its clicks, interval and
+    wins, out of the IQM, the profiles and the probability of improvement; the Markdown says why."""
+    card = scorecard_of(write_suite(folder / "two.toml", ["s0-linear", "obd-replay"]))
+    overall = card["aggregates"]["overall"]
+    assert overall["cells"] == ["s0-linear", "obd-replay"] and overall["scored"] == ["s0-linear"]
+    assert "too few" not in card["cells"]["s0-linear"] and "clicks a seed" in card["cells"]["obd-replay"]["unscored"]
+    assert card["cells"]["obd-replay"]["agents"]["LinUCB"]["ratio_ci"]
+    for agent in card["agents"]:              # the IQM of one cell's seeds is that cell's alone
+        seeds = stats.scores(finals("card", agent, "s0-linear", card["seeds"])["regret"],
+                             finals("card", "Random", "s0-linear", card["seeds"])["regret"])
+        assert overall["iqm"][agent][0] == pytest.approx(stats.iqm(seeds))
+    assert "Not in the IQM: obd-replay (1,500 accepted events" in Path("card/scorecard.md").read_text()
+    with pytest.raises(suite.SuiteError, match="unscored"):
+        suite.parse({**tomllib.loads(suite.load(BUILT).path.read_text()), "cells": [
+            {"id": "a", "env": "CtxBandit/Linear-v0", "horizon": 10, "tags": ["linear"], "unscored": True}]})
+
+
 @pytest.mark.slow
 def test_the_whole_quick_track_runs(folder):
     check_scorecard(scorecard_of(write_suite(folder / "all.toml")), folder / "all.toml")

@@ -76,7 +76,7 @@ def overall_iqm(suite: Suite, track: str = "report") -> dict[str, float]:
     tables = {a: refs.table(where, shipped, a) for a in shipped["agents"]}
     cells, seeds = suite.track(track)
     per_seed: dict[str, list] = {a: [] for a in tables}
-    for cell in cells:
+    for cell in (c for c in cells if not c.unscored):               # the suite leaves it out of the IQM
         column, lower = report.measure(cell)
         values = {a: report._finals(t[t["cell"] == cell.id], seeds)[column] for a, t in tables.items()}
         if np.isnan(stats.scores(values[BASELINE], values[BASELINE], lower)).any():

@@ -8,6 +8,8 @@ Per cell: final regret over Random's (paired bootstrap CI), the bsuite-style sco
 the agents present, and each pair's win, tie or loss by the Wilcoxon signed-rank test. Per tag and
 overall: the IQM of the per-seed scores with a stratified bootstrap CI, and the Bake-off's
 wins-minus-losses matrix. On the replay cell, reward (clicks) replaces regret: higher is better.
+A cell the suite marks `unscored` (the replay: too few clicks to tell agents apart) keeps its
+row, interval and tests but stays out of the IQM scores, profiles and probabilities of improvement.
 Each agent's numbers are labelled with their track: "defaults", or "tuned (budget B)" for an agent
 a `bench run --tuned` folder played with its tuned configuration (tune.py) and for the agents of
 the tuned track's references, the zoo a tuned folder is reported beside.
@@ -191,13 +193,15 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
                        "score": float(stats.scores(means[i], random, lower)), "rank": float(ranks[i]),
                        "outcomes": {b: outcomes[cell.id, a, b] for b in names if b != a}}
         card["cells"][cell.id] = {"env": cell.env, "kwargs": cell.kwargs, "horizon": cell.horizon,
-                                  "tags": list(cell.tags), "measure": column, "agents": rows}
+                                  "tags": list(cell.tags), "measure": column, "agents": rows,
+                                  **({"unscored": cell.unscored} if cell.unscored else {})}
     groups = {"overall": list(cells), **{t: [c for c in cells if t in c.tags] for t in TAGS}}
     card["aggregates"] = {}
     for group, members in groups.items():
         if not members:
             continue
-        scored = [c for c in members if not np.isnan(per_seed[c.id, BASELINE]).any()]   # Random has a value to divide by
+        scored = [c for c in members if not c.unscored                     # the suite keeps it out (the replay)
+                  and not np.isnan(per_seed[c.id, BASELINE]).any()]           # Random has a value to divide by
         iqm = {a: stats.iqm_ci([per_seed[c.id, a] for c in scored], resamples=resamples) if scored
                else (np.nan, np.nan, np.nan) for a in names}
         wml = {a: {b: sum(outcomes[c.id, a, b] for c in members) for b in names if b != a} for a in names}
@@ -315,6 +319,10 @@ def markdown(card: dict) -> str:
              "|---|---|---|---|---|---|"]
     lines += [f"| {rank[a]} | {a} | {tracks.get(a, 'defaults')} | {_interval(*overall['iqm'][a])} | "
               f"{' / '.join(map(str, overall['wins_ties_losses'][a]))} | {_cost(cost.get(a))} |" for a in order]
+    for c, cell in card["cells"].items():
+        if cell.get("unscored"):
+            lines += ["", f"Not in the IQM: {c} ({cell['unscored']}; its {cell['measure']} per seed and interval are "
+                          "in the cells' table below)."]
     if many := card.get("multiplicity"):
         lines += ["", f"Multiple testing: the wins and losses are {many['tests']:,} signed-rank tests (every pair of "
                       f"agents on every cell) at {card['alpha']} with no correction; were no agent different from "

@@ -19,7 +19,7 @@ play their default horizons, as its references were made. bakeoff-v2 is bakeoff-
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gym_ctxbandits.experiment import seed_list
@@ -29,7 +29,8 @@ DEFAULT = "bakeoff-v2"     # since 0.14.0 (bakeoff-v1 until 0.13.0, which announ
 TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale")
 TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
        "quick": dict, "cells": list, "tracks": dict, "horizon_to_agents": bool}
-CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str}
+CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str,
+        "unscored": str}
 QUICK = {"horizon": int, "seeds": int}
 TRACK = {"description": str, "horizons": dict, "drop": list}
 BUILTIN = ("report", "quick", "tuned")          # tracks every suite has (tuned: the report cells, tuned agents)
@@ -44,7 +45,9 @@ class SuiteError(ValueError):
 @dataclass(frozen=True)
 class Cell:
     """One problem of a suite: `env` with `kwargs` for `horizon` rounds; `cost_s` is the CPU seconds
-    LinUCB took on it (every report seed, one core), `why` what it tests."""
+    LinUCB took on it (every report seed, one core), `why` what it tests; `unscored`, when given,
+    why the cell is shown on a scorecard but left out of its IQM scores (the replay: too few clicks
+    to separate agents)."""
 
     id: str
     env: str
@@ -53,6 +56,7 @@ class Cell:
     tags: tuple[str, ...]
     cost_s: float | None = None
     why: str = ""
+    unscored: str = ""
 
     @property
     def spec(self) -> dict:
@@ -101,7 +105,7 @@ class Suite:
         if name == "report":
             return self.cells, self.report_seeds
         if name == "quick":
-            cells = tuple(Cell(c.id, c.env, c.kwargs, min(c.horizon, self.quick_horizon), c.tags, None, c.why)
+            cells = tuple(replace(c, horizon=min(c.horizon, self.quick_horizon), cost_s=None)
                           for c in self.cells)
             return cells, self.report_seeds[:self.quick_seeds]
         if name not in self.tracks:
@@ -109,7 +113,7 @@ class Suite:
                              f"{', '.join([*BUILTIN, *self.tracks])}")
         t = self.tracks[name]
         cells = tuple(c if c.id not in t.horizons else
-                      Cell(c.id, c.env, c.kwargs, t.horizons[c.id], c.tags, None, c.why)
+                      replace(c, horizon=t.horizons[c.id], cost_s=None)
                       for c in self.cells if c.id not in t.drop)
         return cells, self.report_seeds
 
@@ -174,7 +178,7 @@ def parse(data: dict, path: Path | None = None) -> Suite:
         if cell["horizon"] < 1 or not cell["tags"]:
             raise SuiteError(f"cell {cell['id']!r}: needs a horizon >= 1 and at least one tag")
         cells.append(Cell(cell["id"], cell["env"], cell.get("kwargs", {}), cell["horizon"], tuple(cell["tags"]),
-                          cell.get("cost_s"), cell.get("why", "")))
+                          cell.get("cost_s"), cell.get("why", ""), cell.get("unscored", "")))
     ids = [c.id for c in cells]
     if not cells or len(set(ids)) < len(ids):
         raise SuiteError(f"suite {data['name']!r}: cell ids must be unique and at least one, got {ids}")
