@@ -1,7 +1,7 @@
 """The shipped reference rows are what today's code gives (issue 48): a fixed sample of the rows of
 every agent of every shipped suite version and track, the replay included, played again and
 compared bit for bit where this machine has the kernels the rows were made with (elsewhere within
-the tolerance `reproduce.compare` states: docs/benchmark.md, "Reproducing the references"); every
+the tolerance `reproduce.compare` states: docs/reproducibility.md, `ctxbandits bench verify`); every
 copied row equal to its source's."""
 
 from __future__ import annotations
@@ -103,3 +103,18 @@ def test_the_manifest_records_the_kernels(tmp_path):
     assert reproduce.rows_numerics(entry, "mnist")["blas"] == "Haswell"
     assert reproduce.rows_numerics({}, "mnist") == reproduce.SHIPPED_NUMERICS
     assert json.loads(json.dumps(made)) == made
+
+
+def test_bench_verify_reruns_the_chosen_rows_and_says_which_reproduce(capsys, monkeypatch):
+    from gym_ctxbandits.cli import main
+
+    assert main(["bench", "verify", "--suite", "bakeoff-v1", "--track", "report", "--agents", "LinUCB", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "| bakeoff-v1 | 2 |" in out and "2 of 2 runs reproduce" in out and "kernels here" in out
+    real = reproduce.compare
+    monkeypatch.setattr(reproduce, "compare", lambda a, b, replay, across=False: real(a, b.assign(
+        cum_regret=b["cum_regret"] * 1.01, cum_reward=b["cum_reward"] + 1), replay, across))
+    assert main(["bench", "verify", "--suite", "bakeoff-v1", "--track", "report", "--agents", "LinUCB", "--quiet"]) == 1
+    assert "0 of 2 runs reproduce" in capsys.readouterr().out
+    assert main(["bench", "verify", "--suite", "bakeoff-v9", "--agents", "LinUCB"]) == 2
+    assert "no shipped reference rows match" in capsys.readouterr().err

@@ -12,6 +12,7 @@
     ctxbandits bench regen --agents Random,LinUCB
     ctxbandits bench regen --tuned shipped --agents Random,LinUCB
     ctxbandits bench suites
+    ctxbandits bench verify --agents LinUCB,NeuralUCB
 """
 
 from __future__ import annotations
@@ -179,6 +180,41 @@ def cmd_suites(args) -> int:
     return 0
 
 
+def cmd_verify(args) -> int:
+    from collections import defaultdict
+
+    from gym_ctxbandits.bench import reproduce
+
+    rows = reproduce.every_row(args.checkpoints) if args.all else reproduce.sample(args.checkpoints)
+    agents = set(names(args.agents))
+    rows = [r for r in rows if (not args.suite or r[0].key == args.suite) and (not args.track or r[1] == args.track)
+            and (not agents or r[2] in agents)]
+    if not rows:
+        raise ValueError("no shipped reference rows match --suite, --track and --agents (the sample has one cell per "
+                         "agent and folder: give --all for every cell)")
+    print(f"kernels here: {reproduce.numerics()}; shipped rows made with {reproduce.SHIPPED_NUMERICS} unless their "
+          "manifest says otherwise")
+    results = reproduce.verify(rows, progress=None if args.quiet else print)
+    tally = defaultdict(lambda: [0, 0, 0, 0.0])       # folder -> [runs, rows, differing rows, seconds]
+    for r in results:
+        t = tally[r["folder"]]
+        t[0] += 1
+        t[1] += r["rows"]
+        t[2] += len(r["differences"])
+        t[3] += r["seconds"]
+    print("\n| references | runs | rows | rows that differ | seconds |\n|---|---|---|---|---|")
+    print("\n".join(f"| {k} | {v[0]} | {v[1]} | {v[2]} | {v[3]:.1f} |" for k, v in sorted(tally.items())))
+    bad = [r for r in results if r["differences"]]
+    for r in bad:
+        how = "within the tolerance across kernels" if r["across"] else "bit for bit"
+        print(f"{r['folder']} {r['agent']} {r['cell']}: {len(r['differences'])} of {r['rows']} rows not {how}; "
+              f"the first: {r['differences'][0]}")
+    bit = sum(not r["across"] for r in results)
+    print(f"{len(results) - len(bad)} of {len(results)} runs reproduce ({bit} compared bit for bit, "
+          f"{len(results) - bit} across kernels)")
+    return 1 if bad else 0
+
+
 def _add_run_options(parser) -> None:
     """How `bench run` and `bench regen` play the suite: backend, workers, cluster, device, batch, output."""
     parser.add_argument("--backend", choices=["inprocess", "processes", "ray"], default="inprocess")
@@ -259,6 +295,15 @@ def add_bench_parser(sub, add_import_option) -> None:
                            "references go stale: rebuild them)")
     _add_run_options(tune)
     tune.set_defaults(func=cmd_tune)
+    verify = commands.add_parser("verify", help="rerun shipped reference rows on this machine and compare them: bit "
+                                                "for bit where it has their kernels, else within the stated tolerance")
+    verify.add_argument("--suite", help="only this shipped suite (NAME-vVERSION)")
+    verify.add_argument("--track", help="only this track (report, tuned, glm, glm-tuned, ...)")
+    verify.add_argument("--agents", help="only these comma-separated agents")
+    verify.add_argument("--all", action="store_true", help="every cell of every chosen agent, not the fixed sample")
+    verify.add_argument("--checkpoints", type=int, default=2, help="logged checkpoints rerun per cell (default 2)")
+    verify.add_argument("--quiet", action="store_true", help="no line per run")
+    verify.set_defaults(func=cmd_verify)
     suites = commands.add_parser("suites", help="list the shipped suites and their cells")
     suites.set_defaults(func=cmd_suites)
     for command in (run, report, regen, tune):

@@ -37,7 +37,7 @@ SHIPPED_NUMERICS = {"blas": "SkylakeX", "torch": "AVX512", "vendor": "GenuineInt
 # Across kernels: the first ACROSS_EXACT checkpoints of a run agree to ACROSS_RTOL (sums taken in
 # another order differ in the last bits: 1e-16 relative on s3-mlp-teacher), the later ones, where a
 # near tie may have flipped, within ACROSS_LOOSE of the shipped value (relative, or that many
-# clicks on the replay): the largest parting measured is NeuralUCB's, 0.198 (docs/benchmark.md).
+# clicks on the replay): the largest parting measured is NeuralUCB's, 0.198 (docs/reproducibility.md).
 ACROSS_EXACT, ACROSS_RTOL, ACROSS_LOOSE = 2, 1e-9, 0.3
 
 
@@ -186,3 +186,40 @@ def sample(checkpoints: int = 2, budget: float = 0.15, replay: Sequence[str] = (
             if on_replay and agent in replay and on_replay not in copied:
                 chosen.append((suite, track, agent, on_replay, cells[on_replay].horizon))
     return chosen
+
+
+def every_row(checkpoints: int = 2) -> list[tuple[Suite, str, str, str, int]]:
+    """Every (suite, track, agent, cell) whose rows the shipped references made themselves (a copied
+    row is its source's, which tests compare file to file), at its first `checkpoints` checkpoints:
+    `sample`'s whole population."""
+    from gym_ctxbandits.bench import references
+
+    return [(s, t, a, c.id, checkpoints * c.log_every) for s, t in folders()
+            for a, e in references.read(references.folder(s, t), s, verify=False, track=t)["agents"].items()
+            for c in s.track(t)[0] if c.id not in e.get("reused", {}).get("cells", ())]
+
+
+def verify(rows, progress=None) -> list[dict]:
+    """Rerun `rows` ((suite, track, agent, cell, rounds), e.g. `sample()`) on the first report seed
+    and compare each with its shipped rows: bit for bit where this machine has their kernels, else
+    across kernels (`compare`). One dict per row: folder, agent, cell, rows, across, differences
+    (`compare`'s lines), seconds."""
+    import time
+
+    from gym_ctxbandits.bench import references
+
+    manifests, out = {}, []
+    for suite, track, agent, cell, rounds in rows:
+        where = references.folder(suite, track)
+        if where not in manifests:
+            manifests[where] = references.read(where, suite, track=track)
+        start = time.perf_counter()
+        shipped, mine, replay = rerun(suite, track, agent, cell, suite.report_seeds[:1], rounds, manifests[where])
+        entry = manifests[where]["agents"][agent]
+        across = not same_numerics(entry, cell, agent_device(AgentSpec(agent, entry.get("config", {})), "cpu")
+                                   is not None)
+        out.append({"folder": where.name, "agent": agent, "cell": cell, "rows": len(shipped), "across": across,
+                    "differences": compare(shipped, mine, replay, across), "seconds": time.perf_counter() - start})
+        if progress:
+            progress(f"{where.name} {agent} {cell}: {'differs' if out[-1]['differences'] else 'same'}")
+    return out
