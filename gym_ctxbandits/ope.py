@@ -149,8 +149,8 @@ def switch_dr(reward, action, pscore, action_dist, *, tau: float | str = SWITCH_
     """Switch-DR (Wang, Agarwal, Dudik 2017, as the Open Bandit Pipeline defines it): DR, but a round
     whose weight exceeds `tau` keeps only the model's value (its residual term is dropped). Biased by
     the dropped rounds' expected residual, in exchange for no weight above tau; tau = inf is DR, 0
-    is DM. The default tau="auto" picks tau on the log by the estimated MSE bound of Wang et al.
-    (their section 4.3) in the form of Su et al. (2020) and OBP's `SwitchDoublyRobustTuning` ("mse",
+    is DM. The default tau="auto" picks tau on the log by an estimated MSE (Wang et al. tune tau by
+    one), in the form of Su et al. (2020) and OBP's `SwitchDoublyRobustTuning` ("mse",
     with the high-probability bias bound): among tau = 0 and every logged weight, the one that
     minimises the sample variance / n plus the square of a bias bound (`_tune`); a tie goes to the
     larger tau. The bound penalises a bias far more than its variance saves, so "auto" switches off
@@ -180,7 +180,7 @@ def dros(reward, action, pscore, action_dist, *, lam: float | str = DROS_LAMBDA,
     """DR with optimistic shrinkage (DRos; Su, Dimakopoulou, Krishnamurthy, Dudik 2020, as the Open
     Bandit Pipeline defines it): DR with each weight w shrunk to lam w / (w^2 + lam), which is about
     w for w^2 << lam and about lam / w for w^2 >> lam (largest, sqrt(lam) / 2, at w = sqrt(lam)).
-    lam = inf is DR, 0 is DM. The default lam="auto" is the paper's tuning (its section 4, OBP's
+    lam = inf is DR, 0 is DM. The default lam="auto" is the paper's tuning (as OBP's
     `DoublyRobustWithShrinkageTuning` "mse" with the high-probability bias bound): among lam = inf, 0
     and sqrt(lam) = 2 w_max, w_max, w_max / 2, ..., 2 w_max / 2^11 (w_max the largest logged
     weight), the one that minimises the sample variance / n plus the square of a bias bound
