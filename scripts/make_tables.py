@@ -1,22 +1,22 @@
 """Write the docs' generated tables: README's environments, the bake-off's suite, references,
-search spaces and leaderboards (docs/benchmark.md, docs/tuning.md), so that each mirrors the
-registry or the shipped files.
+search spaces and leaderboards (docs/benchmark.md, the bench_*.md reference pages, docs/tuning.md),
+so that each mirrors the registry or the shipped files.
 
 The table sits between `<!-- envs:begin -->` and `<!-- envs:end -->` in README.md. Its rows come
 from the Gymnasium registry (every `CtxBandit/` id in registration order, T = `max_episode_steps`)
 and from `gym_ctxbandits.registration.TABLE_ROWS` (paper section and reward model, next to the
 registrations); consecutive ids with the same entry share a row. The bake-off's tables sit
 between `<!-- NAME:begin -->` and `<!-- NAME:end -->` (`bench_tables`), each in the one page of
-PAGES that holds its markers: the default suite's cells,
-every agent's search space and the leaderboard of each track's references (the report track's,
-the tuned track's, every named track's of the suite file and each named track's tuned twin whose
-references are built, e.g. `leaderboard-glm-tuned`); the cost tables of bakeoff-v1's references,
+PAGES (every page of docs/) that holds its markers, so a table moves with them (`shown(NAME)`
+finds it): the default suite's cells, every agent's search space and the leaderboard of each
+track's references (the report track's, the tuned track's, every named track's of the suite file
+and each named track's tuned twin whose references are built, e.g. `leaderboard-glm-tuned`); the cost tables of bakeoff-v1's references,
 where they were run (e.g. `references-glm-tuned`); and bakeoff-v1's report-track leaderboard and
 its agents that read a horizon against bakeoff-v2 (`v1-leaderboard`, `versions`). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
-    python scripts/make_tables.py           # rewrite the tables in README.md, docs/benchmark.md and docs/tuning.md
+    python scripts/make_tables.py           # rewrite the tables in README.md and the pages of docs/ that hold them
     python scripts/make_tables.py --check   # exit 1, naming the stale pages, if a table is not this output
 """
 
@@ -34,7 +34,7 @@ from gym_ctxbandits.jobs import AgentSpec
 from gym_ctxbandits.registration import TABLE_ROWS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-PAGES = (README.parent / "docs" / "benchmark.md", README.parent / "docs" / "tuning.md")   # the bake-off's
+PAGES = tuple(sorted((README.parent / "docs").glob("*.md")))   # the bake-off's tables are in some of them
 BEGIN, END = "<!-- envs:begin -->", "<!-- envs:end -->"
 
 

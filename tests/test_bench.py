@@ -43,7 +43,7 @@ def test_the_shipped_suite_loads_and_every_cell_is_a_valid_env():
 def test_the_suite_covers_the_papers_the_data_the_drift_s4_and_the_replay():
     envs = {c.env.removeprefix("CtxBandit/").removesuffix("-v0") for c in suite.load(suite.DEFAULT).cells}
     papers = {name for name, (*_, paper) in gym_ctxbandits.ENVIRONMENTS.items() if paper.startswith("[S")}
-    # left out, with the reason in docs/benchmark.md: no Fashion-MNIST copy, the moderation envs' embedding cost
+    # left out, with the reason in docs/bench_tracks.md: no Fashion-MNIST copy, the moderation envs' embedding cost
     left_out = {"FashionMNIST", "FashionMNISTTarget", "HateSpeech", "HateSpeechTokens"}
     assert papers - left_out <= envs
     assert {"DriftingLinear", "OpenBandit", *gym_ctxbandits.registration.CLASSIFICATION} - left_out <= envs
@@ -460,11 +460,17 @@ def test_a_folder_keeps_one_track_and_a_missing_agent_is_one_line(folder, capsys
     assert "LinUCB has no finished results for cell 's0-linear'" in err and len(err.splitlines()) == 1
 
 
+def shown(name: str) -> str:
+    """The table the docs show between `name`'s markers, on whichever page of docs/ holds them
+    (scripts/make_tables.py's `shown`)."""
+    import runpy
+
+    return runpy.run_path(str(ROOT / "scripts" / "make_tables.py"))["shown"](name)[1]
+
+
 def test_the_docs_table_is_the_suite():
-    text = (ROOT / "docs" / "benchmark.md").read_text()
-    table = text.partition("<!-- suite:begin -->\n")[2].partition("\n<!-- suite:end -->")[0]
-    assert table == suite.markdown_table(suite.load(suite.DEFAULT)), \
-        "docs/benchmark.md's suite table is not the suite's: run `python scripts/make_tables.py`"
+    assert shown("suite") == suite.markdown_table(suite.load(suite.DEFAULT)), \
+        "docs/bench_tracks.md's suite table is not the suite's: run `python scripts/make_tables.py`"
 
 
 def test_an_unknown_agent_is_one_line_before_anything_runs(folder, capsys):
@@ -645,17 +651,16 @@ def test_the_glm_tracks_references_of_the_shared_cells_are_the_report_tracks_row
 
 
 def test_the_docs_table_is_the_references():
-    text = (ROOT / "docs" / "benchmark.md").read_text()
-    table = text.partition("<!-- references:begin -->\n")[2].partition("\n<!-- references:end -->")[0]
     shipped = suite.load(BUILT)
-    assert table == references.markdown_table(references.read(references.folder(shipped), shipped)), \
-        "docs/benchmark.md's references table is not the manifest's: run `python scripts/make_tables.py`"
+    assert shown("references") == references.markdown_table(references.read(references.folder(shipped), shipped)), \
+        "docs/bench_references.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
 
 @pytest.mark.parametrize("track", ["report", "glm", "bounded", "neural", "glm-short"])
 def test_the_docs_leaderboard_is_the_references(track):
     """The leaderboard of each track's references ranks every shipped agent by its overall IQM
-    (Random's is 0) and is the one docs/benchmark.md shows between the track's markers."""
+    (Random's is 0) and is the one the docs show between the track's markers (docs/benchmark.md the
+    report track's, docs/bench_tracks.md the named tracks')."""
     from gym_ctxbandits.bench import leaderboard
 
     shipped = suite.load(suite.DEFAULT)
@@ -667,10 +672,9 @@ def test_the_docs_leaderboard_is_the_references(track):
     rows = [line.split(" | ") for line in table.splitlines()[2:]]
     iqm = {row[1]: float(row[2].split()[0]) for row in rows}
     assert list(iqm.values()) == sorted(iqm.values(), reverse=True) and iqm["Random"] == 0 < iqm["LinUCB"]
-    text = (ROOT / "docs" / "benchmark.md").read_text()
     name = "leaderboard" if track == "report" else f"leaderboard-{track}"
-    assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
-        f"docs/benchmark.md's {track} track leaderboard is not the references': run `python scripts/make_tables.py`"
+    assert shown(name) == table, \
+        f"the docs' {track} track leaderboard is not the references': run `python scripts/make_tables.py`"
 
 
 def test_every_registered_agent_has_a_reference_or_a_stated_reason():
@@ -1113,13 +1117,13 @@ def takes_a_horizon() -> set[str]:
 
 def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():
     """bakeoff-v2 gives an agent that reads a `horizon` the cell's T (bakeoff-v1 its default):
-    docs/benchmark.md, The suite, names every registered agent that takes one, so an agent added
+    docs/bench_tracks.md, The suite, names every registered agent that takes one, so an agent added
     with one is not missed there."""
     takes = takes_a_horizon()
     assert {"BaSE", "LinTS-AG", "repGLM-FPL"} <= takes
-    text = (ROOT / "docs" / "benchmark.md").read_text()
+    text = (ROOT / "docs" / "bench_tracks.md").read_text()
     paragraph = text.partition("**An agent that reads a horizon is told the cell's.**")[2].partition("\n\n")[0]
-    assert not [n for n in takes if n not in paragraph], "name it in docs/benchmark.md, The suite"
+    assert not [n for n in takes if n not in paragraph], "name it in docs/bench_tracks.md, The suite"
 
 
 def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
@@ -1235,16 +1239,15 @@ def test_regen_of_v2_runs_nothing_for_an_agent_that_plays_as_in_v1(folder):
 
 
 def test_the_docs_bakeoff_v1_tables_are_its_references():
-    """docs/benchmark.md's bakeoff-v1 tables are what the references give (`python
+    """docs/bench_versions.md's bakeoff-v1 tables are what the references give (`python
     scripts/make_tables.py` writes them): v1's report-track leaderboard, and every agent v2 gives
     the horizon, on each track whose references both versions have, against v1."""
     import runpy
 
     tables = runpy.run_path(str(ROOT / "scripts" / "make_tables.py"))["v1_tables"]()
-    text = (ROOT / "docs" / "benchmark.md").read_text()
     for name, table in tables.items():
-        assert text.partition(f"<!-- {name}:begin -->\n")[2].partition(f"\n<!-- {name}:end -->")[0] == table, \
-            f"docs/benchmark.md's {name} table is stale: run `python scripts/make_tables.py`"
+        assert shown(name) == table, \
+            f"docs/bench_versions.md's {name} table is stale: run `python scripts/make_tables.py`"
     rows = tables["versions"].splitlines()
     assert rows[0].count("bakeoff-v1 → bakeoff-v2") == 10    # the report, tuned, four named and four twin tracks
     assert {row.split(" | ")[0].removeprefix("| ") for row in rows[2:]} == HORIZON_READERS - {"OAM"}

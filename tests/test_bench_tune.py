@@ -33,8 +33,8 @@ BUILT = "bakeoff-v1"    # the suite whose references were all run (bakeoff-v2, t
 
 
 def shown(name: str) -> str:
-    """The table docs/benchmark.md or docs/tuning.md shows between `name`'s markers (scripts/make_tables.py
-    writes them)."""
+    """The table the docs show between `name`'s markers, on whichever page of docs/ holds them
+    (scripts/make_tables.py writes them)."""
     import runpy
 
     return runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "make_tables.py"))["shown"](name)[1]
@@ -769,7 +769,7 @@ def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exa
 
 def test_the_docs_tables_of_the_tuned_twins_are_their_references():
     """Every named track's tuned twin with references has its leaderboard (the default suite's) and
-    references table (bakeoff-v1's, where they were run) in docs/tuning.md (`python
+    references table (bakeoff-v1's, where they were run) in docs/bench_tracks.md (`python
     scripts/make_tables.py` writes them); the GLM track's is built."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
@@ -780,7 +780,8 @@ def test_the_docs_tables_of_the_tuned_twins_are_their_references():
         assert board["tracks"]["Random"] == "defaults" and board["tracks"]["LinUCB"] == "tuned (budget 6)"
         for name, table in ((f"leaderboard-{twin}", leaderboard.markdown(board)), (f"references-{twin}", (
                 references.markdown_table(references.read(references.folder(built, twin), built, track=twin))))):
-            assert shown(name) == table, f"docs/tuning.md's {name} table is stale: run `python scripts/make_tables.py`"
+            assert shown(name) == table, \
+                f"docs/bench_tracks.md's {name} table is stale: run `python scripts/make_tables.py`"
 
 
 def test_a_study_on_a_new_suite_version_inherits_the_former_ones_where_it_would_replay_it():
