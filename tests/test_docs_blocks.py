@@ -162,7 +162,8 @@ SKIP = {
         "33 s on 2 loaded cores",
     "CTXBANDITS_DATA=~/datasets python scripts/bench_gpt.py": "needs the Davidson corpus; about 10 min on 2 shared "
                                                                 "cores (most of it the uncached path)",
-    # docs/benchmark.md: the suite's real-data cells need the datasets (CPU seconds: 2 cores shared with ~12 jobs)
+    # docs/benchmark.md and bench_scorecard.md: the suite's real-data cells need the datasets (CPU seconds: 2 cores shared
+    # with ~12 jobs)
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench":
         "needs the datasets; Random 35, LinUCB 139, LinTS 95 CPU-s (about 22 min of wall time on the loaded cores)",
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --import examples/sw_linucb.py --agents SW-LinUCB --out "
