@@ -535,7 +535,7 @@ class AdaOFUECOLog(_GLMAgent):
     Args:
         nu: bonus multiplier ([S2] tunes it on {0.01, 0.1, 1, 10, 100}). Default 1, the authors'
             code (Logistic-UCB-1's default is 0.1); bench tune's choice on bakeoff-v1 is nu = 0.28
-            with lam = 21 (docs/tuning.md, The studies).
+            with lam = 21 (docs/tuning_studies.md).
         S: bound on ||theta*|| ([S2] §7: 1).
         lam: ridge of W_0 ([S2] tunes it on the same grid).
         delta: confidence level.

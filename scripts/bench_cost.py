@@ -11,7 +11,7 @@ goes on with the next cell) and its cost is written as null, printed "> limit / 
 where the agent raises an error is written as "failed: " and the error's last line, and the next
 cell goes on. `--horizons`
 plays cells at other horizons (a track being sized), recorded as `cell@T`. Sizes a suite's tracks
-(docs/benchmark.md, Cost) before a whole `bench run` is spent on them.
+(docs/bench_costs.md) before a whole `bench run` is spent on them.
 """
 
 from __future__ import annotations

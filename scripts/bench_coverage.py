@@ -19,7 +19,7 @@ report seeds and beside them.
 Each coverage is the share of `--replicates` draws whose interval holds the truth, with its
 binomial standard error.
 
-    python scripts/bench_coverage.py             # docs/benchmark.md has the tables and the run time
+    python scripts/bench_coverage.py             # docs/bench_scorecard.md has the tables and the run time
     python scripts/bench_coverage.py --quick     # 60 replicates, a pool of 12 seeds: a smoke run (tests)
 """
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU checks and timings of docs/neural_agents.md, "On a GPU", and the neural track's GPU
-# references (docs/benchmark.md, Cost), in one run on a CUDA machine. Run from the repository root:
+# references (docs/bench_costs.md), in one run on a CUDA machine. Run from the repository root:
 #   bash scripts/gpu_checks.sh [HORIZON]
 # 1. with REFS=AGENTS (e.g. REFS=Neural-ES-DT): `bench regen --track neural --device cuda` of those
 #    agents into the package's references, resuming the runs of WORK (default gpu-work); the suite's

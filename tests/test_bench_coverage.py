@@ -1,5 +1,5 @@
 """The scorecard's intervals and test against exact truth (scripts/bench_coverage.py): its known
-answers, the coverage docs/benchmark.md states within wide margins, and a quick run."""
+answers, the coverage docs/bench_scorecard.md states within wide margins, and a quick run."""
 
 import sys
 from pathlib import Path
@@ -39,7 +39,7 @@ def test_the_other_intervals_of_the_ratio():
 
 
 def test_the_ratio_interval_covers_as_the_docs_say():
-    """docs/benchmark.md: at ten seeds the paired percentile interval holds the truth less often than
+    """docs/bench_scorecard.md: at ten seeds the paired percentile interval holds the truth less often than
     95% (about 0.88 on a light-tailed law), nearer 95% at twenty; so 300 replicates (SE 0.02) stay
     within these wide bounds unless the interval breaks."""
     rng = np.random.default_rng(11)

@@ -67,11 +67,18 @@ SKIP = {
     # docs/datasets.md
     "python data/make_fixtures.py --source ~/datasets": "rewrites data/fixtures from the real datasets (not in a fresh "
                                                         "clone); about 1 s",
+    # docs/reproducibility.md
+    "ctxbandits bench verify": "needs the datasets; the fixed sample of tests/test_bench_reproduce.py, 21 CPU-s (33 s "
+                               "on 2 loaded cores)",
+    "ctxbandits bench verify --all --quiet": "needs the datasets; 13 CPU-min (47 min on 2 cores at a load of 6); exits "
+                                             "1 on an AMD CPU, where Neural-PHE's tuned rows of s4-changing-1 part",
+    "ctxbandits bench verify --suite bakeoff-v1 --track neural --agents NeuralUCB --all":
+        "needs the datasets; 15 s on 2 loaded cores",
     # docs/glm_agents.md
     "python scripts/s1_fig1.py --horizon 2000 --seeds 50 --batch 50 --workers 2 --out /tmp/s1_2000":
         "111 s on 2 cores",
     # docs/offpolicy.md
-    "python scripts/ope_coverage.py": "23 min on 2 loaded cores (473 CPU-s)",
+    "python scripts/ope_coverage.py": "19 min on 2 loaded cores (783 CPU-s)",
     "python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20":
         "41 s on 2 shared cores (29 CPU-s)",
     "python scripts/ope_coverage.py --rounds 5000 --epsilons 0.1 --taus  --draws 200": "21 min on 2 shared cores "

@@ -105,8 +105,8 @@ def _pair(boards: tuple[dict, dict], agent: str) -> str:
 
 def compare_versions(old: Suite, new: Suite, agents: list[str], tracks: list[str]) -> str:
     """How `agents` stand on two versions of a suite, per track whose references both have: the
-    overall IQM score and rank on `old`, then on `new`, as a Markdown table (docs/benchmark.md's
-    bakeoff-v2 section: the agents the new protocol changes)."""
+    overall IQM score and rank on `old`, then on `new`, as a Markdown table (docs/bench_versions.md,
+    the agents the new protocol changes)."""
     shown = [t for t in tracks if all((refs.folder(s, t) / refs.MANIFEST).exists() for s in (old, new))]
     boards = {t: (standing(old, t), standing(new, t)) for t in shown}
     lines = [f"| agent | {' | '.join(f'{t}: {old.key} → {new.key}' for t in shown)} |", "|---" * (len(shown) + 1) + "|"]
@@ -117,7 +117,7 @@ def compare_versions(old: Suite, new: Suite, agents: list[str], tracks: list[str
 def tuning_gains(suite: Suite) -> str:
     """Every agent of the tuned track's references beside its defaults: overall IQM score and rank on
     the report track, then on the tuned track, the change, best tuned first, as a Markdown table
-    (docs/benchmark.md, Tuning: generated, so a study shipped moves every rank with it)."""
+    (docs/tuning.md: generated, so a study shipped moves every rank with it)."""
     boards = standing(suite), standing(suite, "tuned")
     order = sorted((a for a in boards[1] if a != BASELINE), key=lambda a: boards[1][a][1])
     lines = ["| agent | defaults → tuned: IQM score (rank) | change |", "|---|---|---|"]

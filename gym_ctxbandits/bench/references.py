@@ -63,7 +63,7 @@ LIBRARIES = ("numpy", "scipy", "pandas", "pyarrow", "gymnasium", "scikit-learn",
 
 # The package's agents that have no reference file on a shipped suite, and why (for a neural agent
 # not named here, NEURAL). A test requires every registered agent to be shipped or to have a reason.
-# The neural agents' costs and failures are bench_cost.py's and bench_neural.py's (docs/benchmark.md, Cost).
+# The neural agents' costs and failures are bench_cost.py's and bench_neural.py's (docs/bench_costs.md).
 WHY_ABSENT = {
     "bakeoff-v1": {
         **dict.fromkeys(("OAM", "OSSB"), "[S4]'s algorithms for finitely many action sets: on 21 of the 35 cells (s2, "
@@ -77,12 +77,12 @@ WHY_ABSENT = {
                         "a Hessian over every distinct arm pulled so far, over 20 CPU-s a seed on covertype (d = "
                         "378) alone and over 145 a seed on the suite; they play the GLM track (`bench run --track "
                         "glm`), whose references hold UCB-GLM, Logistic-UCB-1, GLM-TSL and GLM-UCB beside the zoo "
-                        "(docs/benchmark.md, Cost: the measured costs)"),
+                        "(docs/bench_costs.md: the measured costs)"),
         **{name: f"[S2]'s logistic loss, softplus(f) - r f summed, has no minimiser once a reward leaves [0, 1]: at "
                  f"its defaults the network diverges (its arm scores turn NaN, an error) on {cells} (Gaussian rewards; "
                  "one report seed each, scripts/bench_cost.py), so the report track cannot be played at its "
                  "defaults; it plays the bounded track (`bench run --track bounded`: the 18 cells whose rewards are 0 "
-                 "or 1), whose references hold [S2]'s five agents beside the zoo (docs/benchmark.md, Leaderboard)"
+                 "or 1), whose references hold [S2]'s five agents beside the zoo (docs/bench_tracks.md)"
            for name, cells in (("NeuralLog-UCB-1", "s0-distance, s3-finite-linear, s3-sphere-linear and "
                                                    "s4-unit-circle-small"),
                                ("NeuralLog-UCB-2", "s0-distance and s3-sphere-linear"),
@@ -93,29 +93,29 @@ WHY_ABSENT = {
                  "on s2-h1 alone at its 2,000 rounds (64 on s0-linear, whose 50 arms are fixed), putting the report "
                  "track over a neural agent's 3,600; it plays the neural track (`bench run --track neural`: the "
                  "cells but the replay at 500 rounds), whose references hold it beside the zoo "
-                 "(docs/benchmark.md, Cost)"
+                 "(docs/bench_costs.md)"
            for name, how in (*((n, "[S0]'s full-batch gradient descent, 100 steps") for n in
                                 ("NeuralUCB", "NeuralTS", "Neural-PHE")),
                              ("LMCTS", "Langevin steps on batches of up to 10,000 rows"))},
         "Neural-ES": ("neural, over a neural agent's 3,600 CPU-s even on the neural track (its ten seeds: 308 CPU-s on "
                       "s3-mlp-teacher alone at 500 rounds): it plays the neural track on a GPU, whose references hold "
-                      "it, made on an H200 with `--device cuda` in 385 s of wall time (docs/benchmark.md, Cost)"),
+                      "it, made on an H200 with `--device cuda` in 385 s of wall time (docs/bench_costs.md)"),
         "Neural-ES-DT": ("neural, over a neural agent's 3,600 CPU-s even on the neural track (about 2.5 times "
                          "Neural-ES): a GPU's (`--device cuda`); the GPU lease of 2026-11-27 ran 25 of the neural "
                          "track's 34 cells before its time ran out (about 90 s of GPU time left to run; "
-                         "docs/benchmark.md, Cost)"),
+                         "docs/bench_costs.md)"),
         "GLM-FPL": ("GLM agent too costly for the report and GLM tracks' budget: over 238 CPU-s a seed on the GLM "
                     "track (a perturbed MLE refitted from fresh noise every round); on the neural track's covertype "
                     "and mnist [S1]'s initial exploration of d = 378 and 490 arms fills 378 and 490 of the 500 "
                     "rounds; it plays the short GLM track (`bench run --track glm-short`: the neural track without "
-                    "those two cells), whose references hold it beside the zoo (docs/benchmark.md, Cost)"),
+                    "those two cells), whose references hold it beside the zoo (docs/bench_costs.md)"),
         **dict.fromkeys(("GPT-Ensemble++", "GPT-Greedy"),
                         "text agents: their observations are the token ids of CtxBandit/HateSpeechTokens-v0, an env "
-                        "the suite leaves out (a GPU's cells: docs/benchmark.md, The suite)"),
+                        "the suite leaves out (a GPU's cells: docs/bench_tracks.md)"),
     },
 }
 WHY_ABSENT["bakeoff-v2"] = WHY_ABSENT["bakeoff-v1"]     # v1's cells and tracks, so v1's reasons
-NEURAL = "neural, not measured on this suite yet: `scripts/bench_cost.py` sizes it (docs/benchmark.md, Cost)"
+NEURAL = "neural, not measured on this suite yet: `scripts/bench_cost.py` sizes it (docs/bench_costs.md)"
 
 
 class ReferenceMismatch(ValueError):
@@ -486,7 +486,7 @@ def absent(manifest: dict) -> dict[str, str]:
 
 
 def markdown_table(manifest: dict) -> str:
-    """The shipped agents with their bytes and cost, as docs/benchmark.md shows them (a test keeps
+    """The shipped agents with their bytes and cost, as docs/bench_references.md shows them (a test keeps
     the two equal)."""
     rows = ["| agent | bytes | CPU-s | wall s | costliest cell (CPU-s) | made with |", "|---|---|---|---|---|---|"]
     for agent, e in manifest["agents"].items():

@@ -28,7 +28,7 @@ from gym_ctxbandits.bench.suite import Suite, is_tuned
 from gym_ctxbandits.experiment import is_replay
 from gym_ctxbandits.jobs import AgentSpec, agent_device
 
-# The kernels of the machines that made the references shipped before 0.17.0 (Intel Xeons with
+# The kernels of the machines that made the references shipped up to 0.16.0 (Intel Xeons with
 # AVX-512), recorded since: a sampled rerun of every agent of every shipped folder on an AMD EPYC
 # with AVX-512 matches them bit for bit (the SkylakeX OpenBLAS kernels are the same code there),
 # the torch agents' first checkpoints included; later, a torch agent's runs may part (MKL, torch's

@@ -1,6 +1,6 @@
-"""The scorecard's statistics, each a few lines over numpy and scipy (docs/benchmark.md says them in
+"""The scorecard's statistics, each a few lines over numpy and scipy (docs/bench_scorecard.md says them in
 words; tests/test_bench.py checks each on a case computed by hand, and scripts/bench_coverage.py
-how often its intervals hold the exact truth: docs/benchmark.md, "How far to trust them").
+how often its intervals hold the exact truth: docs/bench_scorecard.md, "How far to trust them").
 
 - `ratio_ci`: an agent's final regret over Random's, mean over mean, with a paired percentile
   bootstrap CI: the seeds are resampled together, so both agents keep facing the same env draws.

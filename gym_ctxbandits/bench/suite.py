@@ -249,7 +249,7 @@ def load(suite: str | Path | None = None) -> Suite:
 
 
 def markdown_table(suite: Suite) -> str:
-    """The suite's cells as the Markdown table of docs/benchmark.md (a test keeps the two equal)."""
+    """The suite's cells as the Markdown table of docs/bench_tracks.md (a test keeps the two equal)."""
     rows = ["| cell | env | kwargs | T | tags | what it tests | LinUCB CPU-s |", "|---|---|---|---|---|---|---|"]
     for c in suite.cells:
         kwargs = ", ".join(f"{k}={v}" for k, v in c.kwargs.items())
