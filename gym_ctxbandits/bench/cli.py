@@ -195,6 +195,8 @@ def cmd_verify(args) -> int:
     print(f"kernels here: {reproduce.numerics()}; shipped rows made with {reproduce.SHIPPED_NUMERICS} unless their "
           "manifest says otherwise")
     results = reproduce.verify(rows, progress=None if args.quiet else print)
+    skipped = [r for r in results if "skipped" in r]
+    results = [r for r in results if "skipped" not in r]
     tally = defaultdict(lambda: [0, 0, 0, 0.0])       # folder -> [runs, rows, differing rows, seconds]
     for r in results:
         t = tally[r["folder"]]
@@ -211,7 +213,8 @@ def cmd_verify(args) -> int:
               f"the first: {r['differences'][0]}")
     bit = sum(not r["across"] for r in results)
     print(f"{len(results) - len(bad)} of {len(results)} runs reproduce ({bit} compared bit for bit, "
-          f"{len(results) - bit} across kernels)")
+          f"{len(results) - bit} across kernels)" + (f"; {len(skipped)} not run, their datasets not at hand "
+                                                     f"(the first: {skipped[0]['skipped']})" if skipped else ""))
     return 1 if bad else 0
 
 

@@ -203,10 +203,12 @@ def verify(rows, progress=None) -> list[dict]:
     """Rerun `rows` ((suite, track, agent, cell, rounds), e.g. `sample()`) on the first report seed
     and compare each with its shipped rows: bit for bit where this machine has their kernels, else
     across kernels (`compare`). One dict per row: folder, agent, cell, rows, across, differences
-    (`compare`'s lines), seconds."""
+    (`compare`'s lines), seconds; or folder, agent, cell and `skipped`, why, for a cell whose dataset
+    is not at hand."""
     import time
 
     from gym_ctxbandits.bench import references
+    from gym_ctxbandits.datasets import DatasetNotFound
 
     manifests, out = {}, []
     for suite, track, agent, cell, rounds in rows:
@@ -214,7 +216,11 @@ def verify(rows, progress=None) -> list[dict]:
         if where not in manifests:
             manifests[where] = references.read(where, suite, track=track)
         start = time.perf_counter()
-        shipped, mine, replay = rerun(suite, track, agent, cell, suite.report_seeds[:1], rounds, manifests[where])
+        try:
+            shipped, mine, replay = rerun(suite, track, agent, cell, suite.report_seeds[:1], rounds, manifests[where])
+        except DatasetNotFound as err:
+            out.append({"folder": where.name, "agent": agent, "cell": cell, "skipped": str(err).splitlines()[0]})
+            continue
         entry = manifests[where]["agents"][agent]
         across = not same_numerics(entry, cell, agent_device(AgentSpec(agent, entry.get("config", {})), "cpu")
                                    is not None)
