@@ -38,7 +38,7 @@ def test_the_sample_covers_every_agent_of_every_version_and_track_and_the_replay
 
 
 @functools.cache
-def manifest(key: str, track: str) -> dict:
+def shipped_manifest(key: str, track: str) -> dict:
     """A folder's manifest, its files checked against their SHA-256 once per test process."""
     return references.read(references.folder(load(key), track), load(key), track=track)
 
@@ -49,11 +49,11 @@ def test_the_shipped_rows_reproduce(row):
     pytest.importorskip("torch") if agent_device(AgentSpec(agent), "cpu") is not None else None
     try:
         shipped, mine, replay = reproduce.rerun(suite, track, agent, cell, suite.report_seeds[:1], rounds,
-                                                manifest(suite.key, track))
+                                                shipped_manifest(suite.key, track))
     except datasets.DatasetNotFound as err:          # offline without $CTXBANDITS_DATA: the real-data cells
         pytest.skip(f"{cell} needs its dataset: {str(err).splitlines()[0][:200]}")
     assert len(shipped) >= 1
-    entry = manifest(suite.key, track)["agents"][agent]
+    entry = shipped_manifest(suite.key, track)["agents"][agent]
     torch = agent_device(AgentSpec(agent, entry.get("config", {})), "cpu") is not None
     across = not reproduce.same_numerics(entry, cell, torch)
     assert reproduce.compare(shipped, mine, replay, across) == [], \
@@ -87,21 +87,26 @@ def test_across_kernels_later_rows_may_part_within_the_stated_tolerance():
     assert len(reproduce.compare(clicks, clicks.assign(cum_reward=[0.0, 2.0, 2.0, 3.0]), True, across=True)) == 1
 
 
+@functools.cache
+def parquet(name: str) -> pd.DataFrame:
+    """A shipped reference file, `<folder>/<file>`, read once per test process."""
+    return pd.read_parquet(references.REFERENCES / name)
+
+
 @pytest.mark.parametrize("suite, track", reproduce.folders(), ids=lambda x: getattr(x, "key", x))
 def test_every_copied_row_is_its_source_row(suite, track):
     where = references.folder(suite, track)
-    manifest = references.read(where, suite, track=track)
+    manifest = shipped_manifest(suite.key, track)
     for agent, entry in manifest["agents"].items():
         if not (copied := entry.get("reused")):
             continue
         columns = list(references.COLUMNS)
-        source = pd.read_parquet(references.REFERENCES / copied["from"])
-        mine = references.table(where, manifest, agent)
-        a, b = (t[t["cell"].isin(copied["cells"])].astype({"cell": str}).sort_values(["cell", "seed", "round"])
-                for t in (mine, source))
+        source = parquet(copied["from"])
+        mine = parquet(f"{where.name}/{entry['file']}")
+        a, b = (t[t["cell"].isin(copied["cells"])] for t in (mine, source))     # both in the suite's cell order
         assert len(a) == len(b) > 0, f"{agent}: {copied['from']}"
         for column in columns:
-            x, y = a[column].to_numpy(), b[column].to_numpy()
+            x, y = (t[column].to_numpy(str if column == "cell" else None) for t in (a, b))
             same = (x == y) | (pd.isna(x) & pd.isna(y)) if x.dtype.kind == "f" else x == y
             assert same.all(), f"{agent}'s {column} differs from {copied['from']}'s"
 
