@@ -48,6 +48,20 @@ def state(agent):
     return {k: v for k, v in vars(agent).items() if isinstance(v, np.ndarray)}
 
 
+def _same_refusal(fast, slow, what: str, call, unchanged: bool) -> None:
+    """`call` refuses both agents with the same message; with `unchanged`, `fast`'s state is as before."""
+    twin = copy.deepcopy(fast)
+    errors = []
+    for agent in (fast, slow):
+        with pytest.raises(ValueError) as err:
+            call(agent)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1], what
+    if unchanged:
+        for key, value in state(twin).items():
+            np.testing.assert_array_equal(getattr(fast, key), value, err_msg=f"{what}: {key}")
+
+
 @pytest.mark.parametrize("name", LINEAR)
 def test_one_instance_rounds_equal_the_batched_ones(name):
     """A single agent seeded s (fast path), the same agent on the general path, and a batched agent
@@ -136,16 +150,8 @@ def test_bad_input_raises_the_general_paths_errors_and_changes_nothing(name):
         slow.observe(X, a, noise)
     X = np.random.default_rng(0).normal(size=(4, 10))
     for what, call in _bad_calls(X, 2):
-        twin = copy.deepcopy(fast)
-        errors = []
-        for agent in (fast, slow):
-            with pytest.raises(ValueError) as err:
-                call(agent)
-            errors.append(str(err.value))
-        assert errors[0] == errors[1], what
-        if "observe" in what or "action" in what or "reward" in what or "chosen" in what:
-            for key, value in state(twin).items():
-                np.testing.assert_array_equal(getattr(fast, key), value, err_msg=f"{what}: {key}")
+        _same_refusal(fast, slow, what, call,
+                      "observe" in what or "action" in what or "reward" in what or "chosen" in what)
     for X, noise in data[20:]:
         a = fast.act(X)
         assert slow.act(X) == a
@@ -215,15 +221,7 @@ def test_a_batched_agent_serving_one_instance_takes_the_shortcut_with_the_genera
     X = np.random.default_rng(0).normal(size=(4, 10))
     bad, good = _bad_batched_calls(X, 2)
     for what, call in bad:
-        twin = copy.deepcopy(fast)
-        errors = []
-        for agent in (fast, slow):
-            with pytest.raises(ValueError) as err:
-                call(agent)
-            errors.append(str(err.value))
-        assert errors[0] == errors[1], what
-        for key, value in state(twin).items():
-            np.testing.assert_array_equal(getattr(fast, key), value, err_msg=f"{what}: {key}")
+        _same_refusal(fast, slow, what, call, True)
     for what, call in good:
         call(fast)
         call(slow)
