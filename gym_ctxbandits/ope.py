@@ -21,7 +21,7 @@ variance). Every estimator returns an `Estimate`: the value and a percentile boo
 interval over rounds, drawn from a numpy Generator seeded by `seed`, so it is reproducible. By
 default the bootstrap holds the reward model fixed, so DM's interval leaves out the model's own
 error; `refit=True` (DM and the DR family) fits the model afresh on every resample, which puts its
-estimation error into the interval at the cost of `n_bootstrap` times the fits (docs/offpolicy.md, "Coverage").
+estimation error into the interval at the cost of `n_bootstrap` times the fits (docs/offpolicy_coverage.md).
 
 The reward model q is fitted by `reward_model`: any scikit-learn regressor (default a ridge) on
 the pulled arms' features, then predicted on every arm's features; or pass `estimated_rewards`
@@ -472,7 +472,7 @@ def effective_sample_size(action, pscore, action_dist) -> tuple[float, float]:
     """(Kish's effective sample size (sum w)^2 / sum w^2 of the importance weights, the largest
     weight): how many rounds' worth of information the log holds about the target. When it is
     small, a few rounds carry most of the weight and no interval from one log is trustworthy
-    (docs/offpolicy.md, "Coverage")."""
+    (docs/offpolicy_coverage.md)."""
     _, a, pi = _logged(np.zeros(np.shape(action)), action, action_dist)
     w = pi[np.arange(len(a)), a] / _pscore(pscore, a, "importance weighting divides by it")
     return float(w.sum() ** 2 / (w ** 2).sum()) if w.any() else 0.0, float(w.max())

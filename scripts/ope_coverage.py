@@ -30,7 +30,7 @@ truth; and on Linear and Logistic IPS, SNIPS and DR with the logged pscore repla
 1/K or halved ("1/K", "x0.5"), to show what a wrong propensity does.
 
 Softmax's tau is chosen on other seeds than the reported ones: `--tau-grid` prints the overlap
-of each tau of a grid on the seeds given (docs/offpolicy.md: seeds 1000-1019) and marks, per env,
+of each tau of a grid on the seeds given (docs/offpolicy_coverage.md: seeds 1000-1019) and marks, per env,
 the smallest tau whose largest importance weight averages at most MAX_WEIGHT over seeds and
 targets (epsilon-greedy 0.5's cap, 1 / 0.05): the most exploiting softmax with that overlap.
 
@@ -39,7 +39,7 @@ drawn by a `--draws`-instance copy of the trained LinTS (every instance trained 
 trajectory, so the same posterior, each with its own random stream): one vectorised act a round
 instead of `--draws` deep copies (agent.action_probs), the same distribution.
 
-    python scripts/ope_coverage.py                  # 40 seeds (docs/offpolicy.md has the tables and run time)
+    python scripts/ope_coverage.py                  # 40 seeds (docs/offpolicy_coverage.md has the tables and run time)
     python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20
     python scripts/ope_coverage.py --quick          # 2 seeds, 200 rounds: a smoke run (tests)
 """
@@ -69,7 +69,7 @@ ENVS = {"Linear": ("CtxBandit/Linear-v0", KW), "Logistic": ("CtxBandit/Logistic-
 OWN_BEHAVIOURS = {"Digits": {"eps-greedy 0.4": ("epsilon-greedy", dict(epsilon=0.4)), "uniform": ("Random", {})}}
 OLD_DEFAULTS = {"Switch-DR tau=20": (ope.switch_dr, dict(tau=20.0)), "DRos lam=400": (ope.dros, dict(lam=400.0))}
 EPSILONS = (0.1, 0.5)         # the epsilon-greedy behaviours
-TAUS = {"Linear": 0.1, "Logistic": 0.5}     # Softmax's, from `--tau-grid` on seeds 1000-1019 (docs/offpolicy.md)
+TAUS = {"Linear": 0.1, "Logistic": 0.5}     # Softmax's, from `--tau-grid` on seeds 1000-1019 (docs/offpolicy_coverage.md)
 FLOOR = dict(tau=0.1, epsilon=0.5)          # elsewhere Softmax with a floor: every propensity >= 0.05, weights <= 20
 MAX_WEIGHT = 20.0             # the --tau-grid rule: largest weight at most epsilon-greedy 0.5's, 1 / 0.05
 PSCORES = {"true": lambda p, K: p, "1/K": lambda p, K: np.full_like(p, 1.0 / K), "x0.5": lambda p, K: 0.5 * p}

@@ -77,7 +77,7 @@ SKIP = {
     # docs/glm_agents.md
     "python scripts/s1_fig1.py --horizon 2000 --seeds 50 --batch 50 --workers 2 --out /tmp/s1_2000":
         "111 s on 2 cores",
-    # docs/offpolicy.md
+    # docs/offpolicy_coverage.md (and offpolicy.md)
     "python scripts/ope_coverage.py": "19 min on 2 loaded cores (783 CPU-s)",
     "python scripts/ope_coverage.py --tau-grid 0.1,0.15,0.2,0.3,0.5,0.7,1 --first-seed 1000 --seeds 20":
         "41 s on 2 shared cores (29 CPU-s)",
