@@ -10,6 +10,8 @@ families' policies.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from agents.base import argmax_probs
@@ -41,19 +43,9 @@ class OracleEnsemble(OracleAgent):
         """(M, N, K) every member's predicted rewards of the arms of X (N, K, d), or OracleAgent's ValueError
         if any is not finite."""
         out = np.empty((self.M, *X.shape[:2]))
-        out[0] = self._predict(X)
-        for i in range(1, self.M):
-            f = np.asarray(self.oracles_[i].predict(X), dtype=float)
-            if f.shape != X.shape[:2] or not np.isfinite(f).all():
-                return self._predict_as(i, X)
-            out[i] = f
+        for i, member in enumerate(self.oracles_):
+            out[i] = OracleAgent._predict(SimpleNamespace(oracle_=member), X)    # the base's checks (it reads oracle_)
         return out
-
-    def _predict_as(self, i: int, X: np.ndarray):
-        """OracleAgent's `_predict` on member i: its ValueError naming the problem (a wrong shape, NaN)."""
-        agent = object.__new__(type(self))
-        agent.oracle_ = self.oracles_[i]
-        return agent._predict(X)
 
     def votes(self, X: np.ndarray) -> np.ndarray:
         """(M, N, K) each member's greedy arm of X as a distribution: 1 on its argmax, ties split evenly."""

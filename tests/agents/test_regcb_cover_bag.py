@@ -11,6 +11,7 @@ import agents
 from agents.bag import POISSON_MAX, poisson1
 from agents.checks import check_agent
 from agents.cover import floor
+from agents.oracle import RidgeOracle
 from agents.regcb import radius
 
 NAMES = ["RegCB-opt", "RegCB-elim", "Cover", "Cover-NU", "Bag", "Bag-greedy"]
@@ -194,9 +195,19 @@ def test_bag_greedy_first_member_is_importance_weighted_regression():
 
 
 # -- conformance and learning ------------------------------------------------------------------------
-@pytest.mark.parametrize("name", NAMES)
-def test_conformance(name):
-    check_agent(name)
+# tests/agents/test_checks.py runs the conformance suite on every registered agent with its defaults (these
+# six included, single and batched); here it runs on the settings the defaults leave out
+@pytest.mark.parametrize("name, settings", [
+    ("RegCB-elim", {"c0": 0.5, "oracle": RidgeOracle(lam=0.5)}),           # an oracle object with width
+    ("Cover", {"M": 2, "estimator": "ips"}),
+    ("Bag-greedy", {"M": 2, "oracle": "sgd"}),                               # an oracle without width
+], ids=["RegCB-elim-ridge-object", "Cover-ips", "Bag-greedy-sgd"])
+def test_conformance_of_other_settings(name, settings):
+    def factory(**kwargs):
+        return agents.make(name, **settings, **kwargs)
+
+    factory.__name__ = f"{name}{settings}"
+    check_agent(factory)
 
 
 def test_each_beats_random_on_iris():
