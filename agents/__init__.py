@@ -14,6 +14,7 @@ __gym_ctxbandits__ = True
 
 # Importing the families fills REGISTRY.
 from agents import delayed, glm, linear, linear_ensemble, oam  # noqa: E402,F401
+from agents import squarecb  # noqa: E402,F401  (the oracle family: SquareCB, FALCON, Oracle-Greedy, ...)
 from agents.neural import registry as _neural  # noqa: E402,F401  (lazy entries: torch loads on first use)
 
 __all__ = ["Agent", "BaseAgent", "REGISTRY", "make", "random_argmax", "register"]

@@ -11,10 +11,20 @@ them all, batched over N independent instances like every agent of the zoo:
     oracle.update(x, y, w)      x (N, d) features, y (N,) targets, w (N,) importance weights >= 0:
                                 one step of weighted squared loss, w (y - f(x))^2
 
-`make_oracle(spec, lam=...)` turns an agent's `oracle` hyper-parameter into one: "ridge" (the
-default, `RidgeOracle`: closed-form weighted ridge regression, exact), or an object that already
-has the three methods. An oracle object given by the user is a prototype: each agent (and each
-`reset`) works on its own deep copy, so one object can be passed to many agents.
+`make_oracle(spec, lam=..., lr=...)` turns an agent's `oracle` hyper-parameter into one:
+
+    "ridge"   `RidgeOracle`: closed-form weighted ridge regression, exact (the default; takes lam);
+    "sgd"     `SGDOracle`: an online linear model by SGD, VW's default update (adaptive, normalized,
+              importance-invariant: the Contextual Bandit Bake-off's learner; takes lr);
+    "mlp"     `MLPOracle`: a small ReLU network trained by Adam on a replay buffer (PyTorch; takes lr);
+    an object with the three methods (an `Oracle`), used as it is;
+    a scikit-learn-style regressor (`partial_fit(X, y[, sample_weight])` and `predict(X)`, e.g.
+              SGDRegressor()) or a river-style one (`learn_one(x, y[, w])` and `predict_one(x)`, e.g.
+              river.linear_model.LinearRegression()), wrapped by `SklearnOracle` / `RiverOracle`.
+
+An object given by the user is a prototype: each agent (and each `reset`) works on its own deep
+copy, and a wrapped regressor on one deep copy per instance, so one object can be passed to many
+agents. Its own settings win; `lam` and `lr` are for the named oracles (lr=None: the oracle's default).
 
 `OracleAgent` is the base of the family: a subclass gives `_policy(X) -> (N, K)`, the distribution
 the next action is drawn from (a deterministic function of the state, so `action_probs` is exact:
@@ -33,16 +43,29 @@ a delayed or logged action) is learned with weight 1.
 from __future__ import annotations
 
 import copy
+import importlib.util
+import inspect
 import math
+import numbers
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.base import BaseAgent
+from agents.base import BaseAgent, Streams
 from agents.linalg import rls_update_
-from agents.params import Real
+from agents.params import Device, LogUniform, Real, Widths
 
-__all__ = ["Oracle", "RidgeOracle", "OracleSpec", "make_oracle", "OracleAgent", "sample_arms"]
+__all__ = ["Oracle", "RidgeOracle", "SGDOracle", "MLPOracle", "SklearnOracle", "RiverOracle", "ORACLES", "OracleSpec",
+           "make_oracle", "OracleAgent", "sample_arms", "oracle_seqs"]
+
+ORACLE_KEY = 0x0AC      # first spawn-key element of an oracle's own streams (the agent's streams use 0-3)
+
+
+def oracle_seqs(seqs: list, *key: int) -> list:
+    """The SeedSequences of an oracle's own random streams: children (ORACLE_KEY, *key) of the instances'
+    seqs, so an oracle's draws (a network's initialisation, its minibatches) never repeat the agent's."""
+    return [np.random.SeedSequence(s.entropy, spawn_key=s.spawn_key + (ORACLE_KEY, *key), pool_size=s.pool_size)
+            for s in seqs]
 
 
 @runtime_checkable
@@ -93,30 +116,322 @@ class RidgeOracle:
         rls_update_(self.W_, x * s[:, None], (y * s)[:, None])
 
 
-ORACLES = {"ridge": RidgeOracle}
+class SGDOracle:
+    """An online linear model f(x) = <w, x> by stochastic gradient steps on w (y - f(x))^2, as VW's `gd`.
+
+    The Contextual Bandit Bake-off (Bietti, Agarwal, Langford, JMLR 2021) ran every agent on VW's
+    default learner: adaptive, normalized and importance-weight-aware updates, learning rate 0.5.
+    This is that update on dense features (a feature equal to 0 takes no part in a step, as an absent
+    feature of VW's sparse examples), per instance. With r = y - f(x) and importance weight h:
+
+    - adaptive (AdaGrad, Duchi et al. 2011): G_i += h (2 r)^2 x_i^2, a per-feature rate 1 / sqrt(G_i);
+      else (plain SGD) one rate for all, lr t^-power_t with t the total weight seen (VW's `--sgd`);
+    - normalized (Ross, Mineiro, Langford 2013): s_i = max |x_i| seen; when s_i grows, w_i is shrunk by
+      s_i,old / s_i,new (s^2 ratio without adaptive), the rate is divided by s_i (s_i^2), and all by
+      the average normalized norm, times sqrt(T_h / sum_h ||x / s||^2) (T_h the total weight);
+    - invariant (Karampatziakis & Langford 2011): with eta = lr h and the step's sensitivity
+      q = sum_i x_i^2 rate_i (the change of f(x) per unit step), the step is
+      u = r (1 - exp(-2 eta q)) / q, the limit of infinitely many small steps of total weight h: f(x)
+      moves toward y and never past it, whatever h (a weight of 500 moves f(x) to y, not 1000 times
+      past it). Without it, VW's plain (unsafe) step u = 2 eta r, which a large h can overshoot.
+
+    Then w_i += u x_i rate_i (times the normalizer's multiplier). One departure from VW: r is the
+    error of the weights after the normalizer's rescaling (VW takes the prediction before it), so the
+    invariant step's guarantee, f(x) ends between its value and y, holds exactly. No intercept and
+    no regulariser (VW's defaults are l2 = 0; add a constant feature for an intercept). The state is
+    (N, d) arrays.
+
+    Args:
+        lr: the learning rate eta (VW's -l, default 0.5).
+        adaptive, normalized, invariant: VW's three defaults, each on by default.
+        power_t: without `adaptive`, the plain rate's decay exponent (VW's 0.5; 0: a constant rate).
+    """
+
+    def __init__(self, lr: float = 0.5, adaptive: bool = True, normalized: bool = True, invariant: bool = True,
+                 power_t: float = 0.5):
+        if not (isinstance(lr, numbers.Real) and math.isfinite(lr) and lr > 0):
+            raise ValueError(f"SGDOracle: lr must be a finite number > 0, got {lr!r}")
+        if not (isinstance(power_t, numbers.Real) and math.isfinite(power_t) and power_t >= 0):
+            raise ValueError(f"SGDOracle: power_t must be a finite number >= 0, got {power_t!r}")
+        for name, flag in (("adaptive", adaptive), ("normalized", normalized), ("invariant", invariant)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ValueError(f"SGDOracle: {name} must be a bool, got {flag!r}")
+        self.lr, self.adaptive, self.normalized, self.invariant, self.power_t = lr, adaptive, normalized, invariant, power_t
+
+    def start(self, n: int, d: int, seqs: list) -> None:
+        self.w_ = np.zeros((n, d))
+        self.G_ = np.zeros((n, d))          # adaptive: sum of h g^2 x_i^2
+        self.s_ = np.zeros((n, d))          # normalized: the largest |x_i| seen
+        self.total_ = np.zeros(n)           # total importance weight (plain rate's t; normalizer's T_h)
+        self.norms_ = np.zeros(n)           # normalized: sum of h ||x / s||^2
+
+    @property
+    def theta(self) -> np.ndarray:
+        """(N, d) weights."""
+        return self.w_
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return (X * self.w_[:, None, :]).sum(axis=-1)
+
+    def update(self, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
+        h = np.asarray(w, dtype=float)
+        r = y - (x * self.w_).sum(axis=1)
+        self.total_ += h
+        go = (h > 0) & (r != 0)                      # VW learns only examples with a loss and a weight
+        if not go.any():
+            return
+        on = (x != 0) & go[:, None]                  # the features that take part
+        x2 = x * x
+        multiplier = np.ones(len(h))
+        if self.normalized:
+            ax = np.abs(x)
+            grow = on & (ax > self.s_)
+            shrink = np.divide(self.s_, ax, out=np.ones_like(ax), where=grow & (self.s_ > 0))
+            self.w_ *= shrink if self.adaptive else shrink * shrink
+            self.s_ = np.where(grow, ax, self.s_)
+            r = y - (x * self.w_).sum(axis=1)        # the error of the rescaled weights (see the class docstring)
+        rate = np.where(on, 1.0, 0.0)
+        if self.adaptive:
+            self.G_ += np.where(on, (h * 4 * r * r)[:, None] * x2, 0.0)
+            rate = np.divide(1.0, np.sqrt(self.G_), out=np.zeros_like(x), where=on & (self.G_ > 0))
+        if self.normalized:
+            inv_s = np.divide(1.0, self.s_, out=np.zeros_like(ax), where=on)
+            self.norms_ += np.where(go, h * (x2 * inv_s * inv_s).sum(axis=1), 0.0)
+            ratio = np.divide(np.where(go, self.total_, 1.0), self.norms_, out=np.ones(len(h)), where=go)
+            multiplier = np.sqrt(ratio) if self.adaptive else ratio
+            rate *= inv_s if self.adaptive else inv_s * inv_s
+        eta = self.lr * h
+        if not self.adaptive and self.power_t:
+            eta = eta * np.power(np.where(go, self.total_, 1.0), -self.power_t)
+        q = multiplier * (x2 * rate).sum(axis=1)     # the change of f(x) per unit step
+        u = 2 * eta * r                              # the plain step (VW's unsafe update)
+        if self.invariant:
+            small = eta * q < 1e-6                   # 1 - exp(-z) ~ z: the plain step, without cancellation
+            exact = np.divide(r * -np.expm1(-2 * eta * q), q, out=np.zeros_like(r), where=~small & go)
+            u = np.where(small, u, exact)
+        self.w_ += np.where(go, u * multiplier, 0.0)[:, None] * x * rate
+
+
+class MLPOracle:
+    """A small ReLU network regressor per instance, trained by Adam on a replay buffer (PyTorch).
+
+    f(x) = <head, MLP(x)> + b with `hidden` ReLU layers (agents.neural.nets.StackedMLP: the N
+    instances' networks as stacked weights, PyTorch's default initialisation drawn from the
+    instance's own stream, so instance i of a batched agent is the network of a single agent with
+    instance i's seed). Each update stores (x, y, h) in a FIFO buffer of `buffer_size` and takes
+    `steps` Adam steps on minibatches of `batch_size` drawn uniformly (with replacement) from it, on
+    the weighted mean of the squared errors, sum h (y - f(x))^2 / sum h: an importance weight
+    tilts the minibatch's loss toward its point, and the step stays one Adam step of at most about
+    lr per weight whatever h (a weight of 500 cannot blow it up). Adam is Kingma & Ba's form
+    (agents.neural.optim.KerasAdam: plain tensor arithmetic, without the second-long import of
+    torch's compiler that torch.optim triggers). torch is imported when the first observation
+    starts the oracle, never by `import agents`.
+
+    Args:
+        hidden: the hidden layer widths.
+        lr: Adam's learning rate.
+        steps: Adam steps per update.
+        batch_size: points per minibatch (fewer while the buffer holds fewer).
+        buffer_size: points kept (the oldest dropped first).
+        device: the torch device ("cpu", "cuda", ...).
+    """
+
+    def __init__(self, hidden: tuple = (32,), lr: float = 0.01, steps: int = 1, batch_size: int = 32,
+                 buffer_size: int = 1000, device: str = "cpu"):
+        if not Widths().accepts(hidden):
+            raise ValueError(f"MLPOracle: hidden must be {Widths()}, got {hidden!r}")
+        if not (isinstance(lr, numbers.Real) and math.isfinite(lr) and lr > 0):
+            raise ValueError(f"MLPOracle: lr must be a finite number > 0, got {lr!r}")
+        for name, v in (("steps", steps), ("batch_size", batch_size), ("buffer_size", buffer_size)):
+            if not (isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1):
+                raise ValueError(f"MLPOracle: {name} must be an int >= 1, got {v!r}")
+        if not Device().accepts(device):
+            raise ValueError(f"MLPOracle: device must be {Device()}, got {device!r}")
+        self.hidden, self.lr, self.steps, self.batch_size = hidden, lr, steps, batch_size
+        self.buffer_size, self.device = buffer_size, device
+
+    def start(self, n: int, d: int, seqs: list) -> None:
+        torch = _torch("mlp")
+        from agents.neural.nets import StackedMLP, device_of, linear_layer
+        from agents.neural.optim import KerasAdam
+
+        self.dev_ = device_of(self.device)
+        self.rng_ = Streams(oracle_seqs(seqs), n)
+        self.net_ = StackedMLP(self.rng_, n, d, self.hidden, self.dev_)
+        self.head_ = list(linear_layer(self.rng_, n, self.net_.out_dim, 1, self.dev_))
+        self.params_ = self.net_.params + self.head_
+        self.opt_ = KerasAdam(self.params_, lr=self.lr)
+        self.x_ = torch.zeros((n, self.buffer_size, d), device=self.dev_)
+        self.y_ = torch.zeros((n, self.buffer_size), device=self.dev_)
+        self.h_ = torch.zeros((n, self.buffer_size), device=self.dev_)
+        self.size_ = self.pos_ = 0
+
+    def _forward(self, x):
+        """(N, B) outputs of the (N, B, d) tensor x."""
+        from agents.neural.nets import baddbmm
+
+        w, b = self.head_
+        return baddbmm(b, self.net_(x), w)[..., 0]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        import torch
+
+        from agents.neural.nets import tensor
+
+        with torch.no_grad():
+            return self._forward(tensor(X, self.dev_)).cpu().double().numpy()
+
+    def update(self, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
+        import torch
+
+        from agents.neural.nets import tensor
+        from agents.neural.optim import clear_grads
+
+        n = len(y)
+        self.x_[:, self.pos_] = tensor(x, self.dev_)
+        self.y_[:, self.pos_] = tensor(y, self.dev_)
+        self.h_[:, self.pos_] = tensor(w, self.dev_)
+        self.pos_, self.size_ = (self.pos_ + 1) % self.buffer_size, min(self.size_ + 1, self.buffer_size)
+        rows = torch.arange(n, device=self.dev_)[:, None]
+        for _ in range(self.steps):
+            idx = torch.as_tensor(self.rng_.integers(self.size_, size=(n, min(self.batch_size, self.size_))),
+                                  device=self.dev_)
+            xb, yb, hb = self.x_[rows, idx], self.y_[rows, idx], self.h_[rows, idx]
+            clear_grads(self.params_)
+            loss = (hb * (yb - self._forward(xb)) ** 2).sum(dim=1) / hb.sum(dim=1).clamp_min(1e-12)
+            loss.sum().backward()       # instances are independent: the sum has each one's gradient
+            self.opt_.step(self.params_, [p.grad for p in self.params_])
+
+
+def _torch(what: str):
+    """torch, or an ImportError that says how to install it."""
+    try:
+        import torch
+    except ImportError:
+        raise ImportError(f'the {what!r} oracle needs PyTorch: pip install torch, or pip install -e ".[neural]" in '
+                          "the gym-ctxbandits clone") from None
+    return torch
+
+
+class SklearnOracle:
+    """A scikit-learn-style regressor (`partial_fit(X, y[, sample_weight])`, `predict(X)`) as an `Oracle`.
+
+    One deep copy of `model` per instance, each fed its instance's rows one at a time; the importance
+    weight goes to `sample_weight` when partial_fit takes it (else it is dropped: an unweighted
+    update), and a weight of 0 is no update. Predictions are 0 until an instance's first fit. A copy
+    whose `random_state` is None gets one drawn from its instance's seed (so runs are reproducible
+    and never touch numpy's global generator); a random_state set by the user is kept.
+    """
+
+    def __init__(self, model):
+        self.model = model
+
+    def start(self, n: int, d: int, seqs: list) -> None:
+        takes = inspect.signature(self.model.partial_fit).parameters
+        self.weighted_ = "sample_weight" in takes or any(p.kind is p.VAR_KEYWORD for p in takes.values())
+        self.models_ = [copy.deepcopy(self.model) for _ in range(n)]
+        for model, seq in zip(self.models_, oracle_seqs(seqs)):
+            get = getattr(model, "get_params", None)
+            if get is not None and get(deep=False).get("random_state", 0) is None:
+                model.set_params(random_state=int(seq.generate_state(1)[0] >> 1))
+        self.fitted_ = np.zeros(n, bool)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        out = np.zeros(X.shape[:2])
+        for i in np.flatnonzero(self.fitted_):
+            out[i] = np.asarray(self.models_[i].predict(X[i]), dtype=float).reshape(-1)
+        return out
+
+    def update(self, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
+        for i in np.flatnonzero(np.asarray(w) > 0):
+            if self.weighted_:
+                self.models_[i].partial_fit(x[i:i + 1], y[i:i + 1], sample_weight=np.asarray(w[i:i + 1], float))
+            else:
+                self.models_[i].partial_fit(x[i:i + 1], y[i:i + 1])
+            self.fitted_[i] = True
+
+
+class RiverOracle:
+    """A river-style regressor (`learn_one(x, y[, w])`, `predict_one(x)` on dicts) as an `Oracle`.
+
+    One deep copy of `model` per instance; a feature vector x goes in as {0: x_0, 1: x_1, ...}. The
+    importance weight goes to `w` when learn_one takes it (else it is dropped: an unweighted update),
+    and a weight of 0 is no update. Predictions are 0 until an instance's first update.
+    """
+
+    def __init__(self, model):
+        self.model = model
+
+    def start(self, n: int, d: int, seqs: list) -> None:
+        self.weighted_ = "w" in inspect.signature(self.model.learn_one).parameters
+        self.models_ = [copy.deepcopy(self.model) for _ in range(n)]
+        self.fitted_ = np.zeros(n, bool)
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        out = np.zeros(X.shape[:2])
+        for i in np.flatnonzero(self.fitted_):
+            model = self.models_[i]
+            out[i] = [float(model.predict_one(dict(enumerate(row)))) for row in X[i].tolist()]
+        return out
+
+    def update(self, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
+        for i in np.flatnonzero(np.asarray(w) > 0):
+            features = dict(enumerate(x[i].tolist()))
+            if self.weighted_:
+                self.models_[i].learn_one(features, float(y[i]), w=float(w[i]))
+            else:
+                self.models_[i].learn_one(features, float(y[i]))
+            self.fitted_[i] = True
+
+
+ORACLES = {"ridge": RidgeOracle, "sgd": SGDOracle, "mlp": MLPOracle}
+
+
+def _form(value) -> str | None:
+    """How `make_oracle` takes `value`: "name", "oracle", "sklearn", "river", or None (not an oracle)."""
+    if isinstance(value, str):
+        return "name" if value in ORACLES else None
+    if isinstance(value, type):         # a class, not an instance (SGDRegressor for SGDRegressor())
+        return None
+    if isinstance(value, Oracle):
+        return "oracle"
+    if callable(getattr(value, "partial_fit", None)) and callable(getattr(value, "predict", None)):
+        return "sklearn"
+    if callable(getattr(value, "learn_one", None)) and callable(getattr(value, "predict_one", None)):
+        return "river"
+    return None
 
 
 class OracleSpec:
-    """The params rule of an agent's `oracle`: a registered name ("ridge", ...) or an `Oracle` object."""
+    """The params rule of an agent's `oracle`: a registered name ("ridge", "sgd", "mlp"), an `Oracle`
+    object, or a scikit-learn-style or river-style regressor (wrapped)."""
 
     def accepts(self, value) -> bool:
-        return (isinstance(value, str) and value in ORACLES) or isinstance(value, Oracle)
+        return _form(value) is not None
 
     def __str__(self) -> str:
-        return (f"one of {', '.join(map(repr, ORACLES))} or an object with start(n, d, seqs), predict(X) and "
-                "update(x, y, w) (agents.oracle.Oracle)")
+        return (f"one of {', '.join(map(repr, ORACLES))}, an object with start(n, d, seqs), predict(X) and "
+                "update(x, y, w) (agents.oracle.Oracle), a scikit-learn-style regressor instance with partial_fit(X, "
+                "y) and predict(X), or a river-style one with learn_one(x, y) and predict_one(x)")
 
 
 def make_oracle(spec, **settings) -> Oracle:
-    """A fresh oracle of `spec`: a name of `ORACLES` built with the settings it takes (ridge: lam), or a
-    deep copy of an `Oracle` object (its own settings win; `settings` are for the named oracles)."""
-    if isinstance(spec, str):
+    """A fresh oracle of `spec`: a name of `ORACLES` built with the settings it takes (ridge: lam; sgd and
+    mlp: lr; a setting None is left to the oracle's default), a deep copy of an `Oracle` object, or a
+    scikit-learn-style or river-style regressor wrapped (`SklearnOracle`, `RiverOracle`) around a deep
+    copy of it (an object's own settings win). Anything else is a ValueError naming what is accepted."""
+    form = _form(spec)
+    if form == "name":
         cls = ORACLES[spec]
-        import inspect
-
         takes = inspect.signature(cls).parameters
-        return cls(**{k: v for k, v in settings.items() if k in takes})
-    return copy.deepcopy(spec)
+        return cls(**{k: v for k, v in settings.items() if k in takes and v is not None})
+    if form is None:
+        hint = f"; pass an instance, {spec.__name__}()" if isinstance(spec, type) else ""
+        raise ValueError(f"oracle must be {OracleSpec()}, got {spec!r}{hint}")
+    spec = copy.deepcopy(spec)
+    if form == "oracle":
+        return spec
+    return (SklearnOracle if form == "sklearn" else RiverOracle)(spec)
 
 
 def sample_arms(P: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -130,22 +445,36 @@ class OracleAgent(BaseAgent):
     """The base of the regression-oracle agents: a policy from the oracle's predictions, sampled exactly.
 
     Subclasses declare `params`, store their hyper-parameters, call `super().__init__(oracle=..,
-    lam=.., seed=seed, dim=dim)` and give `_policy(X) -> (N, K)`; `_learn` and `_init_state` are
-    hooks. `oracle_` is the instances' oracle, built in `_start` from `oracle` and `lam`.
+    lam=.., lr=.., seed=seed, dim=dim)` and give `_policy(X) -> (N, K)`; `_learn` and `_init_state`
+    are hooks. `oracle_` is the instances' oracle, built in `_start` by `_new_oracle()` (from
+    `oracle`, `lam` and `lr`; a family holding several oracles builds them all with it).
 
     Args (of every agent of the family):
-        oracle: "ridge" (closed-form weighted ridge regression) or an `Oracle` object (copied).
+        oracle: "ridge" (closed-form weighted ridge regression), "sgd" (VW's online SGD), "mlp" (a
+            small network, PyTorch), an `Oracle` object, or a scikit-learn-style / river-style
+            regressor (copied; the module docstring).
         lam: the ridge oracle's regulariser lambda (V_0 = lam I).
+        lr: the learning rate of the "sgd" and "mlp" oracles; None: their defaults (0.5, VW's; 0.01).
     """
 
-    params = {"oracle": OracleSpec(), "lam": Real(gt=0)}
+    params = {"oracle": OracleSpec(), "lam": Real(gt=0), "lr": (Real(gt=0), None)}
+    search_space = {"lam": LogUniform(0.01, 100)}
     iwr = True          # learn by importance-weighted regression on the chosen arm (weight 1 / p)
 
-    def __init__(self, *, oracle="ridge", lam: float = 1.0, seed=None, dim: int | None = None, **hyperparameters):
-        super().__init__(oracle=oracle, lam=lam, seed=seed, dim=dim, **hyperparameters)
+    def __init__(self, *, oracle="ridge", lam: float = 1.0, lr: float | None = None, seed=None, dim: int | None = None,
+                 **hyperparameters):
+        super().__init__(oracle=oracle, lam=lam, lr=lr, seed=seed, dim=dim, **hyperparameters)
+
+    def _check_params(self) -> None:
+        if isinstance(self.oracle, str) and self.oracle == "mlp" and importlib.util.find_spec("torch") is None:
+            _torch("mlp")       # its ImportError when the agent is built, not at its first obs
+
+    def _new_oracle(self) -> Oracle:
+        """A fresh, unstarted oracle of the agent's `oracle`, `lam` and `lr`."""
+        return make_oracle(self.oracle, lam=self.lam, lr=self.lr)
 
     def _start(self, X: np.ndarray) -> None:
-        self.oracle_ = make_oracle(self.oracle, lam=self.lam)
+        self.oracle_ = self._new_oracle()
         self.oracle_.start(self.n_, self.d_, self.seqs_)
         self._acted = None      # (obs, round, policy) of the last act, for observe
         self._init_state(X)

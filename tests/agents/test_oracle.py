@@ -1,0 +1,255 @@
+"""Regression oracles (agents.oracle) and the IGW / greedy agents on them (agents.squarecb): closed forms,
+known answers, the conformance suite, and the defaults against Random on a small classification bandit."""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import gym_ctxbandits  # noqa: F401  (registers the envs)
+from agents.checks import check_agent
+from agents.oracle import ORACLES, MLPOracle, RidgeOracle, RiverOracle, SGDOracle, SklearnOracle, make_oracle
+from agents.squarecb import FALCON, SquareCB, igw
+
+NAMES = ["SquareCB", "FALCON", "Oracle-Greedy", "Oracle-epsilon-greedy"]
+SEQS = [np.random.SeedSequence(s) for s in (1, 2)]
+
+
+def data(n=2, rounds=30, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(rounds, n, d)), rng.normal(size=(rounds, n)), rng.choice([0.0, 0.5, 2.0, 500.0], (rounds, n))
+
+
+# -- the oracles -----------------------------------------------------------------------------------
+def test_ridge_oracle_is_the_weighted_closed_form():
+    X, Y, H = data()
+    oracle = RidgeOracle(lam=0.7)
+    oracle.start(2, 3, SEQS)
+    for x, y, h in zip(X, Y, H):
+        oracle.update(x, y, h)
+    for i in range(2):
+        Hi = np.diag(H[:, i])
+        want = np.linalg.solve(0.7 * np.eye(3) + X[:, i].T @ Hi @ X[:, i], X[:, i].T @ Hi @ Y[:, i])
+        np.testing.assert_allclose(oracle.theta[i], want, rtol=1e-8, atol=1e-10)
+    arms = np.random.default_rng(1).normal(size=(2, 4, 3))
+    np.testing.assert_allclose(oracle.predict(arms), np.einsum("nkd,nd->nk", arms, oracle.theta))
+
+
+def test_sgd_plain_step_is_the_gradient_step():
+    """adaptive, normalized and invariant off, power_t 0: w += lr 2 h (y - <w, x>) x, the gradient of h (y - f)^2."""
+    x, y, h = np.array([[0.5, -1.0, 2.0]]), np.array([1.5]), np.array([2.0])
+    oracle = SGDOracle(lr=0.1, adaptive=False, normalized=False, invariant=False, power_t=0.0)
+    oracle.start(1, 3, SEQS[:1])
+    oracle.update(x, y, h)
+    w1 = 0.1 * 2 * 2.0 * 1.5 * x[0]
+    np.testing.assert_allclose(oracle.theta[0], w1)
+    oracle.update(x, y, h)
+    np.testing.assert_allclose(oracle.theta[0], w1 + 0.1 * 2 * 2.0 * (1.5 - w1 @ x[0]) * x[0])
+
+
+def test_sgd_vw_step_is_the_closed_form():
+    """VW's default step (adaptive, normalized, invariant) from w = 0, written out per feature: G_i = h (2y)^2 x_i^2,
+    s_i = |x_i|, multiplier 1 / sqrt(features present), q = multiplier sum x_i^2 / (sqrt(G_i) s_i),
+    u = y (1 - exp(-2 lr h q)) / q, w_i = u multiplier x_i / (sqrt(G_i) s_i); a feature 0 takes no part."""
+    x, y, h, lr = np.array([0.5, 0.0, -2.0]), 0.8, 3.0, 0.5
+    rate = [1 / (math.sqrt(h * 4 * y * y * v * v) * abs(v)) if v else 0.0 for v in x]
+    mult = 1 / math.sqrt(2)
+    q = mult * sum(v * v * r for v, r in zip(x, rate))
+    u = y * (1 - math.exp(-2 * lr * h * q)) / q
+    oracle = SGDOracle(lr=lr)
+    oracle.start(1, 3, SEQS[:1])
+    oracle.update(x[None], np.array([y]), np.array([h]))
+    np.testing.assert_allclose(oracle.theta[0], [u * mult * v * r for v, r in zip(x, rate)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("flags", [{}, {"adaptive": False, "normalized": False}])
+def test_sgd_importance_weight_500_never_overshoots(flags):
+    """The invariant update moves f(x) toward y and never past it: a weight of 500 lands at y, not beyond
+    (the features' scales are set first, so that the normalizer rescales nothing later)."""
+    X, Y, _ = data(n=1, rounds=40, d=4)
+    oracle = SGDOracle(**flags)
+    oracle.start(1, 4, SEQS[:1])
+    oracle.update(np.full((1, 4), 2.0), np.array([1.0]), np.array([1.0]))
+    for x, y in zip(np.clip(X, -2, 2), Y):
+        before = oracle.predict(x[:, None])[0, 0]
+        oracle.update(x, y, np.array([500.0]))
+        after = oracle.predict(x[:, None])[0, 0]
+        assert min(before, y[0]) - 1e-9 <= after <= max(before, y[0]) + 1e-9
+        assert np.isfinite(oracle.theta).all()
+
+
+def test_sklearn_regressor_is_wrapped_per_instance_with_its_weights():
+    from sklearn.linear_model import SGDRegressor
+
+    X, Y, H = data(rounds=8)
+    oracle = make_oracle(SGDRegressor(random_state=3))
+    assert isinstance(oracle, SklearnOracle)
+    oracle.start(2, 3, SEQS)
+    np.testing.assert_array_equal(oracle.predict(X[:2]), np.zeros((2, 2)))      # 0 before the first fit
+    twins = [SGDRegressor(random_state=3) for _ in range(2)]
+    for x, y, h in zip(X, Y, H):
+        oracle.update(x, y, h)
+        for i, twin in enumerate(twins):
+            if h[i] > 0:                                                         # a weight 0 is no update
+                twin.partial_fit(x[i:i + 1], y[i:i + 1], sample_weight=h[i:i + 1])
+    arms = X[:4].transpose(1, 0, 2)                                              # (2, 4, 3)
+    np.testing.assert_allclose(oracle.predict(arms), [t.predict(a) for t, a in zip(twins, arms)])
+    assert oracle.models_[0] is not oracle.models_[1]
+
+
+def test_sklearn_random_state_none_is_seeded_per_instance():
+    from sklearn.linear_model import SGDRegressor
+
+    oracle = make_oracle(SGDRegressor())
+    oracle.start(2, 3, SEQS)
+    states = [m.random_state for m in oracle.models_]
+    assert all(isinstance(s, int) for s in states) and states[0] != states[1]
+    again = make_oracle(SGDRegressor())
+    again.start(1, 3, SEQS[1:])
+    assert again.models_[0].random_state == states[1]                            # instance 1's seed alone
+
+
+def test_river_regressor_is_wrapped_with_its_weights():
+    linear_model = pytest.importorskip("river.linear_model", reason="river is not installed (optional)")
+    X, Y, H = data(rounds=8)
+    oracle = make_oracle(linear_model.LinearRegression())
+    assert isinstance(oracle, RiverOracle)
+    oracle.start(2, 3, SEQS)
+    np.testing.assert_array_equal(oracle.predict(X[:2]), np.zeros((2, 2)))
+    twins = [linear_model.LinearRegression() for _ in range(2)]
+    for x, y, h in zip(X, Y, H):
+        oracle.update(x, y, h)
+        for i, twin in enumerate(twins):
+            if h[i] > 0:
+                twin.learn_one(dict(enumerate(x[i])), y[i], w=h[i])
+    arms = X[:4].transpose(1, 0, 2)
+    want = [[t.predict_one(dict(enumerate(row))) for row in a] for t, a in zip(twins, arms)]
+    np.testing.assert_allclose(oracle.predict(arms), want)
+
+
+def test_wrong_oracle_is_one_clear_error():
+    from sklearn.linear_model import SGDRegressor
+
+    with pytest.raises(ValueError, match=r"oracle must be .*partial_fit.*learn_one"):
+        agents.make("SquareCB", oracle=object())
+    with pytest.raises(ValueError, match=r"pass an instance, SGDRegressor\(\)"):
+        make_oracle(SGDRegressor)
+    with pytest.raises(ValueError, match="oracle must be"):
+        agents.make("FALCON", oracle="lasso")
+
+
+def test_named_oracles_take_their_settings():
+    assert set(ORACLES) >= {"ridge", "sgd", "mlp"}
+    assert make_oracle("ridge", lam=3.0, lr=0.1).lam == 3.0
+    assert make_oracle("sgd", lam=3.0, lr=0.1).lr == 0.1
+    assert make_oracle("sgd", lr=None).lr == 0.5                                  # None: VW's default
+
+
+def test_mlp_oracle_batched_equals_single_and_learns():
+    pytest.importorskip("torch", reason="the mlp oracle needs PyTorch")
+    X, Y, _ = data(n=2, rounds=12, d=3)
+    batch = MLPOracle(hidden=(8,), batch_size=4, buffer_size=6)
+    batch.start(2, 3, SEQS)
+    single = MLPOracle(hidden=(8,), batch_size=4, buffer_size=6)
+    single.start(1, 3, SEQS[1:])
+    for x, y in zip(X, Y):
+        h = np.array([1.0, 500.0])
+        batch.update(x, y, h)
+        single.update(x[1:], y[1:], h[1:])
+        np.testing.assert_array_equal(batch.predict(X[:2].transpose(1, 0, 2))[1], single.predict(X[:2, 1][None])[0])
+    assert np.isfinite(batch.predict(X[:2].transpose(1, 0, 2))).all()
+
+
+# -- the agents --------------------------------------------------------------------------------------
+def test_igw_known_answer():
+    f = np.array([[0.5, 0.2, 0.5, -0.1], [1.0, 0.0, 0.0, 0.0]])
+    p = igw(f, 10.0)
+    rest = (1 - 1 / 7 - 1 / 10) / 2                         # the tied maximisers share the greedy mass
+    np.testing.assert_allclose(p, [[rest, 1 / 7, rest, 1 / 10], [11 / 14, 1 / 14, 1 / 14, 1 / 14]])
+    np.testing.assert_allclose(igw(f, 0.0), 0.25)
+
+
+def test_squarecb_probabilities_on_a_known_state():
+    """After t rewards, action_probs is IGW of the unweighted ridge fit with VW's gamma_t = 10 sqrt(t)."""
+    X, _, _ = data(n=1, rounds=6, d=3, seed=4)
+    arms = np.random.default_rng(5).normal(size=(6, 4, 3))
+    agent = SquareCB(seed=0)
+    np.testing.assert_allclose(agent.action_probs(arms[0]), 0.25)                # t = 0: gamma = 0
+    chosen, rewards = [], []
+    for t in range(5):
+        a = agent.act(arms[t])
+        agent.observe(arms[t], a, float(t % 2))
+        chosen.append(arms[t, a])
+        rewards.append(float(t % 2))
+    A = np.array(chosen)
+    theta = np.linalg.solve(np.eye(3) + A.T @ A, A.T @ rewards)                  # weight 1, lam 1
+    f = arms[5] @ theta
+    gap = f.max() - f
+    want = 1 / (4 + 10 * math.sqrt(5) * gap)
+    want[f.argmax()] = 1 - (want.sum() - want[f.argmax()])
+    np.testing.assert_allclose(agent.action_probs(arms[5]), want, rtol=1e-10)
+
+
+def test_squarecb_theory_gamma_needs_the_horizon():
+    with pytest.raises(ValueError, match="horizon"):
+        SquareCB(schedule="theory")
+    agent = SquareCB(schedule="theory", horizon=1000, delta=0.1)
+    agent.act(np.ones((5, 4)))
+    assert agent.gamma(5) == pytest.approx(math.sqrt(5 * 1000 / (4 * math.log1p(250) + math.log(20))))
+    assert SquareCB.reads_horizon({"schedule": "theory"}) and not SquareCB.reads_horizon({})
+
+
+def test_falcon_epochs_gamma_and_previous_epoch_fit():
+    """Epoch m covers rounds 2^(m-1) < t <= 2^m; its predictor is the ridge fit of epoch m - 1's data alone;
+    gamma_m = c sqrt(K tau_{m-1} / ((d + 1) log tau_{m-1} + log(1 / delta))), gamma_1 = 1."""
+    rng = np.random.default_rng(6)
+    arms, rewards = rng.normal(size=(9, 3, 2)), rng.normal(size=9)
+    agent = FALCON(c=0.5, delta=0.1, seed=1)
+    epochs, data_of = [], {}
+    for t in range(9):
+        epochs.append(agent.epoch_ if t else 1)
+        if t:
+            tau = 2 ** (agent.epoch_ - 1)
+            want = 1.0 if agent.epoch_ == 1 else 0.5 * math.sqrt(3 * tau / (3 * math.log(tau) + math.log(10)))
+            assert agent.gamma(3) == pytest.approx(want)
+        a = agent.act(arms[t])
+        agent.observe(arms[t], a, rewards[t])
+        data_of.setdefault(epochs[-1], []).append((arms[t, a], rewards[t]))
+    assert epochs == [1, 1, 2, 2, 3, 3, 3, 3, 4]
+    assert agent.epoch_ == 4                                    # round 9 starts epoch 4 (9 <= 16)
+    A, y = np.array([x for x, _ in data_of[3]]), np.array([r for _, r in data_of[3]])
+    np.testing.assert_allclose(agent.oracle_.theta[0], np.linalg.solve(np.eye(2) + A.T @ A, A.T @ y))
+    probs = agent.action_probs(arms[0])
+    np.testing.assert_allclose(probs, igw((arms[0] @ agent.oracle_.theta[0])[None], agent.gamma(3))[0])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_conformance(name):
+    check_agent(name)
+
+
+def test_conformance_on_the_sgd_oracle():
+    check_agent(lambda **kw: agents.make("SquareCB", oracle="sgd", **kw), batched=True)
+
+
+def regret(name, seeds, T, **kwargs):
+    """Each seed's final regret of the batched agent on iris (CtxBandit/Supervised-v0), (len(seeds),)."""
+    env = gym.make_vec("CtxBandit/Supervised-v0", num_envs=len(seeds), vectorization_mode="vector_entry_point",
+                       max_episode_steps=T)
+    obs, _ = env.reset(seed=seeds)
+    agent, total = agents.make(name, seed=[s + 7 for s in seeds], **kwargs), 0.0
+    for _ in range(T):
+        a = agent.act(obs)
+        nxt, reward, _, _, info = env.step(a)
+        agent.observe(obs, a, reward)
+        obs, total = nxt, total + info["regret"]
+    return total
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_defaults_beat_random_on_iris(name):
+    seeds, T = [41, 42, 43], 600
+    mine, floor = regret(name, seeds, T), regret("Random", seeds, T)
+    assert mine.mean() < 0.6 * floor.mean(), f"{name}: regret {mine} against Random's {floor}"
