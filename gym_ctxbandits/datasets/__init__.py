@@ -4,6 +4,7 @@
     ds = datasets.load("shuttle")              # a Dataset: X (n, d), y (n,), classes, ...
     obd = datasets.load_open_bandit()          # events and items of the Open Bandit Dataset
     posts = datasets.load_hate_speech(corpus="davidson")
+    sets = datasets.pmlb_sets()                # the PMLB classification sets and their sizes (source="pmlb:NAME")
 
 Every loader looks in `path` (a file or folder you give), then the data home (`data_home`, else
 $CTXBANDITS_DATA, else ~/.cache/gym-ctxbandits) in the layout of docs/datasets.md, then copies that
@@ -22,6 +23,7 @@ import numpy as np
 from gym_ctxbandits.datasets._files import DatasetCorrupt, DatasetNotFound, data_home
 from gym_ctxbandits.datasets.images import load_images
 from gym_ctxbandits.datasets.logs import OpenBanditData, load_hate_speech, load_open_bandit
+from gym_ctxbandits.datasets.pmlb import pmlb_sets
 from gym_ctxbandits.datasets.tables import SOURCES, load_table
 
 NAMES = ("mnist", "fashion-mnist", *SOURCES)
@@ -67,4 +69,4 @@ def load(name: str, *, path=None, data_home=None, download: bool = True, check_s
 
 
 __all__ = ["NAMES", "Dataset", "DatasetCorrupt", "DatasetNotFound", "OpenBanditData", "data_home", "load",
-           "load_hate_speech", "load_open_bandit"]
+           "load_hate_speech", "load_open_bandit", "pmlb_sets"]

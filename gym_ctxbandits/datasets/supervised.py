@@ -1,9 +1,10 @@
-"""Any supervised dataset as a `Dataset`: arrays, a local CSV or Parquet file, OpenML, Hugging Face or scikit-learn.
+"""Any supervised dataset as a `Dataset`: arrays, a local CSV or Parquet file, OpenML, PMLB, Hugging Face or scikit-learn.
 
     from gym_ctxbandits.datasets import supervised
     supervised.from_arrays(X, y)                                     # numpy or pandas
     supervised.load("iris.csv", label="species", sha256="9f2c...")   # a local .csv[.gz] or .parquet file
     supervised.load("openml:mushroom")                               # or "openml:24", an OpenML id
+    supervised.load("pmlb:iris")                                     # a PMLB set (datasets.pmlb_sets() lists them)
     supervised.load("hf:scikit-learn/iris", label="Species")        # or "hf:<folder or file>", local
     supervised.load("sklearn:load_digits")                           # a scikit-learn loader
     supervised.iris()                                                # Fisher's iris, shipped with the package
@@ -20,7 +21,11 @@ Where the data comes from (`data_home`: the argument, else $CTXBANDITS_DATA, els
 - "openml:NAME" / "openml:ID": scikit-learn's `fetch_openml`, cached in <data home>/scikit_learn_data/openml
   (the layout of ~/scikit_learn_data, so a copy of that folder works offline); `label` defaults to
   the dataset's default target. fetch_openml checks OpenML's MD5 of the data file on every load
-  and deletes a cached copy that fails it.
+  and deletes a cached copy that fails it. Both forms work offline from that cache (download=False):
+  an id needs its cached description, a name also its cached look-up (left by a first load by name).
+- "pmlb:NAME": a Penn Machine Learning Benchmarks classification set, <data home>/pmlb/NAME/NAME.tsv.gz
+  (PMLB's layout); when missing, downloaded there by the optional `pmlb` package and its SHA-256 recorded
+  beside it, then checked on every read (`gym_ctxbandits.datasets.pmlb`); `label` defaults to "target".
 - "hf:NAME": `datasets.load_dataset(NAME, split=split)` (split "train" by default; `label` defaults to
   "label"), cached in <data home>/huggingface. "hf:PATH" with a local PATH: a folder written by
   `save_to_disk` (`load_from_disk`), a folder of data files, or one .csv/.parquet/.json file.
@@ -43,11 +48,11 @@ from urllib.error import URLError
 
 import numpy as np
 
-from gym_ctxbandits.datasets import manifest
+from gym_ctxbandits.datasets import manifest, pmlb
 from gym_ctxbandits.datasets._files import DatasetCorrupt, DatasetNotFound, offline
 from gym_ctxbandits.datasets._files import data_home as home_of
 
-FORMS = "a .csv or .parquet file path, openml:NAME or openml:ID, hf:NAME or hf:PATH, or sklearn:LOADER"
+FORMS = "a .csv or .parquet file path, openml:NAME or openml:ID, pmlb:NAME, hf:NAME or hf:PATH, or sklearn:LOADER"
 HF_BUILDERS = {".csv": "csv", ".parquet": "parquet", ".json": "json", ".jsonl": "json"}
 IRIS = Path(__file__).with_name("iris.csv")
 
@@ -305,4 +310,13 @@ def _sklearn(source: str, spec: str, *, label, split, home: Path, download: bool
     return from_arrays(bunch.data, bunch.target, name=source)
 
 
-LOADERS = {"openml": _openml, "hf": _hf, "sklearn": _sklearn}
+def _pmlb(source: str, spec: str, *, label, split, home: Path, download: bool):
+    """A PMLB classification set: its file in the data home, else downloaded by the `pmlb` package."""
+    if not spec:
+        raise ValueError(f"source {source!r}: give a PMLB set name after pmlb:, e.g. pmlb:iris "
+                         "(gym_ctxbandits.datasets.pmlb_sets() lists them)")
+    table, file = pmlb.read(spec, home, download)
+    return _split_label(table, label or pmlb.LABEL, f"{source} ({file})")
+
+
+LOADERS = {"openml": _openml, "pmlb": _pmlb, "hf": _hf, "sklearn": _sklearn}

@@ -19,11 +19,29 @@ preset (None, its default) scales each column min-max to [-1, 1] and then rows t
 | "S0" (default of the named ids) | L2 rows | ordinal codes | -1 | none | 28x28 | [S0]/[S3] authors' code, docs/papers.md S0-A3 |
 | "S3" | L2 rows | ordinal codes | -1 | N(0, 0.1^2) | 28x28 | [S3] App. F.2, S3-A2, S3-A13 (std 0.1) |
 | "S2" | min-max per feature to [-1, 1] | random value in [-1, 1] per category | 0 | none | 14x14 (196-d) | [S2] App. A, S2-A2 |
+| "cb-bakeoff" | none (raw features) | one-hot | 0 | none | 28x28 | Bietti, Agarwal, Langford 2021 (below) |
 
-Examples are drawn i.i.d. (uniformly, with replacement) from the episode's generator: the
-stationary contextual bandit of the papers' analyses. The [S3] code instead walks once through
-a copy shuffled with a fixed seed; for T much smaller than the dataset the two streams have the
-same law up to repeats. The dataset itself is the instance: it is the same for every seed.
+Examples are drawn i.i.d. (uniformly, with replacement) from the episode's generator
+(`stream="iid"`, the default): the stationary contextual bandit of the papers' analyses. The [S3]
+code instead walks once through a copy shuffled with a fixed seed; for T much smaller than the
+dataset the two streams have the same law up to repeats. `stream="pass"` is the Contextual Bandit
+Bake-off's stream (Bietti, Agarwal, Langford 2021, JMLR 22(133); its scripts shuffle each dataset
+once and Vowpal Wabbit reads it once): one pass over a random permutation of the rows, drawn from
+the episode's generator at reset, so each seed is another order; every row comes exactly once in n
+rounds. The horizon T (`max_episode_steps`, where the episode truncates as for every env) must be at
+most n: T < n plays the order's first T rows, T = n the whole pass (the Bake-off's horizon), and a
+step after the pass is a ValueError naming the fix, in the single and the vector env alike. The
+dataset itself is the instance: it is the same for every seed.
+
+Rewards: 1 for the true class and 0 otherwise (`cost_encoding="-1/0"`, the default: the Bake-off's
+-1/0 cost encoding, cost = -reward), or 0 for the true class and -1 otherwise (`cost_encoding="0/1"`,
+its 0/1 encoding, Vowpal Wabbit's `--cbify` default); the regret is the same under both. The
+"cb-bakeoff" preset is the Bake-off's protocol: the pass stream, the -1/0 encoding, and the
+features as it fed them. Its learners saw each action's copy of x in features of their own (VW's
+`--cbify K --cb_explore_adf` copies the example once per action, offsetting the hashed feature
+indices by the action): that is the disjoint block encoding every env here uses, up to hash
+collisions and VW's constant feature (an intercept per action, not added here). It did not scale
+the features (VW's default updates are normalized per feature): `scaling="none"`.
 """
 
 from __future__ import annotations
@@ -38,6 +56,8 @@ PRESETS = {
     "S0": {"scaling": "l2", "categorical": "ordinal", "missing_value": -1.0, "noise_std": 0.0, "image_size": 28},
     "S3": {"scaling": "l2", "categorical": "ordinal", "missing_value": -1.0, "noise_std": 0.1, "image_size": 28},
     "S2": {"scaling": "minmax", "categorical": "random", "missing_value": 0.0, "noise_std": 0.0, "image_size": 14},
+    "cb-bakeoff": {"scaling": "none", "categorical": "onehot", "missing_value": 0.0, "noise_std": 0.0,
+                   "stream": "pass", "cost_encoding": "-1/0"},
 }
 # Supervised-v0's preparation of your data when no preset is named: each column min-max scaled to
 # [-1, 1], so that no column drowns the others as under L2 rows alone, then rows to unit length, the
@@ -46,6 +66,9 @@ TABULAR = {"scaling": "minmax-l2", "categorical": "onehot", "missing_value": 0.0
 SCALINGS = ("l2", "minmax", "minmax-l2", "minmax-row", "pixels", "none")
 CATEGORICAL = ("ordinal", "onehot", "random")
 IMAGE_DATASETS = ("mnist", "fashion-mnist")
+STREAMS = ("iid", "pass")
+# cost_encoding -> (reward of the true class, reward of any other): reward = -cost (module docstring)
+COST_ENCODINGS = {"-1/0": (1.0, 0.0), "0/1": (0.0, -1.0)}
 
 
 def _pool_images(X: np.ndarray, size: int) -> np.ndarray:
@@ -224,31 +247,42 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         others, as it does when rows alone are scaled (docs/datasets.md measures both). The papers' presets prepare the features
         as for the built-in datasets (module docstring): "S0" L2 rows, "S2" per-feature min-max to
         [-1, 1], "S3" L2 rows plus N(0, 0.1^2) reward noise; give one to reproduce a paper's
-        preparation. The dataset is the instance: the same for every seed.
+        preparation. The dataset is the instance: the same for every seed. "pmlb:NAME" is a set of
+        the Penn Machine Learning Benchmarks (`gym_ctxbandits.datasets.pmlb_sets()` lists the 164),
+        and `preset="cb-bakeoff"` plays a set as the Contextual Bandit Bake-off did (Bietti,
+        Agarwal, Langford 2021): one pass over a random permutation of the rows (`stream="pass"`),
+        raw features (`scaling="none"`), reward 1 for the true class (`cost_encoding="-1/0"`;
+        "0/1" pays 0 and -1); the module docstring says why the block encoding is its features.
 
     Action Space: Discrete(K), K = number of classes.
-    Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none"; d counts
-        each one-hot column.
-    Rewards: 1 for the true class, else 0, plus N(0, noise_std^2) when noise_std > 0.
-    Episode End: truncation at T = 10^4 rounds (`max_episode_steps=` to change it).
+    Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none" (there the
+        largest |feature|); d counts each one-hot column.
+    Rewards: 1 for the true class, else 0 (`cost_encoding="0/1"`: 0, else -1), plus N(0,
+        noise_std^2) when noise_std > 0.
+    Episode End: truncation at T = 10^4 rounds (`max_episode_steps=` to change it). With
+        `stream="pass"` keep T <= n, the dataset's rows: a step after the pass is a ValueError.
     Arguments: X=None, y=None (arrays), or source=None (a string, as above) with label=None (the
-        label column: required for a file; default the OpenML target, "label" for hf:),
-        split=None (hf: only; default "train"), sha256=None (a file's expected SHA-256),
-        data_home=None ($CTXBANDITS_DATA, else the user cache: where OpenML, scikit-learn and
+        label column: required for a file; default the OpenML target, "label" for hf:, "target"
+        for pmlb:), split=None (hf: only; default "train"), sha256=None (a file's expected SHA-256),
+        data_home=None ($CTXBANDITS_DATA, else the user cache: where OpenML, PMLB, scikit-learn and
         Hugging Face downloads are cached), download=True (False, or $CTXBANDITS_OFFLINE=1:
-        cached copies only); preset=None (minmax-l2, no noise) or "S0", "S2", "S3";
+        cached copies only); preset=None (minmax-l2, no noise) or "S0", "S2", "S3", "cb-bakeoff";
         scaling, missing_value, noise_std (None: from the preset), categorical="onehot",
-        category_seed=0 (the "random" encoding's values).
+        category_seed=0 (the "random" encoding's values), stream and cost_encoding (None: from the
+        preset, else "iid" and "-1/0").
 
     Version History:
         * v0: initial version. Since 0.2: iris without data; columns min-max scaled before the
-          rows by default (it was the "S0" preset's L2 rows: preset="S0" gives those).
+          rows by default (it was the "S0" preset's L2 rows: preset="S0" gives those). Since
+          0.18: pmlb: sources, `stream`, `cost_encoding` and the "cb-bakeoff" preset (the
+          defaults give the former numbers, seed for seed).
     """
 
     def __init__(self, X=None, y=None, source: str | None = None, label: str | None = None, split: str | None = None,
                  sha256: str | None = None, data_home=None, download: bool = True, preset: str | None = None,
                  scaling: str | None = None, categorical: str | None = "onehot", missing_value: float | None = None,
-                 noise_std: float | None = None, category_seed: int = 0, instance_seed: int | None = None):
+                 noise_std: float | None = None, category_seed: int = 0, instance_seed: int | None = None,
+                 stream: str | None = None, cost_encoding: str | None = None):
         from gym_ctxbandits.datasets import supervised
 
         self._options(preset, scaling, categorical, missing_value)
@@ -260,7 +294,7 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         elif source is None:
             if X is None or y is None:
                 raise ValueError("give the data as X= and y= (arrays; both), or as source= (a file path, openml:NAME, "
-                                 "hf:NAME or sklearn:LOADER), or neither for the default dataset (iris)")
+                                 "pmlb:NAME, hf:NAME or sklearn:LOADER), or neither for the default dataset (iris)")
             if (label, split, sha256) != (None, None, None):
                 raise ValueError("label=, split= and sha256= describe a source=; leave them out with X= and y=")
             data = supervised.from_arrays(X, y)
@@ -273,16 +307,60 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         self.X, self.y = prepare(data.X, data.categorical, data.y, self.scaling, self.categorical, self.missing_value,
                                  check_int("category_seed", category_seed, minimum=0))
         self.classes = data.classes
-        self._classes_as_arms(preset, noise_std, instance_seed)
+        self._classes_as_arms(preset, noise_std, instance_seed, stream, cost_encoding)
 
-    def _classes_as_arms(self, preset: str, noise_std: float | None, instance_seed: int | None) -> None:
-        """Arm k is class k (payoff I_K), with the preset's reward noise unless noise_std is given; the
-        last step of the constructor once X, y and classes are set."""
+    def _classes_as_arms(self, preset: str, noise_std: float | None, instance_seed: int | None,
+                         stream: str | None = None, cost_encoding: str | None = None) -> None:
+        """Arm k is class k: payoff I_K (cost_encoding "-1/0") or I_K - 1 ("0/1"), with the preset's reward
+        noise unless noise_std is given; the last step of the constructor once X, y and classes are set."""
+        p = _preset(preset)
+        self.stream = _choice(p.get("stream", "iid") if stream is None else stream, "stream", STREAMS)
+        self.cost_encoding = _choice(p.get("cost_encoding", "-1/0") if cost_encoding is None else cost_encoding,
+                                     "cost_encoding", tuple(COST_ENCODINGS))
         k = len(self.classes)
-        self.payoff = np.eye(k)
-        noise_std = _preset(preset)["noise_std"] if noise_std is None else noise_std
+        hit, miss = COST_ENCODINGS[self.cost_encoding]
+        self.payoff = np.where(np.eye(k, dtype=bool), hit, miss)
+        noise_std = p["noise_std"] if noise_std is None else noise_std
         super().__init__(k, k * self.X.shape[1], noise="gaussian", noise_std=noise_std,
                          feature_bound=self._feature_bound(), instance_seed=instance_seed)
+
+    # --- stream="pass": one pass over a random permutation of the rows ----------------------------
+    def _instance(self, rng):
+        """A copy per episode and sub-env of the (empty) dataset instance: under stream="pass" the
+        episode's order of the rows is kept in it (a fixed instance_seed's instance is shared)."""
+        return dict(super()._instance(rng))
+
+    @property
+    def instance(self) -> dict[str, np.ndarray]:
+        """The dataset is the instance, the same for every seed: the pass's order of the rows is the
+        episode's stream (drawn from the episode seed, as i.i.d. draws are), so it is left out."""
+        return {k: v for k, v in super().instance.items() if k != "order"}
+
+    def draw_round(self, rng, instance, t=0):
+        """stream="iid": a row drawn uniformly; "pass": row order[t] of the episode's permutation, drawn
+        at t = 0 (the observation after the last round, which no agent acts on, repeats order[0])."""
+        if self.stream == "iid":
+            return super().draw_round(rng, instance, t)
+        n = len(self.y)
+        if t == 0:
+            instance["order"] = rng.permutation(n)
+        elif t > n:
+            raise ValueError(self._pass_over())
+        return {"row": np.array(instance["order"][t % n])}
+
+    def _pass_over(self) -> str:
+        n = len(self.y)
+        data = getattr(self, "source", None) or getattr(self, "dataset", "the dataset")
+        return (f"stream='pass': the pass over the {n} rows of {data} ended at round {n}; reset() for another "
+                f"pass (a new order), keep the horizon (max_episode_steps) <= {n}, or use stream='iid' (rows drawn "
+                "with replacement) for longer runs")
+
+    def step(self, action):
+        """The round's step; under stream="pass" a step after the n rows of the pass is refused before it
+        changes anything (the vector env's is refused by draw_round)."""
+        if self.stream == "pass" and self._batch is not None and self._batch.t[0] >= len(self.y):
+            raise ValueError(self._pass_over())
+        return super().step(action)
 
 
 class ClassificationEnv(SupervisedEnv):
@@ -298,14 +376,17 @@ class ClassificationEnv(SupervisedEnv):
 
     Action Space: Discrete(K), K = number of classes.
     Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none".
-    Rewards: 1 for the true class, else 0, plus N(0, noise_std^2) when noise_std > 0.
-    Episode End: truncation at T = 10^4 rounds ([S2] uses T = 2000: `max_episode_steps=2000`).
+    Rewards: 1 for the true class, else 0 (`cost_encoding="0/1"`: 0, else -1), plus N(0,
+        noise_std^2) when noise_std > 0.
+    Episode End: truncation at T = 10^4 rounds ([S2] uses T = 2000: `max_episode_steps=2000`);
+        with `stream="pass"` keep T <= n, as in `SupervisedEnv`.
     Arguments: dataset (a name of `gym_ctxbandits.datasets.NAMES`), data_path=None (a local file
         or folder), data_home=None ($CTXBANDITS_DATA, else the user cache), split=None (the
         loader's default), download=True, preset="S0", scaling, categorical, missing_value,
-        noise_std, image_size (None: from the preset), category_seed=0 (the [S2] random values),
-        check_size=True (False accepts a deliberately smaller copy under the canonical file
-        names, such as the test fixtures of data/fixtures; see `gym_ctxbandits.datasets.load`).
+        noise_std, image_size, stream, cost_encoding (None: from the preset; see `SupervisedEnv`),
+        category_seed=0 (the [S2] random values), check_size=True (False accepts a deliberately
+        smaller copy under the canonical file names, such as the test fixtures of data/fixtures;
+        see `gym_ctxbandits.datasets.load`).
 
     Version History:
         * v0: initial version.
@@ -315,10 +396,10 @@ class ClassificationEnv(SupervisedEnv):
                  download: bool = True, preset: str = "S0", scaling: str | None = None,
                  categorical: str | None = None, missing_value: float | None = None, noise_std: float | None = None,
                  image_size: int | None = None, category_seed: int = 0, instance_seed: int | None = None,
-                 check_size: bool = True):
+                 check_size: bool = True, stream: str | None = None, cost_encoding: str | None = None):
         self._load(dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
                    image_size, category_seed, check_size)
-        self._classes_as_arms(preset, noise_std, instance_seed)
+        self._classes_as_arms(preset, noise_std, instance_seed, stream, cost_encoding)
 
 
 class ClassTargetEnv(_DatasetEnv):
