@@ -121,24 +121,28 @@ class SGDOracle:
 
     The Contextual Bandit Bake-off (Bietti, Agarwal, Langford, JMLR 2021) ran every agent on VW's
     default learner: adaptive, normalized and importance-weight-aware updates, learning rate 0.5.
-    This is that update on dense features (a feature equal to 0 takes no part in a step, as an absent
-    feature of VW's sparse examples), per instance. With r = y - f(x) and importance weight h:
+    This is that update (VW's gd.cc) on dense features, per instance: a feature equal to 0 takes no
+    part in a step, as an absent feature of VW's sparse examples. An example with weight h > 0 and
+    error r = y - f(x) != 0 is learned (VW skips the others):
 
     - adaptive (AdaGrad, Duchi et al. 2011): G_i += h (2 r)^2 x_i^2, a per-feature rate 1 / sqrt(G_i);
-      else (plain SGD) one rate for all, lr t^-power_t with t the total weight seen (VW's `--sgd`);
+      else (plain SGD) one rate for all, lr (t_0 + t)^-power_t with t the total weight seen, this
+      example's included, and VW's initial t_0 (1, or 0 with `normalized`; `--sgd` is this step);
     - normalized (Ross, Mineiro, Langford 2013): s_i = max |x_i| seen; when s_i grows, w_i is shrunk by
-      s_i,old / s_i,new (s^2 ratio without adaptive), the rate is divided by s_i (s_i^2), and all by
-      the average normalized norm, times sqrt(T_h / sum_h ||x / s||^2) (T_h the total weight);
-    - invariant (Karampatziakis & Langford 2011): with eta = lr h and the step's sensitivity
-      q = sum_i x_i^2 rate_i (the change of f(x) per unit step), the step is
+      s_i,old / s_i,new (that ratio squared without adaptive), the rate is divided by s_i (s_i^2), and
+      the step is multiplied by sqrt(H / sum_h h ||x / s||^2) (without the root without adaptive), H
+      the total weight learned;
+    - invariant (Karampatziakis & Langford 2011): with eta = lr h and the step's sensitivity q (the
+      change of f(x) per unit step, sum_i x_i^2 rate_i times that multiplier), the step is
       u = r (1 - exp(-2 eta q)) / q, the limit of infinitely many small steps of total weight h: f(x)
-      moves toward y and never past it, whatever h (a weight of 500 moves f(x) to y, not 1000 times
-      past it). Without it, VW's plain (unsafe) step u = 2 eta r, which a large h can overshoot.
+      moves toward y by at most r, whatever h (a weight of 500 lands on y, not 1000 times past it).
+      Without it, VW's plain ("unsafe") step u = 2 eta r, which a large h overshoots.
 
-    Then w_i += u x_i rate_i (times the normalizer's multiplier). One departure from VW: r is the
-    error of the weights after the normalizer's rescaling (VW takes the prediction before it), so the
-    invariant step's guarantee, f(x) ends between its value and y, holds exactly. No intercept and
-    no regulariser (VW's defaults are l2 = 0; add a constant feature for an intercept). The state is
+    Then w_i += u x_i rate_i (times the multiplier). It makes VW's predictions to float32 precision
+    (tests/agents/test_oracle.py runs both on one stream, where vowpalwabbit is installed). Not
+    reproduced: VW's clipping of predictions to the range of the labels seen (`--min_prediction`,
+    `--max_prediction`), its constant feature (add one for an intercept) and its exponents for a
+    power_t other than 0.5 with `normalized`. No regulariser (VW's default l2 = 0). The state is
     (N, d) arrays.
 
     Args:
@@ -162,8 +166,9 @@ class SGDOracle:
         self.w_ = np.zeros((n, d))
         self.G_ = np.zeros((n, d))          # adaptive: sum of h g^2 x_i^2
         self.s_ = np.zeros((n, d))          # normalized: the largest |x_i| seen
-        self.total_ = np.zeros(n)           # total importance weight (plain rate's t; normalizer's T_h)
-        self.norms_ = np.zeros(n)           # normalized: sum of h ||x / s||^2
+        self.seen_ = np.zeros(n)            # the weight of every example seen (the plain rate's t)
+        self.learned_ = np.zeros(n)         # normalized: the weight of the examples learned (T_h)
+        self.norms_ = np.zeros(n)           # normalized: their sum of h ||x / s||^2
 
     @property
     def theta(self) -> np.ndarray:
@@ -176,33 +181,31 @@ class SGDOracle:
     def update(self, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
         h = np.asarray(w, dtype=float)
         r = y - (x * self.w_).sum(axis=1)
-        self.total_ += h
+        self.seen_ += h
         go = (h > 0) & (r != 0)                      # VW learns only examples with a loss and a weight
         if not go.any():
             return
         on = (x != 0) & go[:, None]                  # the features that take part
         x2 = x * x
-        multiplier = np.ones(len(h))
+        rate, multiplier = np.where(on, 1.0, 0.0), np.ones(len(h))
+        if self.adaptive:
+            self.G_ += np.where(on, (h * 4 * r * r)[:, None] * x2, 0.0)
+            rate = np.divide(1.0, np.sqrt(self.G_), out=np.zeros_like(x), where=on & (self.G_ > 0))
         if self.normalized:
             ax = np.abs(x)
             grow = on & (ax > self.s_)
             shrink = np.divide(self.s_, ax, out=np.ones_like(ax), where=grow & (self.s_ > 0))
             self.w_ *= shrink if self.adaptive else shrink * shrink
             self.s_ = np.where(grow, ax, self.s_)
-            r = y - (x * self.w_).sum(axis=1)        # the error of the rescaled weights (see the class docstring)
-        rate = np.where(on, 1.0, 0.0)
-        if self.adaptive:
-            self.G_ += np.where(on, (h * 4 * r * r)[:, None] * x2, 0.0)
-            rate = np.divide(1.0, np.sqrt(self.G_), out=np.zeros_like(x), where=on & (self.G_ > 0))
-        if self.normalized:
             inv_s = np.divide(1.0, self.s_, out=np.zeros_like(ax), where=on)
+            self.learned_ += np.where(go, h, 0.0)
             self.norms_ += np.where(go, h * (x2 * inv_s * inv_s).sum(axis=1), 0.0)
-            ratio = np.divide(np.where(go, self.total_, 1.0), self.norms_, out=np.ones(len(h)), where=go)
+            ratio = np.divide(self.learned_, self.norms_, out=np.ones(len(h)), where=go)
             multiplier = np.sqrt(ratio) if self.adaptive else ratio
             rate *= inv_s if self.adaptive else inv_s * inv_s
         eta = self.lr * h
         if not self.adaptive and self.power_t:
-            eta = eta * np.power(np.where(go, self.total_, 1.0), -self.power_t)
+            eta = eta * np.power((0.0 if self.normalized else 1.0) + self.seen_, -self.power_t)
         q = multiplier * (x2 * rate).sum(axis=1)     # the change of f(x) per unit step
         u = 2 * eta * r                              # the plain step (VW's unsafe update)
         if self.invariant:

@@ -64,6 +64,35 @@ def test_sgd_vw_step_is_the_closed_form():
     np.testing.assert_allclose(oracle.theta[0], [u * mult * v * r for v, r in zip(x, rate)], rtol=1e-12)
 
 
+@pytest.mark.parametrize("flags, options", [
+    ("", {}), ("--adaptive --invariant", {"normalized": False}), ("--adaptive --normalized", {"invariant": False}),
+    ("--normalized --invariant", {"adaptive": False}), ("--sgd", {"adaptive": False, "normalized": False, "invariant": False}),
+])
+def test_sgd_oracle_makes_vws_predictions(flags, options):
+    """The same stream (features of several scales, zeros, zero-loss examples, weights up to 100) through VW's gd
+    and SGDOracle: the same predictions, to VW's float32 precision."""
+    pytest.importorskip("vowpalwabbit", reason="vowpalwabbit is not installed")
+    from vowpalwabbit import Workspace
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4)) * rng.choice([0.0, 1.0], size=(60, 4), p=[0.3, 0.7]) * [1, 3, 0.2, 10]
+    y = X @ rng.normal(size=4) / 5 + 0.1 * rng.normal(size=60)
+    y[:3] = 0.0                                             # no loss at w = 0: not learned
+    h = rng.choice([0.5, 1.0, 2.0] if flags == "--sgd" else [1.0, 5.0, 100.0], size=60)
+    lr = 0.01 if flags == "--sgd" else 0.5
+    vw = Workspace(f"--quiet --noconstant -l {lr} {flags} --min_prediction -1e9 --max_prediction 1e9", enable_logging=False)
+    oracle = SGDOracle(lr=lr, **options)
+    oracle.start(1, 4, SEQS[:1])
+    try:
+        for x, target, weight in zip(X, y, h):
+            features = "| " + " ".join(f"f{i}:{v:.12g}" for i, v in enumerate(x) if v)
+            assert oracle.predict(x[None, None])[0, 0] == pytest.approx(vw.predict(features), rel=1e-5, abs=1e-5)
+            vw.learn(f"{target:.12g} {weight:.12g} {features}")
+            oracle.update(x[None], np.array([target]), np.array([weight]))
+    finally:
+        vw.finish()
+
+
 @pytest.mark.parametrize("flags", [{}, {"adaptive": False, "normalized": False}])
 def test_sgd_importance_weight_500_never_overshoots(flags):
     """The invariant update moves f(x) toward y and never past it: a weight of 500 lands at y, not beyond
