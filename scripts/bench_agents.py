@@ -219,8 +219,7 @@ def main_s1(args) -> None:
     names = args.agents or linear_agents()
     print(f"s1: K={args.K} d={args.d} T={args.T} after {args.skip} rounds; microseconds per round "
           f"(act + observe), median of {BLOCK}-round blocks, best of {args.repeat} runs")
-    head = "".join(f" batched N={n} (us/round, all instances) | batched / single | batched / bare loop | per instance (us) |"
-                   for n in args.N)
+    head = "".join(f" batched N={n} (us/round, all instances) | batched / single | per instance (us) |" for n in args.N)
     print(f"| agent | single (us/round) |{head} mean regret/round |")
     print("|---|---:|" + "---:|---:|---:|" * len(args.N) + "---:|")
     for name in names:
@@ -229,7 +228,7 @@ def main_s1(args) -> None:
         cells = ""
         for n in args.N:
             bn = min(bench(name, n)[0] for _ in range(args.repeat))
-            cells += f" {bn:.1f} | {bn / s:.2f} | {bn / b:.2f} | {bn / n:.2f} |"
+            cells += f" {bn:.1f} | {bn / s:.2f} | {bn / n:.2f} |"
         print(f"| {name} | {s:.1f} |{cells} {single[0][1]:.4f} |", flush=True)
 
 

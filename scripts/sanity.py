@@ -67,6 +67,9 @@ S3_HATE = Home("CtxBandit/HateSpeechTokens-v0", 300, "[S3] fig. 3 (moderation, o
                {"corpus": "davidson", "max_posts": 500})
 S4_FIXED = Home("CtxBandit/FixedActionSet-v0", 10_000, "[S4] fig. 1 (u = 0.1)", {"u": 0.1})
 S4_BOUNDED = Home("CtxBandit/BoundedRegret-v0", 10_000, "[S4] fig. 3")
+# The Contextual Bandit Bake-off's family (regression oracles, Vowpal Wabbit): a multiclass set as a
+# bandit; iris ships with the package, so the check needs no data
+BAKEOFF = Home("CtxBandit/Supervised-v0", 2000, "Bake-off (Bietti et al. 2021): a multiclass set (iris), T = 2,000")
 
 HOMES: dict[str, Home] = {
     **dict.fromkeys(["Lin-ES", "LinUCB", "LinTS", "Softmax"], S0_LINEAR),
@@ -85,6 +88,9 @@ HOMES: dict[str, Home] = {
     **dict.fromkeys(["GPT-Ensemble++", "GPT-Greedy"], S3_HATE),
     "OAM": S4_FIXED,
     **dict.fromkeys(["OSSB", "LinTS-AG"], S4_BOUNDED),
+    **dict.fromkeys(["SquareCB", "FALCON", "Oracle-Greedy", "Oracle-epsilon-greedy", "RegCB-elim", "RegCB-opt",
+                     "Cover", "Cover-NU", "Bag", "Bag-greedy"], BAKEOFF),
+    **dict.fromkeys(["VW", "VW-epsilon", "VW-Bag", "VW-Cover-NU", "VW-RegCB-opt", "VW-SquareCB"], BAKEOFF),
 }
 
 # agents whose ratio at home is 0.9 or more, and why (each backed by a run named here)

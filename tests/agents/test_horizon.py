@@ -11,7 +11,8 @@ K, D, ROUNDS = 6, 3, 100
 CASES = [("GLM-TSL", {}), ("GLM-FPL", {}), ("GLM-UCB", {}), ("OSSB", {}),
          ("LinTS-AG", {"epsilon": 0.5, "delta": 0.1}), ("repGLM-FPL", {"explore_rounds": 3}),
          ("GLM-TSL", {"a": "theory"}), ("GLM-FPL", {"a": "theory"}), ("GLM-UCB", {"alpha": "theory"}),
-         ("LinTS-AG", {}), ("LinTS-AG", {"epsilon": 0.5}), ("BaSE", {}), ("repGLM-FPL", {}), ("OAM", {})]
+         ("LinTS-AG", {}), ("LinTS-AG", {"epsilon": 0.5}), ("BaSE", {}), ("repGLM-FPL", {}), ("OAM", {}),
+         ("SquareCB", {}), ("SquareCB", {"schedule": "theory"})]
 
 
 LINEAR = {"OAM", "OSSB", "LinTS-AG", "BaSE"}      # Gaussian rewards; the others' are Bernoulli (a GLM's)
