@@ -122,6 +122,10 @@ SKIP = {
     "python scripts/sanity.py --agents BaSE,OTFLinUCB,OTFLinTS --seeds 5 --fresh-seeds 100:105 --workers 2 "
     "--markdown docs/sanity.md": "27 s on 2 shared cores (the three agents and Random at two homes, 10 seeds of "
                                  "T = 10,000)",
+    "python scripts/sanity.py --agents SquareCB,FALCON,Oracle-Greedy,Oracle-epsilon-greedy,RegCB-elim,RegCB-opt,"
+    "Cover,Cover-NU,Bag,Bag-greedy,VW,VW-epsilon,VW-Bag,VW-Cover-NU,VW-RegCB-opt,VW-SquareCB --seeds 5 "
+    "--fresh-seeds 100:105 --workers 2 --markdown docs/sanity.md": "14 s on 2 cores (the 16 agents and Random on "
+                                                                  "iris, 10 seeds of T = 2,000)",
     # docs/reproductions.md, [S4]
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
     # docs/delayed.md and docs/reproductions.md, the delayed-feedback reproductions
