@@ -1155,7 +1155,7 @@ def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
 
 # --- bakeoff-v2: the cell's horizon given ---------------------------------------------------------
 
-HORIZON_TAKERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "GLM-TSL", "GLM-FPL", "GLM-UCB", "OAM", "OSSB"}
+HORIZON_TAKERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "GLM-TSL", "GLM-FPL", "GLM-UCB", "OAM", "OSSB", "SquareCB"}
 HORIZON_READERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "OAM"}      # at their defaults (agents.base.reads_horizon)
 
 
