@@ -194,7 +194,8 @@ def job_inputs(env: EnvSpec, agent: AgentSpec) -> tuple[tuple[str, str], ...]:
     pairs, so that results computed from other inputs are never taken for theirs (Job.filename):
 
     * each local file a string kwarg of the env or the agent names (Supervised-v0's `source=` CSV or
-      Parquet): the SHA-256 of its content, remembered by size and mtime (datasets.manifest.sha256_of);
+      Parquet, or the file a `pmlb:NAME` source reads): the SHA-256 of its content, remembered by size
+      and mtime (datasets.manifest.sha256_of);
     * the user's code defining the env and the agent class (user_modules.user_code: an
       `--import`ed module, a `module:Id` env's module, a script), and, for an env id registered by
       someone else than this package, the registration's own kwargs.
@@ -210,6 +211,10 @@ def job_inputs(env: EnvSpec, agent: AgentSpec) -> tuple[tuple[str, str], ...]:
         for key in sorted(kwargs):
             try:
                 path = Path(kwargs[key]).expanduser() if isinstance(kwargs[key], str) else None
+                if path is not None and kwargs[key].startswith("pmlb:"):
+                    from gym_ctxbandits.datasets import pmlb
+
+                    path = pmlb.path(kwargs[key][5:], env.kwargs.get("data_home"))
                 if path is not None and path.is_file():
                     found.append((str(path.resolve()), sha256_of(path)[:16]))
             except (OSError, ValueError):      # a string no file system takes as a name (too long, a NUL)

@@ -162,3 +162,18 @@ def test_a_folder_of_ones_own_in_pmlb_layout_and_a_damaged_file(home):
     with pytest.raises(DatasetCorrupt, match="my_set.tsv.gz: cannot be read as PMLB's gzipped tab-separated table") as err:
         supervised.load("pmlb:my_set", data_home=home)
     one_line(err)
+
+
+def test_results_of_a_pmlb_source_are_keyed_by_the_files_content(home):
+    """A run's job key (jobs.job_inputs) holds the digest of the file a `pmlb:` source reads, so rows
+    made from another copy of the set are never taken for this one's; an unknown set adds nothing."""
+    from gym_ctxbandits.experiment import AgentSpec, EnvSpec
+    from gym_ctxbandits.jobs import job_inputs
+
+    write_set(home / "pmlb", "tiny")
+    env = EnvSpec("CtxBandit/Supervised-v0", {"source": "pmlb:tiny", "data_home": str(home)})
+    (where, digest), = job_inputs(env, AgentSpec("LinUCB"))
+    assert where == str((home / "pmlb" / "tiny" / "tiny.tsv.gz").resolve())
+    write_set(home / "pmlb", "tiny", seed=1)
+    assert job_inputs(env, AgentSpec("LinUCB")) == ((where, sha256_of(Path(where))[:16]),) != ((where, digest),)
+    assert job_inputs(EnvSpec("CtxBandit/Supervised-v0", {"source": "pmlb:absent"}), AgentSpec("LinUCB")) == ()
