@@ -382,3 +382,22 @@ def test_retiring_ids_outnumber_the_items_of_an_episode(monkeypatch):
     import c11_table1
 
     assert c11_table1.id_dim(30_000) == 10 + 30 + 33 + 1 and c11_table1.id_dim(10**6) > 10 + 1000 + 6 * 31
+
+
+def test_vw_head_to_head_plays_each_pair_and_vws_own_loop(tmp_path, monkeypatch):
+    """scripts/vw_head_to_head.py on one PMLB set at a tiny size: a row per set with each pair's rewards,
+    ratio and costs (VW's --cbify loop included), and the summary per pair."""
+    pytest.importorskip("vowpalwabbit")
+    monkeypatch.syspath_prepend(str(ROOT))
+    import vw_head_to_head
+
+    if not vw_head_to_head.supervised.home_of(None).joinpath("pmlb", "iris").exists():
+        pytest.skip("the PMLB sets are not in the data home ($CTXBANDITS_DATA/pmlb)")
+    out = tmp_path / "h2h.md"
+    vw_head_to_head.main(["--names", "iris", "--seeds", "1", "--cap", "40", "--pairs", "SquareCB",
+                          "--markdown", str(out)])
+    text = out.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| iris | 3 | 40 |"))
+    rewards = re.match(r"\| iris \| 3 \| 40 \| ([\d.]+) / ([\d.]+) \(([\d.]+)\), ([\d.]+), (\d+) / (\d+) / (\d+) \|", row)
+    assert rewards and all(0 <= float(rewards[i]) <= 1 for i in (1, 2, 3)), row
+    assert "| SquareCB vs VW-SquareCB | 1 |" in text and "VW-RegCB-opt" not in text
