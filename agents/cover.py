@@ -96,7 +96,11 @@ class Cover(OracleEnsemble):
             self._regress(self.oracles_[i], X, r_hat + self.psi * mu / (mu + (1.0 - K * mu) * q))
 
     def _regress(self, oracle, X: np.ndarray, targets: np.ndarray) -> None:
-        """One update of weight 1 per arm b: (x_b, targets[:, b]), the cost-sensitive oracle's step."""
+        """One update of weight 1 per arm b in turn: (x_b, targets[:, b]), the cost-sensitive oracle's step
+        (one call of the oracle's `update_arms` where it has one: the ridge oracle's one step over its blocks)."""
+        if hasattr(oracle, "update_arms"):
+            oracle.update_arms(X, targets, np.ones(targets.shape))
+            return
         ones = np.ones(self.n_)
         for b in range(X.shape[1]):
             oracle.update(X[:, b].astype(float, copy=False), targets[:, b], ones)

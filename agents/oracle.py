@@ -51,8 +51,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.base import BaseAgent, Streams
+from agents.base import F64, BaseAgent, Streams, check_chosen, check_single_feedback
 from agents.linalg import rls_update_
+from agents.linear import arm_scores, arm_scores1, einsum
 from agents.params import Device, LogUniform, Real, Widths
 
 __all__ = ["Oracle", "RidgeOracle", "SGDOracle", "MLPOracle", "SklearnOracle", "RiverOracle", "ORACLES", "OracleSpec",
@@ -87,33 +88,243 @@ class RidgeOracle:
     (`agents.linalg.rls_update_` on the augmented [V^{-1} | theta]), O(d^2) per instance; w = 0
     changes nothing. `width(X)` is ||x||_{V^{-1}} of every arm, (N, K): the half-width of the
     confidence ellipsoid that RegCB's bounds scale.
+
+    Block-disjoint features. On a classification bandit (the disjoint encoding of
+    `CtxBandit/Supervised-v0` and the UCI ids) arm k's features are nonzero only in block k of
+    p = d / K, so every update's x lies in one aligned block and V stays block-diagonal: the
+    oracle is K independent ridge regressions of size p. The oracle finds this out itself. The
+    first X it is shown (`predict`, `width`, `update_arms`) fixes the layout, K blocks of p = d / K
+    (when K > 1 divides d and d >= `BLOCK_MIN_D`: below, the dense form's few products cost less
+    than the bookkeeping); each instance then keeps [V_k^{-1} | theta_k] per block (`B_`, (N, K, p,
+    p + 1)), an update costs O(p^2) instead of O(d^2), and the predictions and widths of an X whose
+    arm k lies in block k (two counts of nonzeros tell it) are computed per block, O(K p) and
+    O(K p^2) instead of O(K d) and O(K d^2). The first update of an instance whose x is not inside
+    one block turns that instance to the dense form for good (`W_`, rebuilt from its blocks: they
+    are the diagonal blocks of V^{-1}, zeros elsewhere), as does an update before any X was shown.
+    Both forms are exact; they differ by rounding only (the products add in another order).
+    `blocks=False` keeps the dense form throughout.
+
+    Beyond the protocol: `update_arms(X, Y, W)` (an update per arm, as Cover's cost-sensitive
+    policies learn: one batched step over the K blocks), and the one-instance forms `predict1`,
+    `update1` that a single agent's rounds call (the same kernels as the batched forms on
+    instance 0's views, so the same bits).
     """
 
-    def __init__(self, lam: float = 1.0):
+    BLOCK_MIN_D = 32        # the block form from this many features on
+
+    def __init__(self, lam: float = 1.0, blocks: bool = True):
         if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam > 0):
             raise ValueError(f"RidgeOracle: lam must be a finite number > 0, got {lam!r}")
-        self.lam = lam
+        if not isinstance(blocks, (bool, np.bool_)):
+            raise ValueError(f"RidgeOracle: blocks must be a bool, got {blocks!r}")
+        self.lam, self.blocks = lam, blocks
 
     def start(self, n: int, d: int, seqs: list) -> None:
-        self.W_ = np.zeros((n, d, d + 1))
-        self.W_[:, np.arange(d), np.arange(d)] = 1.0 / self.lam
+        self.n_, self.d_ = n, d
+        self.k_ = None                      # the blocks of the layout; None before the first X, 0: none
+        self.B_ = None                      # (n, K, p, p + 1) [V_k^{-1} | theta_k] of the block instances
+        self.W_ = None                      # (n, d, d + 1) [V^{-1} | theta] of the dense instances' rows
+        self.dense_ = np.zeros(n, bool)     # the instances in the dense form
+        self.all_dense_ = False             # every instance in the dense form (the fast test of the usual case)
+
+    def layout(self, K: int) -> None:
+        """Fix the layout for X of K arms, as the first X shown does (no-op once fixed): K blocks, or the
+        dense form for every instance (K = 0: an update before any X)."""
+        if self.k_ is not None:
+            return
+        d = self.d_
+        if self.blocks and K > 1 and d % K == 0 and d >= self.BLOCK_MIN_D:
+            self.k_, self.p_ = K, d // K
+            self.B_ = np.zeros((self.n_, K, self.p_, self.p_ + 1))
+            self.B_[:, :, np.arange(self.p_), np.arange(self.p_)] = 1.0 / self.lam
+            self._diag = np.arange(K) * (K + 1)             # the rows of X.reshape(K * K, p) in arm k's own block
+        else:
+            self.k_ = 0
+            self._densify(np.arange(self.n_))
+
+    def _densify(self, rows: np.ndarray) -> None:
+        """Turn the instances `rows` to the dense form: V^{-1} block-diagonal from their blocks (1/lam I
+        before the layout), theta their concatenation."""
+        n, d = self.n_, self.d_
+        if self.W_ is None:
+            self.W_ = np.zeros((n, d, d + 1))
+        if self.B_ is None:
+            self.W_[np.ix_(rows, np.arange(d), np.arange(d))] = np.eye(d) / self.lam
+        else:
+            K, p = self.k_, self.p_
+            idx = np.arange(d).reshape(K, p)
+            for i in rows.tolist():
+                self.W_[i] = 0.0
+                self.W_[i, idx[:, :, None], idx[:, None, :]] = self.B_[i, :, :, :p]
+                self.W_[i, idx, d] = self.B_[i, :, :, p]
+        self.dense_[rows] = True
+        self.all_dense_ = bool(self.dense_.all())
 
     @property
     def theta(self) -> np.ndarray:
         """(N, d) ridge estimates."""
-        return self.W_[:, :, -1]
+        out = np.zeros((self.n_, self.d_))
+        if self.B_ is not None:
+            out[:] = self.B_[..., -1].reshape(self.n_, self.d_)
+        if self.W_ is not None:
+            out[self.dense_] = self.W_[self.dense_, :, -1]
+        return out
+
+    @property
+    def V_inv(self) -> np.ndarray:
+        """(N, d, d) V^{-1}, assembled (a copy)."""
+        if self.k_ is None:
+            return np.broadcast_to(np.eye(self.d_) / self.lam, (self.n_, self.d_, self.d_)).copy()
+        out = np.zeros((self.n_, self.d_, self.d_))
+        if self.B_ is not None:
+            idx = np.arange(self.d_).reshape(self.k_, self.p_)
+            out[:, idx[:, :, None], idx[:, None, :]] = self.B_[..., :-1]
+        if self.W_ is not None:
+            out[self.dense_] = self.W_[self.dense_, :, :-1]
+        return out
+
+    def _local(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """(rows, Xb): the block instances whose X (N, K, d) has arm k inside block k, and their
+        arms' own blocks (len(rows), K, p); the other rows take the dense formulas."""
+        N, K, d = X.shape
+        if self.k_ is None:
+            self.layout(K)
+        if K != self.k_ or self.dense_.all():
+            return np.arange(0), None
+        Xb = X.reshape(N, K * K, self.p_)[:, self._diag]
+        inside = np.count_nonzero(X.reshape(N, -1), axis=1) == np.count_nonzero(Xb.reshape(N, -1), axis=1)
+        rows = np.flatnonzero(inside & ~self.dense_)
+        return rows, Xb[rows]
+
+    def _dense_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[V^{-1} | theta] (len(rows), d, d + 1) of `rows` for the dense formulas: W_'s rows, or a block
+        instance's assembled."""
+        if self.dense_[rows].all():
+            return self.W_ if len(rows) == self.n_ else self.W_[rows]
+        out = np.zeros((len(rows), self.d_, self.d_ + 1))
+        out[:, :, :-1] = self.V_inv[rows]
+        out[:, :, -1] = self.theta[rows]
+        return out
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        return (X @ self.W_[:, :, -1:])[..., 0]
+        if self.all_dense_:
+            return arm_scores(X, self.W_[:, :, -1])
+        rows, Xb = self._local(X)
+        if len(rows) == len(X):
+            return (Xb * self.B_[:, :, :, -1]).sum(axis=-1)
+        if not len(rows):
+            return arm_scores(X, self._dense_rows(np.arange(len(X)))[:, :, -1])
+        f = np.empty(X.shape[:2])
+        f[rows] = (Xb * self.B_[rows, :, :, -1]).sum(axis=-1)
+        rest = np.setdiff1d(np.arange(len(X)), rows)
+        f[rest] = arm_scores(X[rest], self._dense_rows(rest)[:, :, -1])
+        return f
 
     def width(self, X: np.ndarray) -> np.ndarray:
         """(N, K) sqrt(x^T V^{-1} x) of every arm."""
-        d = X.shape[-1]
-        return np.sqrt(np.maximum(np.einsum("nkd,nkd->nk", X @ self.W_[:, :, :d], X), 0.0))
+        if self.all_dense_:
+            return _dense_width(X, self.W_)
+        rows, Xb = self._local(X)
+        out = np.empty(X.shape[:2])
+        if len(rows):
+            out[rows] = _block_width(Xb, self.B_[rows])
+        if len(rows) < len(X):
+            rest = np.setdiff1d(np.arange(len(X)), rows)
+            out[rest] = _dense_width(X[rest], self._dense_rows(rest))
+        return out
 
     def update(self, x: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
         s = np.sqrt(w)
-        rls_update_(self.W_, x * s[:, None], (y * s)[:, None])
+        xs, ys = x * s[:, None], y * s
+        if self.k_ is None:
+            self.layout(0)                 # an update before any X: the dense form
+        if self.all_dense_:
+            rls_update_(self.W_, xs, ys[:, None])
+            return
+        if not self.dense_.all():
+            N, K, p = len(xs), self.k_, self.p_
+            nonzero = (xs.reshape(N, K, p) != 0).any(axis=2)            # (N, K): the blocks x touches
+            inside = nonzero.sum(axis=1) <= 1
+            k = nonzero.argmax(axis=1)                                  # its block (0 for x = 0)
+            out = np.flatnonzero(~inside & ~self.dense_)
+            if len(out):
+                self._densify(out)
+            rows = np.flatnonzero(~self.dense_)
+            if len(rows):
+                k = k[rows]
+                G = self.B_[rows, k]
+                rls_update_(G, xs[rows[:, None], k[:, None] * p + np.arange(p)], ys[rows, None])
+                self.B_[rows, k] = G
+        if self.dense_.any():
+            if self.dense_.all():
+                rls_update_(self.W_, xs, ys[:, None])
+            else:
+                rows = np.flatnonzero(self.dense_)
+                G = self.W_[rows]
+                rls_update_(G, xs[rows], ys[rows, None])
+                self.W_[rows] = G
+
+    def update_arms(self, X: np.ndarray, Y: np.ndarray, W: np.ndarray) -> None:
+        """An update per arm, (X[:, b], Y[:, b], W[:, b]) for b = 0, .., K - 1 in turn (X (N, K, d), Y and W
+        (N, K)): the same as K calls of `update`; one batched step over the K blocks of an instance
+        whose arm k lies in block k."""
+        rows, Xb = self._local(X)
+        if len(rows) == len(X):
+            N, K, p = Xb.shape
+            s = np.sqrt(W)
+            rls_update_(self.B_.reshape(N * K, p, p + 1), (Xb * s[:, :, None]).reshape(N * K, p),
+                        (Y * s).reshape(N * K, 1))
+            return
+        for b in range(X.shape[1]):
+            self.update(X[:, b].astype(float, copy=False), Y[:, b], W[:, b])
+
+    # -- one instance (N = 1): the batched forms' kernels on instance 0's views ---------------------------
+    def predict1(self, X: np.ndarray) -> np.ndarray:
+        """`predict(X[None])[0]` of X (K, d), (K,)."""
+        if self.all_dense_:
+            return arm_scores1(X, self.W_[0, :, -1])
+        K = len(X)
+        if K == self.k_:
+            Xb = X.reshape(K * K, self.p_)[self._diag]
+            if np.count_nonzero(X) == np.count_nonzero(Xb):
+                return (Xb * self.B_[0, :, :, -1]).sum(axis=-1)
+        return self.predict(X[None])[0]
+
+    def width1(self, X: np.ndarray) -> np.ndarray:
+        """`width(X[None])[0]` of X (K, d), (K,)."""
+        if self.all_dense_:
+            XV = X @ self.W_[0, :, :-1]
+            return np.sqrt(np.maximum(einsum("kd,kd->k", XV, X), 0.0))
+        return self.width(X[None])[0]
+
+    def update1(self, x: np.ndarray, y: float, w: float) -> None:
+        """`update(x[None], [y], [w])` of x (d,) float64."""
+        if w != 1.0:                        # (x * 1.0 is x: the batched form's product at w = 1)
+            s = math.sqrt(w)
+            x, y = x * s, y * s
+        if self.k_ is None:
+            self.layout(0)
+        if not self.all_dense_:
+            p = self.p_
+            touched = np.flatnonzero(x)
+            k = int(touched[0]) // p if len(touched) else 0
+            if not len(touched) or touched[-1] < (k + 1) * p:
+                rls_update_(self.B_[0, k], x[k * p:(k + 1) * p], (y,))
+                return
+            self._densify(np.arange(1))
+        rls_update_(self.W_[0], x, (y,))
+
+
+def _dense_width(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """(N, K) sqrt(x^T V^{-1} x) of the arms of X (N, K, d), W (N, d, d + 1) = [V^{-1} | theta]."""
+    return np.sqrt(np.maximum(einsum("nkd,nkd->nk", X @ W[:, :, :-1], X), 0.0))
+
+
+def _block_width(Xb: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """(N, K) sqrt(x_k^T V_k^{-1} x_k) of arms whose features Xb (N, K, p) lie in their own blocks k, B (N, K, p,
+    p + 1) = [V_k^{-1} | theta_k]."""
+    Xb = Xb.astype(float, copy=False)
+    return np.sqrt(np.maximum(((Xb[:, :, None, :] @ B[:, :, :, :-1])[:, :, 0, :] * Xb).sum(axis=-1), 0.0))
 
 
 class SGDOracle:
@@ -444,6 +655,20 @@ def sample_arms(P: np.ndarray, u: np.ndarray) -> np.ndarray:
     return (cdf <= u[:, None] * cdf[:, -1:]).sum(axis=1)
 
 
+def sample_arm(P, u: float) -> int:
+    """`sample_arms` of one row P (K,), a list of floats or an array, at the uniform u: the same sums in
+    the same order (numpy's cumsum adds left to right, as this loop), so the same arm."""
+    if type(P) is not list:
+        cdf = np.cumsum(P)
+        return int(np.count_nonzero(cdf <= u * cdf[-1]))
+    cdf, total = [], 0.0
+    for q in P:
+        total = total + q if cdf else q
+        cdf.append(total)
+    cut = u * total
+    return sum(1 for c in cdf if c <= cut)
+
+
 class OracleAgent(BaseAgent):
     """The base of the regression-oracle agents: a policy from the oracle's predictions, sampled exactly.
 
@@ -476,10 +701,23 @@ class OracleAgent(BaseAgent):
         """A fresh, unstarted oracle of the agent's `oracle`, `lam` and `lr`."""
         return make_oracle(self.oracle, lam=self.lam, lr=self.lr)
 
+    # each one-instance hook and the batched method it stands for: a hook defined above the class that
+    # defines that method (a subclass's override without its one-instance form) is replaced by the
+    # generic form, which calls the batched method on X[None]
+    ONE_INSTANCE = {"_predict1": "_predict", "_policy1": "_policy", "_learn1": "_learn"}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for hook, batched in cls.ONE_INSTANCE.items():
+            owner = next(c for c in cls.__mro__ if hook in c.__dict__)
+            if not issubclass(owner, next(c for c in cls.__mro__ if batched in c.__dict__)):
+                setattr(cls, hook, getattr(cls, f"_generic{hook}"))
+
     def _start(self, X: np.ndarray) -> None:
         self.oracle_ = self._new_oracle()
         self.oracle_.start(self.n_, self.d_, self.seqs_)
         self._acted = None      # (obs, round, policy) of the last act, for observe
+        self._acted1 = None     # the same of the last one-instance act
         self._init_state(X)
 
     def _init_state(self, X: np.ndarray) -> None:
@@ -492,8 +730,7 @@ class OracleAgent(BaseAgent):
             raise ValueError(f"the oracle's predict returned shape {f.shape} for obs {X.shape}; it must return "
                              f"(N, K) = {X.shape[:2]}")
         if not np.isfinite(f).all():
-            raise ValueError("the oracle's predictions are not finite: obs contains NaN or inf, or the oracle "
-                             "diverged (lower its learning rate)")
+            raise ValueError(NOT_FINITE)
         return f
 
     def _policy(self, X: np.ndarray) -> np.ndarray:
@@ -503,20 +740,82 @@ class OracleAgent(BaseAgent):
     def _probs(self, X: np.ndarray) -> np.ndarray:
         return self._policy(X)
 
+    # One-instance rounds. A started single agent (first obs (K, d)) runs `act` and `observe` on the
+    # (K, d) obs itself, with no (1, K, d) views and (1,) arrays: `_predict1(X) -> (K,)`, `_policy1(X)`
+    # (K probabilities, a list of floats or an array) and `_learn1(X, a, y, p)` on Python scalars, the
+    # same arithmetic as the batched forms by the same kernels (the ridge oracle's `predict1` and
+    # `update1`), so the same bits: a single agent seeded s makes the choices of instance s of a
+    # batched agent (tests/agents/test_oracle.py holds every agent of the family to it, state
+    # included). Every check stays: the obs by one test (2-D, d columns, K >= 1, a real dtype;
+    # anything else takes the general path, which names the problem), the predictions finite, the
+    # action and reward (`check_single_feedback`), the chosen features (`check_chosen`).
+    def _generic_predict1(self, X: np.ndarray) -> np.ndarray:
+        return self._predict(X[None])[0]
+
+    def _generic_policy1(self, X: np.ndarray):
+        return self._policy(X[None])[0]
+
+    def _generic_learn1(self, X: np.ndarray, a: int, y: float, p: float) -> None:
+        self._learn(X[None], np.array([a]), np.array([y]), np.array([p]))
+
+    def _predict1(self, X: np.ndarray) -> np.ndarray:
+        """`_predict(X[None])[0]`: the oracle's `predict1` where it has one."""
+        predict1 = getattr(self.oracle_, "predict1", None)
+        if predict1 is None:
+            return self._predict(X[None])[0]
+        f = predict1(X)
+        if not math.isfinite(f.sum()) and not np.isfinite(f).all():     # (finite values whose sum overflows pass)
+            raise ValueError(NOT_FINITE)
+        return f
+
+    _policy1 = _generic_policy1
+
+    def _learn1(self, X: np.ndarray, a: int, y: float, p: float) -> None:
+        """`_learn` of one instance: the oracle's `update1` where it has one."""
+        update1 = getattr(self.oracle_, "update1", None)
+        if update1 is None:
+            return self._generic_learn1(X, a, y, p)
+        x = X[a]
+        w = (1.0 / p if p > 0 else 1.0) if self.iwr else 1.0
+        update1(x if x.dtype is F64 else x.astype(float), y, w)
+
+    def _one(self, obs) -> np.ndarray | None:
+        """obs itself when the agent is a started single one and obs its usual (K, d) real array, else None."""
+        if self.single_ and type(obs) is np.ndarray:
+            shape = obs.shape
+            if len(shape) == 2 and shape[1] == self.d_ and shape[0] and obs.dtype.kind in "fiu":
+                return obs
+        return None
+
     def act(self, obs):
         """An arm of obs (K, d) -> int, or one per instance of obs (N, K, d) -> (N,): drawn from `_policy`."""
+        X = self._one(obs)
+        if X is not None:
+            P = self._policy1(X)
+            self._acted1, self._acted = (obs, self.t_, P), None
+            return sample_arm(P, self.rng_.random1())
         X = self._check_obs(obs)
         P = self._policy(X)
-        self._acted = obs, self.t_, P
+        self._acted, self._acted1 = (obs, self.t_, P), None
         return self._unwrap(sample_arms(P, self.rng_.random(self.n_)))
 
     def observe(self, obs, action, reward) -> None:
         """Learn the reward of the chosen arm (int and float, or (N,) arrays when batched)."""
+        X = self._one(obs)
+        if X is not None:
+            a, y = check_single_feedback(action, reward, len(X))
+            check_chosen(X[a])
+            acted = self._acted1
+            P = acted[2] if acted is not None and acted[0] is obs and acted[1] == self.t_ else self._policy1(X)
+            self._acted1 = self._acted = None
+            self._learn1(X, a, y, float(P[a]))
+            self.t_ += 1
+            return
         X = self._check_obs(obs)
         a, y = self._feedback(X, action, reward)
         acted = getattr(self, "_acted", None)
         P = acted[2] if acted is not None and acted[0] is obs and acted[1] == self.t_ else self._policy(X)
-        self._acted = None
+        self._acted = self._acted1 = None
         self._learn(X, a, y, P[np.arange(self.n_), a])
         self.t_ += 1
 
@@ -528,3 +827,7 @@ class OracleAgent(BaseAgent):
         if self.iwr:
             np.divide(1.0, p, out=w, where=p > 0)
         self.oracle_.update(x, y, w)
+
+
+NOT_FINITE = ("the oracle's predictions are not finite: obs contains NaN or inf, or the oracle diverged (lower its "
+              "learning rate)")

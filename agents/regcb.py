@@ -77,6 +77,20 @@ class RegCB(OracleAgent):
         half = math.sqrt(radius(self.c0, X.shape[1], self.t_)) * np.asarray(self.oracle_.width(X), dtype=float)
         return f + half, f - half
 
+    ONE_INSTANCE = {**OracleAgent.ONE_INSTANCE, "_bounds1": "_bounds"}
+
+    def _generic_bounds1(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        high, low = self._bounds(X[None])
+        return high[0], low[0]
+
+    def _bounds1(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`_bounds` of one instance's X (K, d): (high, low), (K,) each (the oracle's `width1` where it has one)."""
+        f = self._predict1(X)
+        width1 = getattr(self.oracle_, "width1", None)
+        width = width1(X) if width1 is not None else np.asarray(self.oracle_.width(X[None]), dtype=float)[0]
+        half = math.sqrt(radius(self.c0, len(X), self.t_)) * width
+        return f + half, f - half
+
 
 @register("RegCB-opt")
 class RegCBOpt(RegCB):
@@ -97,6 +111,9 @@ class RegCBOpt(RegCB):
 
     def _policy(self, X: np.ndarray) -> np.ndarray:
         return argmax_probs(self._bounds(X)[0])
+
+    def _policy1(self, X: np.ndarray) -> np.ndarray:
+        return argmax_probs(self._bounds1(X)[0])
 
 
 @register("RegCB-elim")
@@ -120,3 +137,8 @@ class RegCBElim(RegCB):
         high, low = self._bounds(X)
         alive = high >= low.max(axis=1, keepdims=True)                   # A_t
         return alive / alive.sum(axis=1, keepdims=True)
+
+    def _policy1(self, X: np.ndarray) -> np.ndarray:
+        high, low = self._bounds1(X)
+        alive = high >= low.max()
+        return alive / alive.sum()

@@ -25,21 +25,41 @@ from agents.base import argmax_probs, register
 from agents.oracle import OracleAgent, oracle_seqs
 from agents.params import Int, LogUniform, Options, Real
 
-__all__ = ["igw", "SquareCB", "FALCON", "OracleGreedy", "OracleEpsilonGreedy"]
+__all__ = ["igw", "igw1", "SquareCB", "FALCON", "OracleGreedy", "OracleEpsilonGreedy"]
 
 EPOCH_KEY = 0x0FA       # FALCON: epoch m's fresh oracle starts on the instances' children (ORACLE_KEY, EPOCH_KEY, m)
 
 
 def igw(f: np.ndarray, gamma) -> np.ndarray:
     """Inverse gap weighting of the predicted rewards f (N, K) with greediness gamma (a number or (N,)):
-    p_a = 1 / (K + gamma (max f - f_a)) off the maximisers, the rest split evenly among them, (N, K)."""
+    p_a = 1 / (K + gamma (max f - f_a)) off the maximisers, the rest split evenly among them, (N, K).
+    The rest is 1 minus the others' sum added left to right (a cumulative sum: the order `igw1` adds in)."""
     K = f.shape[1]
     gap = f.max(axis=1, keepdims=True) - f
     top = gap == 0
     p = 1.0 / (K + np.reshape(gamma, (-1, 1)) * gap)
     p[top] = 0.0
-    rest = 1.0 - p.sum(axis=1, keepdims=True)
+    rest = 1.0 - np.cumsum(p, axis=1)[:, -1:]
     return np.where(top, rest / top.sum(axis=1, keepdims=True), p)
+
+
+IGW1_FLOATS = 16        # igw1 on Python floats up to this many arms (numpy's calls cost more), on arrays beyond
+
+
+def igw1(f: np.ndarray, gamma: float):
+    """`igw(f[None], gamma)[0]` of one instance's predictions f (K,): the same operations in the same order
+    (IEEE 754 rounds Python's float arithmetic as numpy's), as a list of K floats for small K, else an array."""
+    K = len(f)
+    if K > IGW1_FLOATS:
+        return igw(f[None], gamma)[0]
+    f = f.tolist()
+    top = max(f)
+    p = [0.0 if v == top else 1.0 / (K + gamma * (top - v)) for v in f]
+    total = p[0]
+    for q in p[1:]:
+        total += q
+    share = (1.0 - total) / f.count(top)
+    return [share if v == top else q for v, q in zip(f, p)]
 
 
 @register("SquareCB")
@@ -99,6 +119,9 @@ class SquareCB(OracleAgent):
     def _policy(self, X):
         return igw(self._predict(X), self.gamma(X.shape[1]))
 
+    def _policy1(self, X):
+        return igw1(self._predict1(X), self.gamma(len(X)))
+
 
 @register("FALCON")
 class FALCON(OracleAgent):
@@ -145,12 +168,15 @@ class FALCON(OracleAgent):
 
     def _init_state(self, X):
         self.epoch_ = 1
-        self.next_ = self._fresh(2)
+        self.next_ = self._fresh(2, X.shape[1])
 
-    def _fresh(self, m: int):
-        """A started, untrained oracle that learns epoch m - 1's data to predict in epoch m."""
+    def _fresh(self, m: int, num_arms: int):
+        """A started, untrained oracle that learns epoch m - 1's data to predict in epoch m (told the number of
+        arms where it takes it, `RidgeOracle.layout`: it learns before it predicts)."""
         oracle = self._new_oracle()
         oracle.start(self.n_, self.d_, oracle_seqs(self.seqs_, EPOCH_KEY, m))
+        if hasattr(oracle, "layout"):
+            oracle.layout(num_arms)
         return oracle
 
     def gamma(self, K: int) -> float:
@@ -163,11 +189,14 @@ class FALCON(OracleAgent):
     def _policy(self, X):
         return igw(self._predict(X), self.gamma(X.shape[1]))
 
+    def _policy1(self, X):
+        return igw1(self._predict1(X), self.gamma(len(X)))
+
     def _learn(self, X, a, y, p):
         self.next_.update(X[np.arange(self.n_), a].astype(float, copy=False), y, np.ones(self.n_))
         if self.t_ + 1 == self.tau(self.epoch_):          # the epoch's last round: its fit predicts next
             self.epoch_ += 1
-            self.oracle_, self.next_ = self.next_, self._fresh(self.epoch_ + 1)
+            self.oracle_, self.next_ = self.next_, self._fresh(self.epoch_ + 1, X.shape[1])
 
 
 @register("Oracle-Greedy")
@@ -185,6 +214,9 @@ class OracleGreedy(OracleAgent):
 
     def _policy(self, X):
         return argmax_probs(self._predict(X))
+
+    def _policy1(self, X):
+        return argmax_probs(self._predict1(X))
 
 
 @register("Oracle-epsilon-greedy")
@@ -211,3 +243,6 @@ class OracleEpsilonGreedy(OracleAgent):
 
     def _policy(self, X):
         return (1 - self.epsilon) * argmax_probs(self._predict(X)) + self.epsilon / X.shape[1]
+
+    def _policy1(self, X):
+        return (1 - self.epsilon) * argmax_probs(self._predict1(X)) + self.epsilon / len(X)

@@ -279,3 +279,131 @@ def test_defaults_beat_random_on_iris(name):
     seeds, T = [41, 42, 43], 600
     mine, floor = regret(name, seeds, T), regret("Random", seeds, T)
     assert mine.mean() < 0.6 * floor.mean(), f"{name}: regret {mine} against Random's {floor}"
+
+
+# -- block-disjoint features and one-instance rounds ---------------------------------------------------
+def disjoint(rng, K, p, n=None, dtype=float):
+    """Arm features of the disjoint encoding: a context of p features in arm k's block k, (K, K p) (or n such)."""
+    lead = () if n is None else (n,)
+    x = rng.integers(-2, 3, size=(*lead, p)).astype(dtype) if rng.random() < 0.3 else rng.normal(size=(*lead, p))
+    X = np.zeros((*lead, K, K, p), dtype)
+    X[..., np.arange(K), np.arange(K), :] = x[..., None, :]
+    return X.reshape(*lead, K, K * p)
+
+
+def test_ridge_oracle_blocks_equal_the_dense_form():
+    """Block-local updates keep the blocks; predictions and widths, on X in blocks and not, equal the dense
+    oracle's to rounding; a non-block x (instance 1, round 50) turns that instance alone to the dense form,
+    and all go on equal to the dense oracle; each instance of the batched oracle is a single oracle's bits."""
+    rng = np.random.default_rng(0)
+    K, p, n = 4, 8, 3
+    blocks, dense = RidgeOracle(lam=0.5), RidgeOracle(lam=0.5, blocks=False)
+    singles = [RidgeOracle(lam=0.5) for _ in range(n)]
+    for o, m in [(blocks, n), (dense, n)] + [(s, 1) for s in singles]:
+        o.start(m, K * p, SEQS[:1] * m)
+    for t in range(120):
+        X = disjoint(rng, K, p, n)
+        Z = rng.normal(size=X.shape)                                 # arms not in their blocks
+        for obs in (X, Z):
+            want, got = dense.predict(obs), blocks.predict(obs)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(blocks.width(obs), dense.width(obs), rtol=1e-12)
+            for i, single in enumerate(singles):
+                np.testing.assert_array_equal(single.predict1(obs[i]), got[i])
+                np.testing.assert_array_equal(single.width1(obs[i]), blocks.width(obs)[i])
+        a = rng.integers(K, size=n)
+        x = X[np.arange(n), a]
+        if t == 50:
+            x[1] = rng.normal(size=K * p)
+        y, w = rng.normal(size=n), rng.choice([0.0, 1.0, 3.0, 150.0], size=n)
+        for o in (blocks, dense):
+            o.update(x, y, w)
+        for i, single in enumerate(singles):
+            single.update1(x[i], float(y[i]), float(w[i]))
+        assert blocks.dense_.tolist() == [False, t >= 50, False]
+    np.testing.assert_allclose(blocks.theta, dense.theta, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(blocks.V_inv, dense.V_inv, rtol=1e-10, atol=1e-12)
+    assert (blocks.V_inv[0].reshape(K, p, K, p).swapaxes(1, 2)[np.arange(K)[:, None] != np.arange(K)] == 0).all()
+    for i, single in enumerate(singles):
+        np.testing.assert_array_equal(single.theta[0], blocks.theta[i])
+        np.testing.assert_array_equal(single.V_inv[0], blocks.V_inv[i])
+
+
+def test_ridge_oracle_update_arms_is_k_updates():
+    """update_arms: one step over the blocks, the bits of K updates in turn (and the dense form's to rounding)."""
+    rng = np.random.default_rng(1)
+    K, p, n = 5, 7, 2
+    oracles = [RidgeOracle(), RidgeOracle(), RidgeOracle(blocks=False)]
+    for o in oracles:
+        o.start(n, K * p, SEQS)
+        o.layout(K)
+    for _ in range(30):
+        X, Y, W = disjoint(rng, K, p, n), rng.normal(size=(n, K)), rng.choice([0.0, 1.0, 4.0], size=(n, K))
+        oracles[0].update_arms(X, Y, W)
+        for o in oracles[1:]:
+            for b in range(K):
+                o.update(X[:, b], Y[:, b], W[:, b])
+    np.testing.assert_array_equal(oracles[0].B_, oracles[1].B_)
+    np.testing.assert_allclose(oracles[0].theta, oracles[2].theta, rtol=1e-10, atol=1e-12)
+
+
+FAMILY = ["SquareCB", "FALCON", "Oracle-Greedy", "Oracle-epsilon-greedy", "RegCB-opt", "RegCB-elim", "Cover",
+          "Cover-NU", "Bag", "Bag-greedy"]
+
+
+def _oracle_state(agent):
+    """Every array of every oracle the agent holds."""
+    held = list(getattr(agent, "oracles_", [agent.oracle_])) + [getattr(agent, "next_", None)]
+    return [{k: v for k, v in vars(o).items() if isinstance(v, np.ndarray)} for o in held if o is not None]
+
+
+def _one_rounds(seed, n=300, K=4, p=8):
+    """Disjoint-encoded rounds (integer contexts, every 7th zero: tied predictions), float32 and float64, a few not
+    in blocks."""
+    rng = np.random.default_rng(seed)
+    for t in range(n):
+        X = rng.normal(size=(K, K * p)) if t in (200, 201, 250) else disjoint(rng, K, p) * (t % 7 > 0)
+        yield X.astype(np.float32) if t % 3 == 1 else X, float(rng.normal())
+
+
+@pytest.mark.parametrize("name", FAMILY)
+def test_one_instance_rounds_equal_the_batched_ones(name):
+    """A single agent (its one-instance rounds), the same forced onto the general path, and a batched agent
+    seeded [s]: the same arms for 300 rounds, ties included, and the same oracle state, bit for bit."""
+    fast, slow, batched = agents.make(name, seed=3), agents.make(name, seed=3), agents.make(name, seed=[3])
+    slow._one = lambda obs: None
+    ties = 0
+    for t, (X, noise) in enumerate(_one_rounds(3, n=300 if name not in ("Cover", "Cover-NU") else 150)):
+        if t:
+            P = fast._policy1(X)
+            np.testing.assert_array_equal(np.asarray(P, float), batched._policy(X[None])[0])
+            ties += max(P) < 1
+        a = fast.act(X)
+        assert isinstance(a, int) and slow.act(X) == a and batched.act(X[None]).tolist() == [a], t
+        reward = noise + float(X[a].sum())
+        fast.observe(X, a, reward)
+        slow.observe(X, a, reward)
+        batched.observe(X[None], np.array([a]), np.array([reward]))
+    assert name not in ("Oracle-Greedy", "RegCB-opt") or ties >= 10, ties
+    for other in (slow, batched):
+        for mine, theirs in zip(_oracle_state(fast), _oracle_state(other), strict=True):
+            assert mine.keys() == theirs.keys()
+            for key in mine:
+                np.testing.assert_array_equal(mine[key], theirs[key], err_msg=key, strict=True)
+
+
+@pytest.mark.parametrize("K", [2, 3, 7, 16, 17, 40])
+def test_igw1_and_sample_arm_are_the_batched_forms(K):
+    """igw1 (Python floats up to 16 arms, arrays beyond) and sample_arm give igw's and sample_arms' bits, ties included."""
+    from agents.oracle import sample_arm, sample_arms
+    from agents.squarecb import igw1
+
+    rng = np.random.default_rng(K)
+    for _ in range(50):
+        f = rng.integers(0, 3, size=K) / 3 if rng.random() < 0.5 else rng.normal(size=K)
+        gamma = float(rng.choice([0.0, 1.0, 37.5, 1e300]))
+        P = igw1(f, gamma)
+        want = igw(f[None], gamma)[0]
+        np.testing.assert_array_equal(np.asarray(P, float), want)
+        for u in rng.random(5):
+            assert sample_arm(P, u) == sample_arms(want[None], np.array([u]))[0]
