@@ -123,7 +123,8 @@ def cmd_report(args) -> int:
     out = report_folder(args)
     import_modules(args.imports)
     paths = write(out, alpha=args.alpha, references=None if args.no_references else args.references or "auto",
-                  baseline=args.baseline, highlight=names(args.highlight))
+                  baseline=args.baseline, highlight=names(args.highlight),
+                  bakeoff_agents=names(args.bakeoff_agents) or None)
     print("wrote " + ", ".join(map(str, paths)))
     return 0
 
@@ -255,6 +256,8 @@ def add_bench_parser(sub, add_import_option) -> None:
                                            "(also Holm-corrected) and the probability of improvement, e.g. LinUCB")
     report.add_argument("--highlight", help="comma-separated agents the HTML page's radar and profiles draw beside "
                                             "the new ones (default: the new ones and --baseline; else the best three)")
+    report.add_argument("--bakeoff-agents", help="comma-separated agents of the Bake-off's wins - losses table (a "
+                                                 "suite of the Bake-off's protocol, pmlb-v1; default: every agent)")
     report.add_argument("--alpha", type=float, default=0.05, help="level of the Wilcoxon test of wins and losses")
     report.add_argument("--references", help="a folder of reference results (default: the package's, for a shipped "
                                              "suite's report track)")

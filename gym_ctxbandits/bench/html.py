@@ -304,6 +304,29 @@ def matrix(card: dict) -> str:
     return '<div class="scroll"><table>' + head + "".join(rows) + "</table></div>"
 
 
+def bakeoff(card: dict) -> str:
+    """The Bake-off's section (a suite of its protocol, pmlb-v1): its wins-minus-losses table by the
+    z-test of the PV losses, the signed-rank one in brackets, and each agent's mean PV loss; "" on
+    other suites."""
+    b = card.get("bakeoff")
+    if not b:
+        return ""
+    names, wml, signed = b["agents"], b["wins_minus_losses"], b["signed_rank_wins_minus_losses"]
+    n = max(1, len(b["pv_loss"]))
+    head = "<tr><th>row vs column</th>" + "".join(f"<th>{escape(x)}</th>" for x in names) + "</tr>"
+    rows = []
+    for a in names:
+        cells = [f'<td style="background:hsla({"120" if wml[a][c] > 0 else "0"},60%,50%,'
+                 f'{min(abs(wml[a][c]) / n, 1) * 0.6:.2f})">{wml[a][c]} ({signed[a][c]})</td>' if a != c else "<td></td>"
+                 for c in names]
+        rows.append(f"<tr><th>{escape(a)}</th>" + "".join(cells) + "</tr>")
+    mean = "; ".join(f"{escape(a)} {v:.3f}" for a, v in b["mean_pv_loss"].items())
+    return (f'<h2>The Bake-off\'s rule: wins minus losses</h2><p class="note">A win of row over column on a cell when '
+            f'the {escape(b["rule"])}; in brackets the signed-rank tests\' wins minus losses over the seeds. Mean PV '
+            f'loss (error rate) over the cells: {mean}.</p><div class="scroll"><table>' + head + "".join(rows)
+            + "</table></div>")
+
+
 def tables(card: dict, colour: dict) -> tuple[str, str]:
     """The overall IQM score with its interval, the wins, ties and losses, and the CPU seconds per
     1,000 rounds; the IQM score by tag (its interval on hover). Best agent first, with its rank."""
@@ -401,6 +424,7 @@ other agents' scores, a coloured tick each, the dark tick their median.</p>
 {cell_bars(card, colour)}
 <h2>Wins minus losses over all cells</h2>
 {matrix(card)}
+{bakeoff(card)}
 <h2>Curves: cumulative regret (replay: clicks) against the round</h2>
 <p class="note">Mean over the seeds, a band of one standard deviation either side; the new agents, each cell's {BEST}
 best other agents, Random dashed.</p>

@@ -122,6 +122,18 @@ WHY_ABSENT["bakeoff-v1"].update(dict.fromkeys(
     "none are made on this suite yet; `ctxbandits bench run --agents NAME` scores one here"))
 WHY_ABSENT["bakeoff-v2"] = WHY_ABSENT["bakeoff-v1"]     # v1's cells and tracks, so v1's reasons
 NEURAL = "neural, not measured on this suite yet: `scripts/bench_cost.py` sizes it (docs/bench_costs.md)"
+# pmlb-v1 (the Contextual Bandit Bake-off's PMLB sets, docs/bench_pmlb.md): the agents without references, for
+# a neural agent NEURAL, for the others NOT_RUN (the default of `absent` on the suite) unless named here.
+WHY_ABSENT["pmlb-v1"] = {
+    **dict.fromkeys(("OAM", "OSSB"), "[S4]'s algorithms for finitely many action sets: each round's arms are a new "
+                    "example's, so past max_contexts=10 action sets they play their fallback, and their allocation "
+                    "program needs CVXPY (the optional `oam` extra)"),
+    **dict.fromkeys(("GPT-Ensemble++", "GPT-Greedy"), "text agents: their observations are token ids, and the PMLB "
+                    "sets are tables of numbers"),
+}
+NOT_RUN = {"pmlb-v1": "not run yet on this suite: LinUCB's report track, 119 cells x 10 seeds (110,837 rounds a seed), "
+                      "took 180 CPU-s on one core and the oracle agents about as much or less (docs/bench_pmlb.md); "
+                      "`ctxbandits bench run --suite pmlb-v1 --agents NAME` scores one"}
 
 
 class ReferenceMismatch(ValueError):
@@ -473,7 +485,8 @@ def _tuned(run: dict, manifest: dict, agents: Sequence[str], record: dict, reuse
 def absent(manifest: dict) -> dict[str, str]:
     """The package's registered agents without a reference file in `manifest`, each with the reason
     (WHY_ABSENT of the manifest's suite, else NEURAL for a neural agent; on the tuned track, why the
-    agent has no tuned configuration, tune.untuned); "not built yet" otherwise."""
+    agent has no tuned configuration, tune.untuned); NOT_RUN's reason of the suite (pmlb-v1), else "not
+    built yet", otherwise."""
     import agents                      # registers the zoo
     from gym_ctxbandits.bench.suite import load
 
@@ -487,7 +500,8 @@ def absent(manifest: dict) -> dict[str, str]:
     else:
         why = {**{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")},
                **WHY_ABSENT.get(manifest["suite"], {})}
-    return {name: why.get(name) or "not built yet" for name, entry in agents.REGISTRY.items()
+    default = None if is_tuned(manifest.get("track")) else NOT_RUN.get(manifest["suite"])
+    return {name: why.get(name) or default or "not built yet" for name, entry in agents.REGISTRY.items()
             if entry.__module__.startswith("agents.") and name not in manifest["agents"]}
 
 

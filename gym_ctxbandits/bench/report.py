@@ -13,6 +13,12 @@ row, interval and tests but stays out of the IQM scores, profiles and probabilit
 Each agent's numbers are labelled with their track: "defaults", or "tuned (budget B)" for an agent
 a `bench run --tuned` folder played with its tuned configuration (tune.py) and for the agents of
 the tuned track's references, the zoo a tuned folder is reported beside.
+
+On a suite whose cells all play the Contextual Bandit Bake-off's protocol (`preset="cb-bakeoff"`:
+rewards 1/0, so a round's loss is 1 - reward; pmlb-v1), the card adds the Bake-off's own metric and
+rule beside the signed-rank tests (`bakeoff`): each agent's progressive-validation loss per cell (the
+error rate of its pass, 1 - final cum_reward / T, the mean over the seeds) and the wins minus losses
+of every pair of the chosen agents by the Bake-off's z-test (stats.wins_losses), n = T.
 """
 
 from __future__ import annotations
@@ -122,18 +128,18 @@ def sources(out, references: str | Path | None = "auto") -> tuple[dict, list[str
 
 
 def scorecard(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto",
-              baseline: str | None = None, highlight=()) -> dict:
+              baseline: str | None = None, highlight=(), bakeoff_agents=None) -> dict:
     """The scorecard of folder `out` as a JSON-ready dict (what `write` renders); `references` as
-    for `sources`; `baseline` and `highlight` as for `_card`."""
-    return card_of(gather(out, references), alpha, resamples, baseline, highlight)
+    for `sources`; `baseline`, `highlight` and `bakeoff_agents` as for `_card`."""
+    return card_of(gather(out, references), alpha, resamples, baseline, highlight, bakeoff_agents)
 
 
 def card_of(found: dict, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, baseline: str | None = None,
-            highlight=()) -> dict:
+            highlight=(), bakeoff_agents=None) -> dict:
     """The scorecard of what `gather` read (its suite, cells and seeds not read again)."""
     return _card(found["manifest"], found["own"], found["rows"], found["summary"], alpha, resamples,
                  suite=found["suite"], track=(found["cells"], found["seeds"]), cpu=found["cpu"], baseline=baseline,
-                 highlight=highlight)
+                 highlight=highlight, bakeoff_agents=bakeoff_agents)
 
 
 def tracks(manifest: dict, names: list[str], summary: dict | None = None) -> dict[str, str]:
@@ -154,18 +160,25 @@ def measure(cell) -> tuple[str, bool]:
 
 
 def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: float, resamples: int, *,
-          suite=None, track=None, cpu: dict | None = None, baseline: str | None = None, highlight=()) -> dict:
+          suite=None, track=None, cpu: dict | None = None, baseline: str | None = None, highlight=(),
+          bakeoff_agents=None) -> dict:
     """The scorecard of `tables` ({agent: {cell id: rows}}) on the track `manifest` names: `suite`
     when given (else the manifest's, loaded again) and `track`, its (cells, seeds), when given (else
     asked of the suite); `cpu`: {agent: {cell id: CPU seconds of the
     cell, all seeds}} for the cost per 1,000 rounds; `baseline`: an agent every other is set against
     pair by pair (wins, ties and losses per cell, Holm-corrected, and the probability of
-    improvement); `highlight`: the agents the HTML page's radar draws beside the new ones."""
+    improvement); `highlight`: the agents the HTML page's radar draws beside the new ones;
+    `bakeoff_agents`: the agents of the Bake-off's wins-minus-losses table (default all; only on a
+    suite of the Bake-off's protocol, `is_bakeoff`)."""
     suite = suite_of(manifest) if suite is None else suite
     cells, seeds = suite.track(manifest["track"]) if track is None else track
     names = [*own, *sorted(summary["agents"])]
-    if unknown := [a for a in [*([baseline] if baseline else []), *highlight] if a not in names]:
+    if unknown := [a for a in [*([baseline] if baseline else []), *highlight, *(bakeoff_agents or ())]
+                   if a not in names]:
         raise ValueError(f"{', '.join(unknown)}: not on this scorecard; its agents are {', '.join(names)}")
+    if bakeoff_agents and not is_bakeoff(cells):
+        raise ValueError(f"--bakeoff-agents: suite {suite.key}'s cells do not all play the Bake-off's protocol "
+                         "(preset='cb-bakeoff'), so it has no PV loss to test; drop the option")
     card = {"suite": suite.key, "track": manifest["track"], "seeds": seeds, "agents": names, "new": own[1:],
             "tracks": tracks(manifest, names, summary), "references": summary, "alpha": alpha,
             "test": "Wilcoxon signed-rank, two-sided, paired by seed; no multiplicity correction",
@@ -174,6 +187,7 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
     outcomes = {}                                   # (cell, agent, other) -> +1 / 0 / -1
     p_values = {}                                   # (cell, agent, other) -> the signed-rank test's p
     rounds = {}                                     # (cell, agent) -> rounds played, all seeds
+    pv = {}                                         # cell -> {agent: PV loss, the mean over seeds}
     for cell in cells:
         column, lower = measure(cell)
         ends = {a: _finals(tables[a][cell.id], seeds) for a in names}
@@ -192,6 +206,7 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
             rows[a] = {column: float(means[i]), "ratio": ratio, "ratio_ci": [low, high],
                        "score": float(stats.scores(means[i], random, lower)), "rank": float(ranks[i]),
                        "outcomes": {b: outcomes[cell.id, a, b] for b in names if b != a}}
+        pv[cell.id] = {a: float(np.mean(1 - ends[a]["reward"] / ends[a]["round"])) for a in names}
         card["cells"][cell.id] = {"env": cell.env, "kwargs": cell.kwargs, "horizon": cell.horizon,
                                   "tags": list(cell.tags), "measure": column, "agents": rows,
                                   **({"unscored": cell.unscored} if cell.unscored else {})}
@@ -223,10 +238,36 @@ def _card(manifest: dict, own: list[str], tables: dict, summary: dict, alpha: fl
     if baseline:
         card["against"] = _against(baseline, names, [c.id for c in cells], scored, per_seed, p_values, outcomes,
                                    alpha, resamples)
+    if is_bakeoff(cells):
+        card["bakeoff"] = bakeoff(pv, {c.id: c.horizon for c in cells}, list(bakeoff_agents or names), names,
+                                  outcomes, alpha)
     new = card["new"]
     card["highlight"] = list(dict.fromkeys([*new, *highlight, *([baseline] if baseline else [])])) or \
         [a for a in sorted(names, key=card["rank"].get) if a != BASELINE][:3]
     return card
+
+
+def is_bakeoff(cells) -> bool:
+    """Whether every cell plays the Contextual Bandit Bake-off's protocol (`preset="cb-bakeoff"`, no
+    other `cost_encoding`: rewards 1 for the true class, 0 otherwise), so 1 - reward is its loss."""
+    return bool(cells) and all(c.kwargs.get("preset") == "cb-bakeoff" and c.kwargs.get("cost_encoding", "-1/0")
+                               == "-1/0" for c in cells)
+
+
+def bakeoff(pv: dict, n: dict, agents: list[str], names: list[str], outcomes: dict, alpha: float) -> dict:
+    """The Bake-off's metric and rule: `pv` {cell: {agent: PV loss}}, `n` {cell: examples (T)}; for
+    `agents`, the wins minus losses of each against each by the z-test (stats.wins_losses) and, beside
+    it, the signed-rank wins minus losses (`outcomes`) over the same cells."""
+    cells = list(pv)
+    losses = np.array([[pv[c][a] for c in cells] for a in agents])
+    table = stats.wins_losses(losses, [n[c] for c in cells], alpha)
+    signed = {a: {b: sum(outcomes[c, a, b] for c in cells) for b in agents if b != a} for a in agents}
+    mean = {a: float(np.mean([pv[c][a] for c in cells])) for a in names}
+    return {"rule": f"z-test of the PV losses (error rates), n = T, two-sided at {alpha} (Bietti et al. 2021)",
+            "agents": agents, "pv_loss": pv, "n": n, "mean_pv_loss": mean,
+            "wins_minus_losses": {a: {b: int(table[i, j]) for j, b in enumerate(agents) if j != i}
+                                  for i, a in enumerate(agents)},
+            "signed_rank_wins_minus_losses": signed}
 
 
 def _ranks(iqm: dict[str, float]) -> dict[str, int]:
@@ -358,6 +399,8 @@ def markdown(card: dict) -> str:
               f"| | {' | '.join(names)} |", "|---" * (len(names) + 1) + "|"]
     lines += [f"| {a} | " + " | ".join("" if a == b else str(overall["wins_minus_losses"][a][b]) for b in names) + " |"
               for a in names]
+    if card.get("bakeoff"):
+        lines += _bakeoff_markdown(card["bakeoff"], names)
     header = "| cell | tags | agent | final regret (reward) | / Random [95% CI] | score | rank | W / T / L |"
     lines += ["", "## Cells", "", header, "|---" * 8 + "|"]
     for cell_id, cell in card["cells"].items():
@@ -369,6 +412,25 @@ def markdown(card: dict) -> str:
                          f"{_interval(row['ratio'], *row['ratio_ci'])} | {_interval(row['score'], np.nan, np.nan)} | {row['rank']:g} | "
                          f"{' / '.join(map(str, wtl))} |")
     return "\n".join(lines) + "\n"
+
+
+def _bakeoff_markdown(b: dict, names: list[str]) -> list[str]:
+    """The Markdown of the Bake-off's section: its wins - losses table beside the signed-rank one,
+    and the PV loss of every agent on every cell."""
+    agents, wml, signed = b["agents"], b["wins_minus_losses"], b["signed_rank_wins_minus_losses"]
+    lines = ["", "## The Bake-off's rule: wins minus losses (row against column)", "",
+             f"The Contextual Bandit Bake-off's metric and rule beside the signed-rank tests above: each cell's "
+             f"progressive-validation (PV) loss, the error rate of the pass (1 - final reward / T; in the Bake-off's "
+             f"-1/0 cost encoding, this minus 1), the mean over the seeds; a win of row over column on a cell when "
+             f"the {b['rule']}. Each entry: the z-test's wins - losses (the signed-rank tests' over the seeds).", "",
+             f"| | {' | '.join(agents)} |", "|---" * (len(agents) + 1) + "|"]
+    lines += [f"| {a} | " + " | ".join("" if a == c else f"{wml[a][c]} ({signed[a][c]})" for c in agents) + " |"
+              for a in agents]
+    lines += ["", "Mean PV loss over the cells: " + "; ".join(f"{a} {b['mean_pv_loss'][a]:.3f}" for a in names) + ".",
+              "", "| cell | T | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
+    lines += [f"| {c} | {b['n'][c]:,} | " + " | ".join(f"{b['pv_loss'][c][a]:.3f}" for a in names) + " |"
+              for c in b["pv_loss"]]
+    return lines
 
 
 def _floor(many: dict) -> str:
@@ -413,12 +475,12 @@ def curves(card: dict, rows: dict, spread: bool = False) -> dict:
 
 
 def write(out, alpha: float = ALPHA, resamples: int = stats.RESAMPLES, references="auto", baseline: str | None = None,
-          highlight=()) -> tuple[Path, ...]:
+          highlight=(), bakeoff_agents=None) -> tuple[Path, ...]:
     """Write scorecard.json, scorecard.md and scorecard.html into `out`; return their paths.
     `references` as for `sources`, `baseline` and `highlight` as for `_card`. The folder, its suite
     and the references are read once (`gather`), scored once, then rendered three ways."""
     found = gather(out, references)
-    card = card_of(found, alpha, resamples, baseline, highlight)
+    card = card_of(found, alpha, resamples, baseline, highlight, bakeoff_agents)
     out = Path(out)
     (out / "scorecard.json").write_text(json.dumps(_finite(card), indent=1, allow_nan=False) + "\n")
     (out / "scorecard.md").write_text(markdown(card))

@@ -102,7 +102,7 @@ def tuned_configs(tuned: dict, suite: Suite, agents: Sequence[str], quick: bool,
     if quick:
         raise ValueError("--tuned plays the report seeds; --quick is a smoke run of the defaults: drop one of them")
     track = base_track(track or "report")
-    cells = {c.id: c.spec for c in suite.track(track)[0]}
+    cells = {c.id: c.spec for c in suite.tuning(track)}          # the held-out tune_cells where the suite has them
     theirs = tuned.get("track") or "report"
     if theirs != track:
         raise ValueError(f"the tuned configurations were chosen on the {theirs} track, and this run plays the {track} "

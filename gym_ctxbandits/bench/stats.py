@@ -11,9 +11,15 @@ how often its intervals hold the exact truth: docs/bench_scorecard.md, "How far 
   at once, scipy's `wilcoxon` exactly, by enumerating the 2^n sign flips with one matrix product.
 - `outcomes`: win, tie or loss of every agent against every other on a cell by that test on the
   paired seeds, two-sided at `alpha`, with no correction for the many pairs tested; `outcome`: one pair.
+- `bakeoff_z`, `bakeoff_outcomes`, `wins_losses`: the Contextual Bandit Bake-off's rule (Bietti et al.
+  2021, Section 4): on a dataset of n examples, algorithm 1 beats 2 when the z-test of their
+  progressive-validation losses (error rates) is significant at `alpha`, two-sided; per pair, the
+  wins minus the losses over the datasets.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from scipy import stats
@@ -197,3 +203,33 @@ def performance_profile(scores, taus=TAUS) -> np.ndarray:
         else np.ravel(np.asarray(scores, float))
     s = s[np.isfinite(s)]
     return (s[:, None] > np.asarray(taus, float)[None, :]).mean(0)
+
+
+def bakeoff_z(l1, l2, n) -> tuple[np.ndarray, np.ndarray]:
+    """(Z, p) of the Bake-off's z-test between two progressive-validation losses (error rates in
+    [0, 1]) on a dataset of `n` examples, element by element: Z = (l2 - l1) / sqrt(l1 (1 - l1) / n +
+    l2 (1 - l2) / n), positive where 1's loss is the smaller, and its two-sided p = 1 - erf(|Z| /
+    sqrt(2)) (Bietti et al. 2021, Section 4). Where both variances are 0 (losses of 0 or 1), Z is
+    0 for equal losses (p 1) and +-inf otherwise (p 0)."""
+    l1, l2, n = np.broadcast_arrays(*(np.asarray(x, float) for x in (l1, l2, n)))
+    if ((l1 < 0) | (l1 > 1) | (l2 < 0) | (l2 > 1)).any() or (n < 1).any():
+        raise ValueError("bakeoff_z takes losses in [0, 1] (error rates) and n >= 1 examples")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(l1 == l2, 0.0, (l2 - l1) / np.sqrt(l1 * (1 - l1) / n + l2 * (1 - l2) / n))
+    p = 1 - np.vectorize(math.erf, otypes=[float])(np.abs(z) / math.sqrt(2)) if z.size else z.copy()
+    return z, np.where(np.isinf(z), 0.0, p)
+
+
+def bakeoff_outcomes(losses, n, alpha: float = 0.05) -> np.ndarray:
+    """(A, A, C) of +1 where agent i beats agent j on dataset c by the Bake-off's z-test at `alpha`
+    (`bakeoff_z`), -1 where it loses, 0 otherwise; `losses` (A, C): each agent's PV loss (an error
+    rate) on each dataset, `n` (C,): each dataset's examples."""
+    l = np.asarray(losses, float)
+    z, p = bakeoff_z(l[:, None, :], l[None, :, :], np.asarray(n, float)[None, None, :])
+    return np.where(p < alpha, np.sign(z), 0).astype(int)
+
+
+def wins_losses(losses, n, alpha: float = 0.05) -> np.ndarray:
+    """The Bake-off's table: (A, A) of the wins minus the losses of row agent i against column agent
+    j over the datasets (`bakeoff_outcomes` summed over them; 0 on the diagonal)."""
+    return bakeoff_outcomes(losses, n, alpha).sum(-1)

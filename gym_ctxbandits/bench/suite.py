@@ -14,6 +14,9 @@ playing its configuration tuned on them ("tuned" for the report track, "NAME-tun
 A suite whose file says `horizon_to_agents = true` gives an agent that reads a `horizon`
 hyper-parameter the cell's (unless its configuration sets one); bakeoff-v1 does not: its agents
 play their default horizons, as its references were made. bakeoff-v2 is bakeoff-v1 with that key.
+A suite may hold out cells for tuning (`[[tune_cells]]`, as the Contextual Bandit Bake-off held out
+datasets: pmlb-v1): `bench tune` then plays those cells (on the tune seeds) instead of the report
+track's, and no track ever plays them; a suite without them tunes on its report cells, as before.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from gym_ctxbandits.experiment import seed_list
 
 SUITES = Path(__file__).parent / "suites"
 DEFAULT = "bakeoff-v2"     # since 0.14.0 (bakeoff-v1 until 0.13.0, which announced the change)
-TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale")
+PMLB_TAGS = ("binary", "multiclass", "small", "medium", "large")     # pmlb-v1's: classes, and rows < 1k, < 10k, more
+TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale", *PMLB_TAGS)
 TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
-       "quick": dict, "cells": list, "tracks": dict, "horizon_to_agents": bool}
+       "quick": dict, "cells": list, "tracks": dict, "horizon_to_agents": bool, "tune_cells": list}
 CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str,
         "unscored": str}
 QUICK = {"horizon": int, "seeds": int}
@@ -91,6 +95,7 @@ class Suite:
     path: Path | None = field(default=None, compare=False)
     tracks: dict = field(default_factory=dict)
     horizon_to_agents: bool = False   # an agent that reads a `horizon` is given the cell's (bench.run.for_cell)
+    tune_cells: tuple[Cell, ...] = ()  # held out for `bench tune`, played by no track (pmlb-v1)
 
     @property
     def key(self) -> str:
@@ -116,6 +121,18 @@ class Suite:
                       replace(c, horizon=t.horizons[c.id], cost_s=None)
                       for c in self.cells if c.id not in t.drop)
         return cells, self.report_seeds
+
+    def tuning(self, track: str = "report", quick: bool = False) -> tuple[Cell, ...]:
+        """The cells a `bench tune` study of `track` plays: the held-out `tune_cells` where the suite
+        has them (cut to the quick horizon with `quick`), else the track's own cells (`track`)."""
+        if not self.tune_cells:
+            return self.track(True if quick else track)[0]
+        if base_track(track) != "report":
+            raise SuiteError(f"suite {self.key} tunes on its held-out tune_cells, which no named track cuts: tune "
+                             "on the report track (drop --track)")
+        if quick:
+            return tuple(replace(c, horizon=min(c.horizon, self.quick_horizon), cost_s=None) for c in self.tune_cells)
+        return self.tune_cells
 
 
 def is_tuned(track: str | None) -> bool:
@@ -169,23 +186,33 @@ def parse(data: dict, path: Path | None = None) -> Suite:
     _keys("quick.", data["quick"], QUICK, QUICK)
     if data["quick"]["seeds"] < 1 or data["quick"]["horizon"] < 1:
         raise SuiteError("suite keys 'quick.seeds' and 'quick.horizon' must be >= 1")
+    cells, tune_cells = _cells("cells", data["cells"]), _cells("tune_cells", data.get("tune_cells", []))
+    ids = [c.id for c in cells]
+    if not cells or len(set(ids)) < len(ids):
+        raise SuiteError(f"suite {data['name']!r}: cell ids must be unique and at least one, got {ids}")
+    held = [c.id for c in tune_cells]
+    if len(set(held)) < len(held) or set(held) & set(ids):
+        raise SuiteError(f"suite {data['name']!r}: tune_cells ids must be unique and none a report cell's, got "
+                         f"{sorted(set(held) & set(ids))[:5] or held} in both or twice")
+    tracks = {name: _track(name, table, {c.id: c for c in cells}) for name, table in data.get("tracks", {}).items()}
+    return Suite(data["name"], data["version"], tuple(cells), seeds["tune_seeds"], seeds["report_seeds"],
+                 data["quick"]["horizon"], data["quick"]["seeds"], data.get("description", ""), path, tracks,
+                 data.get("horizon_to_agents", False), tuple(tune_cells))
+
+
+def _cells(key: str, table: list) -> list[Cell]:
+    """The cells of the list `key` of a suite file ("cells", or "tune_cells"), each checked."""
     cells = []
-    for i, cell in enumerate(data["cells"]):
-        _check(f"cells[{i}]", cell, dict)
-        _keys(f"cells[{i}].", cell, CELL, ("id", "env", "horizon", "tags"))
+    for i, cell in enumerate(table):
+        _check(f"{key}[{i}]", cell, dict)
+        _keys(f"{key}[{i}].", cell, CELL, ("id", "env", "horizon", "tags"))
         if unknown := sorted(set(cell["tags"]) - set(TAGS)):
             raise SuiteError(f"cell {cell['id']!r}: unknown tags {unknown}; the tags are {', '.join(TAGS)}")
         if cell["horizon"] < 1 or not cell["tags"]:
             raise SuiteError(f"cell {cell['id']!r}: needs a horizon >= 1 and at least one tag")
         cells.append(Cell(cell["id"], cell["env"], cell.get("kwargs", {}), cell["horizon"], tuple(cell["tags"]),
                           cell.get("cost_s"), cell.get("why", ""), cell.get("unscored", "")))
-    ids = [c.id for c in cells]
-    if not cells or len(set(ids)) < len(ids):
-        raise SuiteError(f"suite {data['name']!r}: cell ids must be unique and at least one, got {ids}")
-    tracks = {name: _track(name, table, {c.id: c for c in cells}) for name, table in data.get("tracks", {}).items()}
-    return Suite(data["name"], data["version"], tuple(cells), seeds["tune_seeds"], seeds["report_seeds"],
-                 data["quick"]["horizon"], data["quick"]["seeds"], data.get("description", ""), path, tracks,
-                 data.get("horizon_to_agents", False))
+    return cells
 
 
 def _track(name: str, table, cells: dict) -> Track:

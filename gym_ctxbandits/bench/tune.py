@@ -120,7 +120,7 @@ class Study:
         if quick and self.track != "report":
             raise TuneError(f"--quick is the quick track's cells; --track {track} is another track's: give one of them")
         try:
-            self.cells = suite.track(True if quick else self.track)[0]
+            self.cells = suite.tuning(self.track, quick)     # the held-out tune_cells where the suite has them
         except SuiteError as err:
             raise TuneError(str(err)) from None
         self.seeds = list(suite.tune_seeds[:suite.quick_seeds] if quick else suite.tune_seeds)
@@ -387,7 +387,7 @@ def inherited(suite: Suite, head: dict, name: str, space: dict, defaults: dict, 
     (`bench.run.for_cell`: bakeoff-v2 gives an agent that reads a `horizon` the cell's), so every
     configuration scores as it did. The entry
     says where it came from (`inherited`); None where nothing fits."""
-    cells = [c for c in suite.track(track_of(head))[0] if c.id in head["cells"]]
+    cells = [c for c in suite.tuning(track_of(head)) if c.id in head["cells"]]
     for old in earlier(suite):
         path = shipped(old, track_of(head))
         file = read(path) if path.exists() else {"agents": {}}
