@@ -122,6 +122,7 @@ class RidgeOracle:
     def start(self, n: int, d: int, seqs: list) -> None:
         self.n_, self.d_ = n, d
         self.k_ = None                      # the blocks of the layout; None before the first X, 0: none
+        self.p_ = 0                         # their size
         self.B_ = None                      # (n, K, p, p + 1) [V_k^{-1} | theta_k] of the block instances
         self.W_ = None                      # (n, d, d + 1) [V^{-1} | theta] of the dense instances' rows
         self.dense_ = np.zeros(n, bool)     # the instances in the dense form
@@ -189,12 +190,16 @@ class RidgeOracle:
         N, K, d = X.shape
         if self.k_ is None:
             self.layout(K)
-        if K != self.k_ or self.dense_.all():
-            return np.arange(0), None
-        Xb = X.reshape(N, K * K, self.p_)[:, self._diag]
-        inside = np.count_nonzero(X.reshape(N, -1), axis=1) == np.count_nonzero(Xb.reshape(N, -1), axis=1)
+        if K != self.k_ or self.all_dense_:
+            return _NONE, None
+        p = self.p_
+        if N == 1:
+            if _between(X[0], K, d, p).any():
+                return _NONE, None
+            return _ONE, X[0].reshape(K * K, p)[self._diag][None]
+        inside = ~_between(X, K, d, p).any(axis=(1, 2))
         rows = np.flatnonzero(inside & ~self.dense_)
-        return rows, Xb[rows]
+        return rows, X[rows].reshape(len(rows), K * K, p)[:, self._diag]
 
     def _dense_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """[V^{-1} | theta] (len(rows), d, d + 1) of `rows` for the dense formulas: W_'s rows, or a block
@@ -282,12 +287,10 @@ class RidgeOracle:
     def predict1(self, X: np.ndarray) -> np.ndarray:
         """`predict(X[None])[0]` of X (K, d), (K,)."""
         if self.all_dense_:
-            return arm_scores1(X, self.W_[0, :, -1])
-        K = len(X)
-        if K == self.k_:
-            Xb = X.reshape(K * K, self.p_)[self._diag]
-            if np.count_nonzero(X) == np.count_nonzero(Xb):
-                return (Xb * self.B_[0, :, :, -1]).sum(axis=-1)
+            return X.dot(self.W_[0, :, -1]) if X.size <= 20_000 else arm_scores1(X, self.W_[0, :, -1])
+        K, p = len(X), self.p_
+        if K == self.k_ and not _between(X, K, self.d_, p).any():       # (k_ is None or 0 before the blocks)
+            return (X.reshape(K * K, p)[self._diag] * self.B_[0, :, :, -1]).sum(axis=-1)
         return self.predict(X[None])[0]
 
     def width1(self, X: np.ndarray) -> np.ndarray:
@@ -312,7 +315,23 @@ class RidgeOracle:
                 rls_update_(self.B_[0, k], x[k * p:(k + 1) * p], (y,))
                 return
             self._densify(np.arange(1))
-        rls_update_(self.W_[0], x, (y,))
+        # `rls_update_(self.W_[0], x, (y,))` inline (its 1-D form: the same calls on the same arrays)
+        W, d = self.W_[0], self.d_
+        r = x.dot(W)
+        u = r[:d]                                           # (V^{-1} x)^T
+        denom = 1.0 + u.dot(x)
+        r[d] = r.item(d) - y                                # `r[d] -= y` on Python floats (the same subtraction)
+        W -= (u[:, None] / denom) * r
+
+
+_NONE, _ONE = np.arange(0), np.arange(1)        # `RidgeOracle._local`'s rows: none, or the one instance
+
+
+def _between(X: np.ndarray, K: int, d: int, p: int) -> np.ndarray:
+    """The features of X (..., K, d) outside each arm's own block, (..., K - 1, d): in the flat (K d,) features of
+    an instance arm k's block starts at k (d + p), so what lies between two blocks is d features, a view."""
+    flat = X.reshape(*X.shape[:-2], K * d)
+    return flat[..., :(K - 1) * (d + p)].reshape(*X.shape[:-2], K - 1, d + p)[..., p:]
 
 
 def _dense_width(X: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -764,7 +783,8 @@ class OracleAgent(BaseAgent):
         if predict1 is None:
             return self._predict(X[None])[0]
         f = predict1(X)
-        if not math.isfinite(f.sum()) and not np.isfinite(f).all():     # (finite values whose sum overflows pass)
+        total = sum(f.tolist()) if len(f) <= 16 else f.sum()               # (a few: Python's sum is the cheaper)
+        if not math.isfinite(total) and not np.isfinite(f).all():          # (finite values whose sum overflows pass)
             raise ValueError(NOT_FINITE)
         return f
 

@@ -25,7 +25,7 @@ from agents.base import argmax_probs, register
 from agents.oracle import OracleAgent, oracle_seqs
 from agents.params import Int, LogUniform, Options, Real
 
-__all__ = ["igw", "igw1", "SquareCB", "FALCON", "OracleGreedy", "OracleEpsilonGreedy"]
+__all__ = ["igw", "igw1", "greedy1", "SquareCB", "FALCON", "OracleGreedy", "OracleEpsilonGreedy"]
 
 EPOCH_KEY = 0x0FA       # FALCON: epoch m's fresh oracle starts on the instances' children (ORACLE_KEY, EPOCH_KEY, m)
 
@@ -60,6 +60,17 @@ def igw1(f: np.ndarray, gamma: float):
         total += q
     share = (1.0 - total) / f.count(top)
     return [share if v == top else q for v, q in zip(f, p)]
+
+
+def greedy1(f: np.ndarray):
+    """`argmax_probs(f[None])[0]` of one instance's predictions f (K,): 1 / (number of maximisers) on each of them,
+    a list of floats for small K (the same division), else the array."""
+    if len(f) > IGW1_FLOATS:
+        return argmax_probs(f)
+    f = f.tolist()
+    top = max(f)
+    share = 1 / f.count(top)
+    return [share if v == top else 0.0 for v in f]
 
 
 @register("SquareCB")
@@ -216,7 +227,7 @@ class OracleGreedy(OracleAgent):
         return argmax_probs(self._predict(X))
 
     def _policy1(self, X):
-        return argmax_probs(self._predict1(X))
+        return greedy1(self._predict1(X))
 
 
 @register("Oracle-epsilon-greedy")
@@ -245,4 +256,7 @@ class OracleEpsilonGreedy(OracleAgent):
         return (1 - self.epsilon) * argmax_probs(self._predict(X)) + self.epsilon / X.shape[1]
 
     def _policy1(self, X):
-        return (1 - self.epsilon) * argmax_probs(self._predict1(X)) + self.epsilon / len(X)
+        greedy, keep, spread = greedy1(self._predict1(X)), 1 - self.epsilon, self.epsilon / len(X)
+        if type(greedy) is list:
+            return [keep * q + spread for q in greedy]
+        return keep * greedy + spread

@@ -351,10 +351,15 @@ FAMILY = ["SquareCB", "FALCON", "Oracle-Greedy", "Oracle-epsilon-greedy", "RegCB
           "Cover-NU", "Bag", "Bag-greedy"]
 
 
+def _oracles(agent):
+    """Every oracle the agent holds."""
+    held = list(getattr(agent, "oracles_", [agent.oracle_])) + [getattr(agent, "next_", None)]
+    return [o for o in held if o is not None]
+
+
 def _oracle_state(agent):
     """Every array of every oracle the agent holds."""
-    held = list(getattr(agent, "oracles_", [agent.oracle_])) + [getattr(agent, "next_", None)]
-    return [{k: v for k, v in vars(o).items() if isinstance(v, np.ndarray)} for o in held if o is not None]
+    return [{k: v for k, v in vars(o).items() if isinstance(v, np.ndarray)} for o in _oracles(agent)]
 
 
 def _one_rounds(seed, n=300, K=4, p=8):
@@ -394,9 +399,11 @@ def test_one_instance_rounds_equal_the_batched_ones(name):
 
 @pytest.mark.parametrize("K", [2, 3, 7, 16, 17, 40])
 def test_igw1_and_sample_arm_are_the_batched_forms(K):
-    """igw1 (Python floats up to 16 arms, arrays beyond) and sample_arm give igw's and sample_arms' bits, ties included."""
+    """igw1 and greedy1 (Python floats up to 16 arms, arrays beyond) and sample_arm give igw's, argmax_probs' and
+    sample_arms' bits, ties included."""
+    from agents.base import argmax_probs
     from agents.oracle import sample_arm, sample_arms
-    from agents.squarecb import igw1
+    from agents.squarecb import greedy1, igw1
 
     rng = np.random.default_rng(K)
     for _ in range(50):
@@ -407,3 +414,29 @@ def test_igw1_and_sample_arm_are_the_batched_forms(K):
         np.testing.assert_array_equal(np.asarray(P, float), want)
         for u in rng.random(5):
             assert sample_arm(P, u) == sample_arms(want[None], np.array([u]))[0]
+        np.testing.assert_array_equal(np.asarray(greedy1(f), float), argmax_probs(f[None])[0])
+
+
+@pytest.mark.parametrize("name", ["SquareCB", "RegCB-elim", "Cover", "Bag-greedy"])
+def test_batched_agent_on_blocks_is_its_single_agents(name):
+    """A batched agent seeded [3, 4, 5] on disjoint-encoded rounds, instance 1 shown arms outside their blocks at
+    round 30 (its oracles turn dense, the others keep their blocks): each instance plays, and its oracles
+    hold, a single agent's bits."""
+    rng = np.random.default_rng(4)
+    batched, singles = agents.make(name, seed=[3, 4, 5]), [agents.make(name, seed=s) for s in (3, 4, 5)]
+    for t in range(60):
+        X = np.stack([disjoint(rng, 4, 8) for _ in range(3)])
+        if t == 30:
+            X[1] = rng.normal(size=X[1].shape)
+        a = batched.act(X)
+        assert a.tolist() == [agent.act(X[i]) for i, agent in enumerate(singles)], t
+        y = rng.normal(size=3)
+        batched.observe(X, a, y)
+        for i, agent in enumerate(singles):
+            agent.observe(X[i], int(a[i]), float(y[i]))
+    assert batched.oracle_.dense_.tolist() == [False, True, False]
+    for i, agent in enumerate(singles):
+        for mine, theirs in zip(_oracles(batched), _oracles(agent), strict=True):
+            assert mine.dense_[i] == theirs.dense_[0]
+            np.testing.assert_array_equal(mine.theta[i], theirs.theta[0])
+            np.testing.assert_array_equal(mine.V_inv[i], theirs.V_inv[0])
