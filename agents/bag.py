@@ -59,6 +59,9 @@ class Bag(OracleEnsemble):
     def _policy(self, X: np.ndarray) -> np.ndarray:
         return self.votes(X).mean(axis=0)
 
+    def _policy1(self, X: np.ndarray) -> np.ndarray:
+        return self.votes1(X).mean(axis=0)
+
     def weights(self) -> np.ndarray:
         """(M, N) bootstrap weights k of this round's update, drawn from the instances' streams (M - 1 of
         them with `greedify`, whose member 0 takes k = 1 without a draw, as VW's)."""
@@ -73,6 +76,14 @@ class Bag(OracleEnsemble):
         np.divide(1.0, p, out=iw, where=p > 0)                              # 1 / p, 1 where p = 0
         for member, k in zip(self.oracles_, self.weights()):
             member.update(x, y, k * iw)
+
+    def _learn1(self, X: np.ndarray, a: int, y: float, p: float) -> None:
+        if not all(hasattr(member, "update1") for member in self.oracles_):
+            return self._generic_learn1(X, a, y, p)
+        x = X[a].astype(float)
+        iw = 1.0 / p if p > 0 else 1.0
+        for member, k in zip(self.oracles_, self.weights()[:, 0].tolist()):
+            member.update1(x, y, k * iw)
 
 
 @register("Bag-greedy")

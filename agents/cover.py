@@ -67,10 +67,15 @@ class Cover(OracleEnsemble):
         super().__init__(oracle=oracle, lam=lam, lr=lr, seed=seed, dim=dim, M=M, psi=psi, estimator=estimator)
 
     def _policy(self, X: np.ndarray) -> np.ndarray:
-        share = self.votes(X).mean(axis=0)
+        return self._mix(self.votes(X).mean(axis=0), X.shape[1])
+
+    def _policy1(self, X: np.ndarray) -> np.ndarray:
+        return self._mix(self.votes1(X).mean(axis=0), len(X))
+
+    def _mix(self, share: np.ndarray, K: int) -> np.ndarray:
+        """The policy from the vote shares of K arms: with the floor mu_t (Cover), or as they are (Cover-NU)."""
         if not self.uniform:
             return share
-        K = X.shape[1]
         mu = floor(K, self.t_)
         return mu + (1.0 - K * mu) * share
 
@@ -94,6 +99,30 @@ class Cover(OracleEnsemble):
         for i in range(1, self.M):
             q = votes[:i].mean(axis=0)          # q_i: the policies before i
             self._regress(self.oracles_[i], X, r_hat + self.psi * mu / (mu + (1.0 - K * mu) * q))
+
+    def _learn1(self, X: np.ndarray, a: int, y: float, p: float) -> None:
+        """`_learn` of one instance (X (K, d), Python scalars): the same arithmetic on (M, K) and (K,) arrays."""
+        check_chosen(X)
+        K = len(X)
+        f = self.predictions1(X)
+        iw = 1.0 / p if p > 0 else 1.0
+        chosen = np.zeros(K)
+        chosen[a] = 1.0
+        if self.estimator == "dr":
+            r_hat = f[0] + chosen * ((y - f.item(0, a)) * iw)
+            first = self.oracles_[0]
+            if hasattr(first, "update1"):
+                first.update1(X[a].astype(float), y, iw)
+            else:
+                first.update(X[a][None].astype(float), np.array([y]), np.array([iw]))
+        else:
+            r_hat = chosen * (y * iw)
+            self._regress(self.oracles_[0], X[None], r_hat[None])
+        mu = floor(K, self.t_)
+        votes = argmax_probs(f)
+        for i in range(1, self.M):
+            q = votes[:i].mean(axis=0)
+            self._regress(self.oracles_[i], X[None], (r_hat + self.psi * mu / (mu + (1.0 - K * mu) * q))[None])
 
     def _regress(self, oracle, X: np.ndarray, targets: np.ndarray) -> None:
         """One update of weight 1 per arm b in turn: (x_b, targets[:, b]), the cost-sensitive oracle's step

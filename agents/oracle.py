@@ -47,6 +47,7 @@ import importlib.util
 import inspect
 import math
 import numbers
+from types import SimpleNamespace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -57,7 +58,7 @@ from agents.linear import arm_scores, arm_scores1, einsum
 from agents.params import Device, LogUniform, Real, Widths
 
 __all__ = ["Oracle", "RidgeOracle", "SGDOracle", "MLPOracle", "SklearnOracle", "RiverOracle", "ORACLES", "OracleSpec",
-           "make_oracle", "OracleAgent", "sample_arms", "oracle_seqs"]
+           "make_oracle", "OracleAgent", "sample_arms", "sample_arm", "predict1", "oracle_seqs"]
 
 ORACLE_KEY = 0x0AC      # first spawn-key element of an oracle's own streams (the agent's streams use 0-3)
 
@@ -779,14 +780,7 @@ class OracleAgent(BaseAgent):
 
     def _predict1(self, X: np.ndarray) -> np.ndarray:
         """`_predict(X[None])[0]`: the oracle's `predict1` where it has one."""
-        predict1 = getattr(self.oracle_, "predict1", None)
-        if predict1 is None:
-            return self._predict(X[None])[0]
-        f = predict1(X)
-        total = sum(f.tolist()) if len(f) <= 16 else f.sum()               # (a few: Python's sum is the cheaper)
-        if not math.isfinite(total) and not np.isfinite(f).all():          # (finite values whose sum overflows pass)
-            raise ValueError(NOT_FINITE)
-        return f
+        return predict1(self.oracle_, X)
 
     _policy1 = _generic_policy1
 
@@ -847,6 +841,19 @@ class OracleAgent(BaseAgent):
         if self.iwr:
             np.divide(1.0, p, out=w, where=p > 0)
         self.oracle_.update(x, y, w)
+
+
+def predict1(oracle, X: np.ndarray) -> np.ndarray:
+    """`OracleAgent._predict(X[None])[0]` of an oracle serving one instance and X (K, d): its `predict1` where it
+    has one, the same ValueError if a prediction is NaN or inf."""
+    predict1 = getattr(oracle, "predict1", None)
+    if predict1 is None:
+        return OracleAgent._predict(SimpleNamespace(oracle_=oracle), X[None])[0]     # (it reads oracle_)
+    f = predict1(X)
+    total = sum(f.tolist()) if len(f) <= 16 else f.sum()               # (a few: Python's sum is the cheaper)
+    if not math.isfinite(total) and not np.isfinite(f).all():          # (finite values whose sum overflows pass)
+        raise ValueError(NOT_FINITE)
+    return f
 
 
 NOT_FINITE = ("the oracle's predictions are not finite: obs contains NaN or inf, or the oracle diverged (lower its "

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from agents.base import argmax_probs
-from agents.oracle import OracleAgent, oracle_seqs
+from agents.oracle import OracleAgent, oracle_seqs, predict1
 from agents.params import Int
 
 __all__ = ["OracleEnsemble", "MEMBER_KEY"]
@@ -50,3 +50,14 @@ class OracleEnsemble(OracleAgent):
     def votes(self, X: np.ndarray) -> np.ndarray:
         """(M, N, K) each member's greedy arm of X as a distribution: 1 on its argmax, ties split evenly."""
         return argmax_probs(self.predictions(X))
+
+    def predictions1(self, X: np.ndarray) -> np.ndarray:
+        """`predictions(X[None])[:, 0]` of one instance's X (K, d), (M, K) (the members' `predict1`)."""
+        out = np.empty((self.M, len(X)))
+        for i, member in enumerate(self.oracles_):
+            out[i] = predict1(member, X)
+        return out
+
+    def votes1(self, X: np.ndarray) -> np.ndarray:
+        """`votes(X[None])[:, 0]` of one instance's X (K, d), (M, K)."""
+        return argmax_probs(self.predictions1(X))

@@ -347,6 +347,20 @@ def test_ridge_oracle_update_arms_is_k_updates():
     np.testing.assert_allclose(oracles[0].theta, oracles[2].theta, rtol=1e-10, atol=1e-12)
 
 
+class ProtocolOnly:
+    """The ridge oracle behind the three methods of the protocol alone (no one-instance forms, no width)."""
+
+    def start(self, n, d, seqs):
+        self.ridge_ = RidgeOracle()
+        self.ridge_.start(n, d, seqs)
+
+    def predict(self, X):
+        return self.ridge_.predict(X)
+
+    def update(self, x, y, w):
+        self.ridge_.update(x, y, w)
+
+
 FAMILY = ["SquareCB", "FALCON", "Oracle-Greedy", "Oracle-epsilon-greedy", "RegCB-opt", "RegCB-elim", "Cover",
           "Cover-NU", "Bag", "Bag-greedy"]
 
@@ -354,7 +368,7 @@ FAMILY = ["SquareCB", "FALCON", "Oracle-Greedy", "Oracle-epsilon-greedy", "RegCB
 def _oracles(agent):
     """Every oracle the agent holds."""
     held = list(getattr(agent, "oracles_", [agent.oracle_])) + [getattr(agent, "next_", None)]
-    return [o for o in held if o is not None]
+    return [getattr(o, "ridge_", o) for o in held if o is not None]
 
 
 def _oracle_state(agent):
@@ -371,11 +385,13 @@ def _one_rounds(seed, n=300, K=4, p=8):
         yield X.astype(np.float32) if t % 3 == 1 else X, float(rng.normal())
 
 
-@pytest.mark.parametrize("name", FAMILY)
-def test_one_instance_rounds_equal_the_batched_ones(name):
+@pytest.mark.parametrize("name, settings", [(name, {}) for name in FAMILY] + [
+    ("Cover", {"estimator": "ips", "oracle": RidgeOracle(lam=2.0)}), ("SquareCB", {"oracle": ProtocolOnly()}),
+    ("Bag", {"oracle": RidgeOracle(blocks=False)})])
+def test_one_instance_rounds_equal_the_batched_ones(name, settings):
     """A single agent (its one-instance rounds), the same forced onto the general path, and a batched agent
     seeded [s]: the same arms for 300 rounds, ties included, and the same oracle state, bit for bit."""
-    fast, slow, batched = agents.make(name, seed=3), agents.make(name, seed=3), agents.make(name, seed=[3])
+    fast, slow, batched = (agents.make(name, seed=seed, **settings) for seed in (3, 3, [3]))
     slow._one = lambda obs: None
     ties = 0
     for t, (X, noise) in enumerate(_one_rounds(3, n=300 if name not in ("Cover", "Cover-NU") else 150)):
