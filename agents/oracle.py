@@ -22,6 +22,12 @@ them all, batched over N independent instances like every agent of the zoo:
               SGDRegressor()) or a river-style one (`learn_one(x, y[, w])` and `predict_one(x)`, e.g.
               river.linear_model.LinearRegression()), wrapped by `SklearnOracle` / `RiverOracle`.
 
+An oracle may give more, which the agents use where it is there (the ridge oracle gives all of them):
+`width(X)` (RegCB's confidence widths), `update_arms(X, Y, W)` (an update per arm in turn, Cover's
+cost-sensitive step), `layout(K)` (told the number of arms before its first update: FALCON's fresh
+oracles) and the one-instance forms `predict1(X)` (X (K, d) -> (K,)) and `update1(x, y, w)` (x (d,),
+Python floats), which a single agent's rounds call (`OracleAgent`).
+
 An object given by the user is a prototype: each agent (and each `reset`) works on its own deep
 copy, and a wrapped regressor on one deep copy per instance, so one object can be passed to many
 agents. Its own settings win; `lam` and `lr` are for the named oracles (lr=None: the oracle's default).
