@@ -324,9 +324,9 @@ class BaseAgent:
     `observe(obs, action, reward)` takes the same obs with an int and a float, or (N,) arrays. The
     first obs fixes the mode, N and d until `reset()`. An agent with `batched = False` serves one
     run only. Internally everything is (N, ...) with N = 1 for a single run: a single agent is the
-    N = 1 case of the batched code. (The linear families add one-instance forms of their hooks for
-    the round of a started single agent, the same arithmetic on 2-D arrays, held bit for bit to
-    this code by tests: `agents.linear.LinearAgent`.)
+    N = 1 case of the batched code. (The linear and regression-oracle families add one-instance
+    forms of their hooks for the round of a started single agent, the same arithmetic on 2-D arrays,
+    held bit for bit to this code by tests: `agents.linear.LinearAgent`, `agents.oracle.OracleAgent`.)
 
     Seeds. `seed` is an int or None (one run, or spawned into N children), or a sequence of N ints,
     one per instance; instance i then makes exactly the draws of a single agent seeded seed[i].

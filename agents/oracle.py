@@ -359,8 +359,8 @@ class SGDOracle:
     The Contextual Bandit Bake-off (Bietti, Agarwal, Langford, JMLR 2021) ran every agent on VW's
     default learner: adaptive, normalized and importance-weight-aware updates, learning rate 0.5.
     This is that update (VW's gd.cc) on dense features, per instance: a feature equal to 0 takes no
-    part in a step, as an absent feature of VW's sparse examples. An example with weight h > 0 and
-    error r = y - f(x) != 0 is learned (VW skips the others):
+    part in a step, as an absent feature of VW's sparse examples. An example with weight h > 0, error
+    r = y - f(x) != 0 and a nonzero feature is learned (VW skips the others):
 
     - adaptive (AdaGrad, Duchi et al. 2011): G_i += h (2 r)^2 x_i^2, a per-feature rate 1 / sqrt(G_i);
       else (plain SGD) one rate for all, lr (t_0 + t)^-power_t with t the total weight seen, this
@@ -419,7 +419,9 @@ class SGDOracle:
         h = np.asarray(w, dtype=float)
         r = y - (x * self.w_).sum(axis=1)
         self.seen_ += h
-        go = (h > 0) & (r != 0)                      # VW learns only examples with a loss and a weight
+        # VW learns only examples with a loss, a weight and a feature (an all-zero x has nothing to learn:
+        # its normalized step would be 0 / 0)
+        go = (h > 0) & (r != 0) & (x != 0).any(axis=1)
         if not go.any():
             return
         on = (x != 0) & go[:, None]                  # the features that take part

@@ -457,3 +457,16 @@ def test_batched_agent_on_blocks_is_its_single_agents(name):
             assert mine.dense_[i] == theirs.dense_[0]
             np.testing.assert_array_equal(mine.theta[i], theirs.theta[0])
             np.testing.assert_array_equal(mine.V_inv[i], theirs.V_inv[0])
+
+
+def test_sgd_learns_nothing_from_an_all_zero_example():
+    """An example without a nonzero feature leaves a fresh (or trained) sgd oracle as it was: no 0 / 0 in
+    the normalized step, no NaN in the predictions that follow."""
+    oracle = make_oracle("sgd")
+    oracle.start(2, 3, None)
+    oracle.update(np.zeros((2, 3)), np.array([1.0, -1.0]), np.ones(2))
+    assert not oracle.w_.any() and np.isfinite(oracle.predict(np.ones((2, 4, 3)))).all()
+    oracle.update(np.array([[1.0, 0, 2], [0, 3, 0]]), np.array([1.0, -1.0]), np.ones(2))
+    before = oracle.w_.copy()
+    oracle.update(np.zeros((2, 3)), np.array([5.0, 5.0]), np.ones(2))
+    assert np.array_equal(oracle.w_, before)
