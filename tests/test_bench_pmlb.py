@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gym_ctxbandits.bench import stats, suite, tune
+from gym_ctxbandits.bench import references, stats, suite, tune
 from gym_ctxbandits.bench.report import results
 from gym_ctxbandits.cli import main
 from gym_ctxbandits.datasets import pmlb_sets
@@ -135,3 +135,12 @@ def test_report_on_a_suite_of_the_protocol_gives_pv_losses_and_the_bakeoffs_tabl
     assert "<h2>The Bake-off's rule: wins minus losses</h2>" in Path("card/scorecard.html").read_text()
     assert main(["bench", "report", "card", "--bakeoff-agents", "LinUCB,Nobody"]) == 2
     assert "Nobody: not on this scorecard" in capsys.readouterr().err
+
+
+def test_the_references_hold_random_and_linucb_and_every_other_agent_has_a_reason():
+    s = suite.load("pmlb-v1")
+    manifest = references.read(references.folder(s), s, verify=False)
+    assert {"Random", "LinUCB"} <= set(manifest["agents"]) and list(manifest["cells"]) == [c.id for c in s.cells]
+    missing = references.absent(manifest)
+    assert "not built yet" not in missing.values() and missing["NeuralUCB"] == references.NEURAL
+    assert missing["LinTS"] == references.NOT_RUN["pmlb-v1"] and "CVXPY" in missing["OAM"]
