@@ -173,6 +173,14 @@ SKIP = {
         "33 s on 2 loaded cores",
     "CTXBANDITS_DATA=~/datasets python scripts/bench_gpt.py": "needs the Davidson corpus; about 10 min on 2 shared "
                                                                 "cores (most of it the uncached path)",
+    # docs/bench_pmlb.md and reproductions.md: pmlb-v1 needs the PMLB sets (2 cores shared with another job)
+    "ctxbandits bench run --suite pmlb-v1 --agents LinUCB --backend processes --workers 2 --out results/pmlb":
+        "needs the PMLB sets; Random 21 + LinUCB 180 CPU-s, 117 s of wall time",
+    "ctxbandits bench report results/pmlb --bakeoff-agents LinUCB,Oracle-Greedy,RegCB-opt,Random":
+        "needs the folder above; 29 CPU-s (75 s on the loaded cores) for five agents, the references among them",
+    "ctxbandits bench tune --suite pmlb-v1 --agents LinUCB --budget 8 --out results/pmlb-tune":
+        "needs the PMLB sets; not measured: about 8 x 70 CPU-s, each configuration the 40 held-out cells (41,166 "
+        "rounds a seed, 10 seeds) at LinUCB's 0.16 CPU-s per 1,000 rounds on the report cells",
     # docs/benchmark.md and bench_scorecard.md: the suite's real-data cells need the datasets (CPU seconds: 2 cores shared
     # with ~12 jobs)
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench":
@@ -231,6 +239,8 @@ REWRITES = [
     (r"--N( \d+)+", "--N 2", "... (the command's own --N)"),
     (r"/tmp/bench\.py 10000 3", "/tmp/bench.py 50 2", "docs/oam.md's benchmark: 50 rounds, 2 seeds"),
     (r"n = 10_000", "n = 200", "docs/oam.md's speed loop: 200 rounds"),
+    (r"--sets \d+", "--sets 1", "scripts/vw_head_to_head.py: one PMLB set ..."),
+    (r"--cap \d+", "--cap 40", "... of 40 rounds"),
     (r"/tmp/", "{tmp}/", "files go to the test's temp folder"),
 ]
 
