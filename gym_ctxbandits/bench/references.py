@@ -131,8 +131,8 @@ WHY_ABSENT["pmlb-v1"] = {
     **dict.fromkeys(("GPT-Ensemble++", "GPT-Greedy"), "text agents: their observations are token ids, and the PMLB "
                     "sets are tables of numbers"),
 }
-NOT_RUN = {"pmlb-v1": "not run yet on this suite: LinUCB's report track, 119 cells x 10 seeds (110,837 rounds a seed), "
-                      "took 180 CPU-s on one core and the oracle agents about as much or less (docs/bench_pmlb.md); "
+NOT_RUN = {"pmlb-v1": "not run yet on this suite: its report track, 119 cells x 10 seeds (110,837 rounds a seed), "
+                      "took LinUCB 180 CPU-s and the shipped oracle and VW agents 38 to 210 (docs/bench_pmlb.md); "
                       "`ctxbandits bench run --suite pmlb-v1 --agents NAME` scores one"}
 
 
