@@ -178,9 +178,14 @@ SKIP = {
         "needs the PMLB sets; Random 21 + LinUCB 180 CPU-s, 117 s of wall time",
     "ctxbandits bench report results/pmlb --bakeoff-agents LinUCB,Oracle-Greedy,RegCB-opt,Random":
         "needs the folder above; 29 CPU-s (75 s on the loaded cores) for five agents, the references among them",
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench regen --suite pmlb-v1 --agents Random,LinUCB,Oracle-Greedy,RegCB-opt,"
+    "SquareCB,Oracle-epsilon-greedy,VW-epsilon,Bag-greedy,Cover-NU --work results/pmlb-refs --backend processes "
+    "--workers 2": "needs the PMLB sets, and rewrites the package's references; 580 s of wall time (871 CPU-s)",
+    "ctxbandits bench report results/pmlb-refs --no-references --bakeoff-agents RegCB-opt,Oracle-Greedy,Cover-NU,"
+    "Bag-greedy,Oracle-epsilon-greedy": "needs the folder above; 44 CPU-s, 43 s of wall time (nine agents)",
     "ctxbandits bench tune --suite pmlb-v1 --agents LinUCB --budget 8 --out results/pmlb-tune":
-        "needs the PMLB sets; not measured: about 8 x 70 CPU-s, each configuration the 40 held-out cells (41,166 "
-        "rounds a seed, 10 seeds) at LinUCB's 0.16 CPU-s per 1,000 rounds on the report cells",
+        "needs the PMLB sets; not measured: about 8 x 70 CPU-s (9 min of one core), each configuration the 40 "
+        "held-out cells (41,166 rounds a seed, 10 seeds) at LinUCB's 0.16 CPU-s per 1,000 rounds on the report cells",
     # docs/benchmark.md and bench_scorecard.md: the suite's real-data cells need the datasets (CPU seconds: 2 cores shared
     # with ~12 jobs)
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench":
