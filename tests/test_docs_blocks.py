@@ -184,8 +184,8 @@ SKIP = {
     "ctxbandits bench report results/pmlb-refs --no-references --bakeoff-agents RegCB-opt,Oracle-Greedy,Cover-NU,"
     "Bag-greedy,Oracle-epsilon-greedy": "needs the folder above; 44 CPU-s, 43 s of wall time (nine agents)",
     "ctxbandits bench tune --suite pmlb-v1 --agents LinUCB --budget 8 --out results/pmlb-tune":
-        "needs the PMLB sets; not measured: about 8 x 70 CPU-s (9 min of one core), each configuration the 40 "
-        "held-out cells (41,166 rounds a seed, 10 seeds) at LinUCB's 0.16 CPU-s per 1,000 rounds on the report cells",
+        "needs the PMLB sets; a budget-2 study took 114 s on 2 cores (LinUCB 72 and 76 CPU-s a configuration, "
+        "Random 10): budget 8 about 600 CPU-s, 10 min of one core",
     # docs/benchmark.md and bench_scorecard.md: the suite's real-data cells need the datasets (CPU seconds: 2 cores shared
     # with ~12 jobs)
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench":
