@@ -20,7 +20,7 @@ Each coverage is the share of `--replicates` draws whose interval holds the trut
 binomial standard error.
 
     python scripts/bench_coverage.py             # docs/bench_scorecard.md has the tables and the run time
-    python scripts/bench_coverage.py --quick     # 60 replicates, a pool of 12 seeds: a smoke run (tests)
+    python scripts/bench_coverage.py --quick     # 60 replicates, a pool of 12 seeds of 200 rounds: a smoke run (tests)
 """
 
 from __future__ import annotations
@@ -137,9 +137,10 @@ def decided(x, y, alpha=0.05) -> float:
     return float(np.mean(stats.signed_rank_p(x - y) < alpha))
 
 
-def pool(n_seeds: int) -> dict[str, dict[str, np.ndarray]]:
+def pool(n_seeds: int, horizon: int | None = None) -> dict[str, dict[str, np.ndarray]]:
     """Final regret per seed of Random and AGENTS on CELLS of bakeoff-v2 at their defaults, seeds
-    5000 to 5000 + n_seeds (none a tune or report seed): {cell: {agent: regrets}}."""
+    5000 to 5000 + n_seeds (none a tune or report seed), each cell at its horizon (or `horizon`
+    rounds): {cell: {agent: regrets}}."""
     from gym_ctxbandits.bench import suite
     from gym_ctxbandits.compare import run
     from gym_ctxbandits.experiment import EnvSpec
@@ -149,7 +150,7 @@ def pool(n_seeds: int) -> dict[str, dict[str, np.ndarray]]:
     for cell_id in CELLS:
         c = cells[cell_id]
         table = run([EnvSpec(c.env, c.kwargs)], ["Random", *AGENTS], seeds=f"5000:{5000 + n_seeds}",
-                    horizon=c.horizon, log_every=c.horizon)
+                    horizon=horizon or c.horizon, log_every=horizon or c.horizon)
         last = table[table["round"] == table["round"].max()].sort_values("seed")
         found[cell_id] = {a: last[last["agent"] == a]["cum_regret"].to_numpy() for a in ("Random", *AGENTS)}
     return found
@@ -184,7 +185,7 @@ def main(argv=None) -> None:
     print(f"\nReal regrets: Random, {' and '.join(AGENTS)} at their defaults, the truth the pool's ratio of means "
           f"({reps} replicates):\n")
     print("| agent and cell | seeds | coverage (SE) | mean width / truth |\n|---|---|---|---|")
-    regrets = pool(args.pool)
+    regrets = pool(args.pool, 200 if args.quick else None)
     for cell_id, found in regrets.items():
         for agent in AGENTS:
             truth = found[agent].mean() / found["Random"].mean()
