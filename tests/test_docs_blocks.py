@@ -183,6 +183,11 @@ SKIP = {
     "--workers 2": "needs the PMLB sets, and rewrites the package's references; 580 s of wall time (871 CPU-s)",
     "ctxbandits bench report results/pmlb-refs --no-references --bakeoff-agents RegCB-opt,Oracle-Greedy,Cover-NU,"
     "Bag-greedy,Oracle-epsilon-greedy": "needs the folder above; 44 CPU-s, 43 s of wall time (nine agents)",
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench regen --suite pmlb-v1 --agents FALCON,RegCB-elim,Bag,Cover,"
+    "VW-SquareCB,VW-RegCB-opt,VW-Bag,VW-Cover-NU --work results/pmlb-refs-2 --backend processes --workers 2":
+        "needs the PMLB sets, and rewrites the package's references; 660 s of wall time (1,137 CPU-s)",
+    "ctxbandits bench report results/pmlb-refs-2 --bakeoff-agents VW-RegCB-opt,VW-Cover-NU,VW-Bag,VW-epsilon,"
+    "RegCB-opt,Oracle-Greedy": "needs the folder above; 59 s (17 agents with the references)",
     "ctxbandits bench tune --suite pmlb-v1 --agents LinUCB --budget 8 --out results/pmlb-tune":
         "needs the PMLB sets; a budget-2 study took 114 s on 2 cores (LinUCB 72 and 76 CPU-s a configuration, "
         "Random 10): budget 8 about 600 CPU-s, 10 min of one core",
