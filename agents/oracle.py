@@ -53,7 +53,6 @@ import importlib.util
 import inspect
 import math
 import numbers
-from types import SimpleNamespace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -64,7 +63,7 @@ from agents.linear import arm_scores, arm_scores1, einsum
 from agents.params import Device, LogUniform, Real, Widths
 
 __all__ = ["Oracle", "RidgeOracle", "SGDOracle", "MLPOracle", "SklearnOracle", "RiverOracle", "ORACLES", "OracleSpec",
-           "make_oracle", "OracleAgent", "sample_arms", "sample_arm", "predict1", "oracle_seqs"]
+           "make_oracle", "OracleAgent", "sample_arms", "sample_arm", "predict", "predict1", "oracle_seqs"]
 
 ORACLE_KEY = 0x0AC      # first spawn-key element of an oracle's own streams (the agent's streams use 0-3)
 
@@ -753,13 +752,7 @@ class OracleAgent(BaseAgent):
 
     def _predict(self, X: np.ndarray) -> np.ndarray:
         """The oracle's (N, K) predictions, or a ValueError if any is NaN or inf."""
-        f = np.asarray(self.oracle_.predict(X), dtype=float)
-        if f.shape != X.shape[:2]:
-            raise ValueError(f"the oracle's predict returned shape {f.shape} for obs {X.shape}; it must return "
-                             f"(N, K) = {X.shape[:2]}")
-        if not np.isfinite(f).all():
-            raise ValueError(NOT_FINITE)
-        return f
+        return predict(self.oracle_, X)
 
     def _policy(self, X: np.ndarray) -> np.ndarray:
         """(N, K) distribution of the next action on X (N, K, d), computed without changing the agent."""
@@ -851,12 +844,24 @@ class OracleAgent(BaseAgent):
         self.oracle_.update(x, y, w)
 
 
+def predict(oracle, X: np.ndarray) -> np.ndarray:
+    """`oracle`'s (N, K) predictions of the arms of X (N, K, d), or a ValueError if their shape is wrong or
+    any is NaN or inf."""
+    f = np.asarray(oracle.predict(X), dtype=float)
+    if f.shape != X.shape[:2]:
+        raise ValueError(f"the oracle's predict returned shape {f.shape} for obs {X.shape}; it must return "
+                         f"(N, K) = {X.shape[:2]}")
+    if not np.isfinite(f).all():
+        raise ValueError(NOT_FINITE)
+    return f
+
+
 def predict1(oracle, X: np.ndarray) -> np.ndarray:
-    """`OracleAgent._predict(X[None])[0]` of an oracle serving one instance and X (K, d): its `predict1` where it
+    """`predict(oracle, X[None])[0]` of an oracle serving one instance and X (K, d): its `predict1` where it
     has one, the same ValueError if a prediction is NaN or inf."""
     predict1 = getattr(oracle, "predict1", None)
     if predict1 is None:
-        return OracleAgent._predict(SimpleNamespace(oracle_=oracle), X[None])[0]     # (it reads oracle_)
+        return predict(oracle, X[None])[0]
     f = predict1(X)
     total = sum(f.tolist()) if len(f) <= 16 else f.sum()               # (a few: Python's sum is the cheaper)
     if not math.isfinite(total) and not np.isfinite(f).all():          # (finite values whose sum overflows pass)

@@ -10,12 +10,10 @@ families' policies.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from agents.base import argmax_probs
-from agents.oracle import OracleAgent, oracle_seqs, predict1
+from agents.oracle import OracleAgent, oracle_seqs, predict, predict1
 from agents.params import Int
 
 __all__ = ["OracleEnsemble", "MEMBER_KEY"]
@@ -44,7 +42,7 @@ class OracleEnsemble(OracleAgent):
         if any is not finite."""
         out = np.empty((self.M, *X.shape[:2]))
         for i, member in enumerate(self.oracles_):
-            out[i] = OracleAgent._predict(SimpleNamespace(oracle_=member), X)    # the base's checks (it reads oracle_)
+            out[i] = predict(member, X)
         return out
 
     def votes(self, X: np.ndarray) -> np.ndarray:
