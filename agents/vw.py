@@ -49,6 +49,7 @@ import tempfile
 import numpy as np
 
 from agents.base import PROBS_KEY, BaseAgent, _child, check_finite, register
+from agents.oracle import sample_arms
 from agents.params import Bool, Int, IntLogUniform, LogUniform, Options, Real, Str
 
 __all__ = ["VW", "VWBag", "VWCoverNU", "VWEpsilon", "VWRegCBOpt", "VWSquareCB", "pyvw"]
@@ -167,11 +168,9 @@ def one_regressor(args: str) -> bool:
 
 
 def _sample(P: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """One arm per row of the (N, K) distributions P by inversion of the uniforms u (N,): the number of
-    cumulative sums at or below u * total (an arm of probability 0 is never drawn)."""
-    cum = np.cumsum(P, axis=1)
-    arms = (cum <= u[:, None] * cum[:, -1:]).sum(axis=1)
-    return np.minimum(arms, P.shape[1] - 1)
+    """One arm per row of VW's (N, K) PMFs P by inversion of the uniforms u (N,) (`agents.oracle.sample_arms`),
+    kept in range should a PMF sum to 0."""
+    return np.minimum(sample_arms(P, u), P.shape[1] - 1)
 
 
 class VWAgent(BaseAgent):
