@@ -14,6 +14,11 @@ draws in {0, 1}, valid input for linear and generalised linear agents alike.
 
 Each family's incremental statistics are checked against their closed form in its own tests
 (tests/agents/test_linear.py, test_ensemble.py, ...): that part cannot be generic.
+
+Ranking agents (class attribute `kind = "ranking"`, issue 50) get their own checks, RANKING_CHECKS
+(`all_checks` and `check_agent` dispatch on the kind), on a small synthetic cascade problem: L = 6
+one-hot items, lists of K = 3, a few rounds; each agent is given num_positions = K, and kappas and
+a horizon where it takes them.
 """
 
 from __future__ import annotations
@@ -341,24 +346,217 @@ def check_action_probs(factory, batched: bool = False) -> None:
         twin.observe(obs, b, r)
 
 
+# -- ranking agents (kind "ranking", issue 50) ----------------------------------------------------
+RL, RK = 6, 3         # items and positions of the ranking checks' cascade problem
+
+
+class _RankProblem:
+    """A cascade problem: one-hot obs (L, L) (or (N, L, L)), and every round's attraction draws of the
+    L items; the clicks of a list are the cascade's (the first attractive position)."""
+
+    def __init__(self, batched: bool, rounds: int | None = None, seed: int = 12345):
+        rng = np.random.default_rng(seed)
+        rounds = _rounds.get() if rounds is None else rounds
+        self.batched = batched
+        self.obs = np.broadcast_to(np.eye(RL), (rounds, N, RL, RL) if batched else (rounds, RL, RL)).copy()
+        w = np.linspace(0.6, 0.1, RL)
+        self.attract = rng.random((rounds, N if batched else 1, RL)) < w
+
+    def clicks(self, t: int, ranking) -> np.ndarray:
+        A = np.reshape(ranking, (-1, RK))
+        seen = np.take_along_axis(self.attract[t], A, axis=1)
+        first = seen & (np.cumsum(seen, axis=1) == 1)
+        C = first.astype(np.int8)
+        return C if self.batched else C[0]
+
+
+def _ranking_factory(factory) -> Callable[..., Any]:
+    """The factory with the problem's num_positions, and kappas and a horizon where the agent takes them."""
+    names = {p.name for p in keyword_parameters(type(factory(seed=0)))}
+    extra: dict = {"num_positions": RK}
+    if "kappas" in names:
+        extra["kappas"] = (1.0, 0.7, 0.4)
+    if "horizon" in names:
+        extra["horizon"] = 100
+
+    def made(**kwargs):
+        return factory(**{**extra, **kwargs})
+
+    made.__name__ = _name(factory)
+    return made
+
+
+def _rank_run(agent, problem: _RankProblem, start: int = 0, stop: int | None = None) -> list:
+    lists = []
+    for t in range(start, len(problem.obs) if stop is None else stop):
+        A = agent.act(problem.obs[t])
+        agent.observe(problem.obs[t], A, problem.clicks(t, A))
+        lists.append(np.asarray(A).tolist())
+    return lists
+
+
+def check_ranking_lists(factory, batched: bool = False) -> None:
+    """act returns K distinct items in [0, L): a (K,) int array (batched: (N, K))."""
+    factory, problem, name = _ranking_factory(factory), _RankProblem(batched), _name(factory)
+    agent = factory(seed=0)
+    shape = (N, RK) if batched else (RK,)
+    for t in range(len(problem.obs)):
+        A = agent.act(problem.obs[t])
+        assert isinstance(A, np.ndarray) and A.shape == shape and A.dtype.kind in "iu", (
+            f"{name}: act must return a {shape} int array, got {type(A).__name__} {np.shape(A)}")
+        rows = A.reshape(-1, RK)
+        assert ((0 <= rows) & (rows < RL)).all(), f"{name}: round {t}, items {A.tolist()} out of range [0, {RL})"
+        assert all(len(set(r)) == RK for r in rows.tolist()), f"{name}: round {t}, list {A.tolist()} repeats an item"
+        agent.observe(problem.obs[t], A, problem.clicks(t, A))
+
+
+def check_ranking_determinism(factory, batched: bool = False) -> None:
+    """Same seed and same clicks give the same lists."""
+    factory, problem = _ranking_factory(factory), _RankProblem(batched)
+    assert _rank_run(factory(seed=7), problem) == _rank_run(factory(seed=7), problem), (
+        f"{_name(factory)}: two agents with seed=7 ranked differently on the same inputs")
+
+
+def check_ranking_inputs_not_mutated(factory, batched: bool = False) -> None:
+    """obs, the list and the clicks are left unchanged, and read-only obs are accepted."""
+    factory, problem, name = _ranking_factory(factory), _RankProblem(batched), _name(factory)
+    agent = factory(seed=0)
+    for t in range(len(problem.obs)):
+        obs = problem.obs[t].copy()
+        obs.setflags(write=False)
+        A = agent.act(obs)
+        A_copy, C = A.copy(), problem.clicks(t, A)
+        C_copy = C.copy()
+        agent.observe(obs, A, C)
+        assert np.array_equal(obs, problem.obs[t]), f"{name}: obs was modified"
+        assert np.array_equal(A, A_copy), f"{name}: the returned list changed after observe"
+        assert np.array_equal(C, C_copy), f"{name}: the clicks array was modified"
+
+
+def check_ranking_copy_and_pickle(factory, batched: bool = False) -> None:
+    """deepcopy and pickle mid-run reproduce the same future lists."""
+    factory, problem = _ranking_factory(factory), _RankProblem(batched)
+    agent = factory(seed=3)
+    half = len(problem.obs) // 2
+    _rank_run(agent, problem, 0, half)
+    clones = {"deepcopy": copy.deepcopy(agent), "pickle": pickle.loads(pickle.dumps(agent))}
+    expected = _rank_run(agent, problem, half)
+    for how, clone in clones.items():
+        assert _rank_run(clone, problem, half) == expected, f"{_name(factory)}: {how} mid-run changed the future lists"
+
+
+def check_ranking_reset(factory, batched: bool = False) -> None:
+    """reset() returns the agent to its initial behaviour."""
+    factory, problem = _ranking_factory(factory), _RankProblem(batched)
+    agent = factory(seed=5)
+    first = _rank_run(agent, problem)
+    agent.reset()
+    assert _rank_run(agent, problem) == first, f"{_name(factory)}: lists after reset() differ from a fresh run"
+
+
+def check_ranking_bad_inputs(factory, batched: bool = False) -> None:
+    """Clicks of the wrong shape or not 0/1, a list that repeats an item, is out of range or of the
+    wrong length, NaN obs and obs of the wrong shape raise a ValueError naming the problem; a
+    rejected call changes nothing (the agent then ranks as a twin that never saw it)."""
+    factory, problem, name = _ranking_factory(factory), _RankProblem(batched), _name(factory)
+    agent, twin = factory(seed=0), factory(seed=0)
+    _rank_run(agent, problem, 0, 3)
+    _rank_run(twin, problem, 0, 3)
+    obs = problem.obs[3]
+    A, C = agent.act(obs), problem.clicks(3, twin.act(obs))
+
+    def expect(what: str, words: tuple[str, ...], call: Callable[[], Any]) -> None:
+        try:
+            call()
+        except ValueError as err:
+            assert any(w in str(err).lower() for w in words), f"{name}: ValueError for {what} does not name it: {err}"
+        else:
+            raise AssertionError(f"{name}: {what} was accepted; expected a ValueError")
+
+    repeat, far = A.copy(), A.copy()
+    repeat[..., 1] = repeat[..., 0]
+    far[..., 0] = RL
+    for what, bad in (("clicks of the wrong shape", C[..., :-1]), ("clicks of 2", C * 0 + 2),
+                      ("clicks of 0.5", C * 0 + 0.5), ("NaN clicks", C * np.nan)):
+        expect(what, ("click",), lambda: agent.observe(obs, A, bad))
+    for what, bad in (("a list that repeats an item", repeat), ("an item out of range", far),
+                      ("a list of the wrong length", A[..., :-1])):
+        expect(what, ("ranking", "item", "list"), lambda: agent.observe(obs, bad, C))
+    nan_obs = obs.copy()
+    nan_obs[..., 0, 0] = np.nan
+    expect("obs with NaN", ("obs", "nan", "finite"), lambda: agent.act(nan_obs))
+    for wrong in (obs[..., 0], obs[..., :-1, :], obs[None]):
+        expect(f"obs of shape {wrong.shape}", ("obs", "shape", "items"), lambda: agent.act(wrong))
+    agent.observe(obs, A, C)
+    twin.observe(obs, A, C)
+    assert _rank_run(agent, problem, 4) == _rank_run(twin, problem, 4), (
+        f"{name}: a rejected call changed the agent's later lists")
+
+
+def check_ranking_batched_equals_singles(factory, batched: bool = False) -> None:
+    """Batched mode: an agent seeded [s_1..s_N] gives instance i exactly the lists of a single agent
+    seeded s_i fed instance i's obs and clicks."""
+    if not batched:
+        return
+    factory, problem, name, seeds = _ranking_factory(factory), _RankProblem(True), _name(factory), [3, 11, 4]
+    batch, singles = factory(seed=seeds), [factory(seed=s) for s in seeds]
+    for t in range(len(problem.obs)):
+        A = batch.act(problem.obs[t])
+        alone = [agent.act(problem.obs[t][i]).tolist() for i, agent in enumerate(singles)]
+        assert A.tolist() == alone, (f"{name}: round {t}, the batched agent ranked {A.tolist()} but single agents "
+                                     f"seeded {seeds} ranked {alone}")
+        C = problem.clicks(t, A)
+        batch.observe(problem.obs[t], A, C)
+        for i, agent in enumerate(singles):
+            agent.observe(problem.obs[t][i], A[i], C[i])
+
+
+def check_ranking_action_probs(factory, batched: bool = False) -> None:
+    """A ranking agent that offers `action_probs(obs)` gives a distribution over the L items every
+    round ((L,) or (N, L), non-negative, summing to 1); offering none is allowed."""
+    factory, problem, name = _ranking_factory(factory), _RankProblem(batched), _name(factory)
+    agent = factory(seed=4)
+    if not hasattr(agent, "action_probs"):
+        return
+    for t in range(len(problem.obs)):
+        p = np.asarray(agent.action_probs(problem.obs[t]))
+        assert p.shape == problem.obs[t].shape[:-1] and (p >= 0).all() and np.allclose(p.sum(axis=-1), 1.0), (
+            f"{name}: round {t}, action_probs {np.round(p, 3).tolist()} is not a distribution over the items")
+        A = agent.act(problem.obs[t])
+        agent.observe(problem.obs[t], A, problem.clicks(t, A))
+
+
+RANKING_CHECKS: tuple[Callable[..., None], ...] = (
+    check_ranking_lists, check_ranking_determinism, check_ranking_inputs_not_mutated, check_ranking_copy_and_pickle,
+    check_ranking_reset, check_ranking_bad_inputs, check_constructor, check_ranking_batched_equals_singles,
+    check_ranking_action_probs,
+)
+
+
 CHECKS: tuple[Callable[..., None], ...] = (
     check_valid_actions, check_seeded_determinism, check_inputs_not_mutated, check_copy_and_pickle,
     check_reset, check_bad_inputs, check_errors_leave_state, check_constructor, check_batched_equals_singles,
     check_plain_inputs, check_action_probs,
 )
 _MODE_FREE = {check_constructor}   # checks that do not depend on single vs batched mode
-_BATCHED_ONLY = {check_batched_equals_singles}
+_BATCHED_ONLY = {check_batched_equals_singles, check_ranking_batched_equals_singles}
 
 
 def _applies(check, batched: bool) -> bool:
     return not (batched and check in _MODE_FREE) and not (not batched and check in _BATCHED_ONLY)
 
 
+def _checks_of(kind: str) -> tuple[Callable[..., None], ...]:
+    """The checks of an agent of `kind` ("arm", the default, or "ranking")."""
+    return RANKING_CHECKS if kind == "ranking" else CHECKS
+
+
 def all_checks(registry: dict | None = None) -> Iterator[tuple[str, Callable[..., None], bool]]:
     """(agent name, check, batched) for every registered agent, check and supported mode."""
-    for name in sorted(REGISTRY if registry is None else registry):
+    registry = REGISTRY if registry is None else registry
+    for name in sorted(registry):
         modes = (False, True) if _batched_capable(as_factory(name)) else (False,)
-        for check in CHECKS:
+        for check in _checks_of(getattr(registry[name], "kind", "arm")):
             for batched in modes:
                 if _applies(check, batched):
                     yield name, check, batched
@@ -374,7 +572,7 @@ def check_agent(name_or_factory, batched: bool | None = None, rounds: int = ROUN
     modes = (False, True) if _batched_capable(factory) else (False,)
     token = _rounds.set(rounds)
     try:
-        for check in CHECKS:
+        for check in _checks_of(getattr(factory(seed=0), "kind", "arm")):
             for mode in modes if batched is None else (batched,):
                 if _applies(check, mode):
                     check(factory, mode)

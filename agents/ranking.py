@@ -1,0 +1,265 @@
+"""Ranking agents (issue 50): the common base, and two lifts of any one-arm zoo agent to rankings.
+
+A ranking env shows L candidate items a round, as their features obs (L, d) (one-hot ids, the
+(L, L) identity, for non-contextual click models), and takes an ordered list of K distinct items
+(position 0 is the top). A ranking agent (class attribute `kind = "ranking"`) answers
+
+    act(obs (L, d)) -> (K,) int array          batched: act(obs (N, L, d)) -> (N, K)
+    observe(obs, ranking, clicks)              clicks: the env's info["clicks"], (K,) or (N, K) 0/1
+
+and infers what the user examined from its own click model (a cascade agent: the positions up to
+and including the first click, all K when there is none; `cascade_examined`). The number of
+positions K is the hyper-parameter `num_positions` (the runner passes the env's); an agent without
+it fails at its first act with a message that says so. Seeds, modes (single or N instances),
+validation, reset and pickling are `agents.base.BaseAgent`'s: a batched agent seeded [s_1..s_N]
+gives instance i exactly the lists of a single agent seeded s_i.
+
+Ties between items break at random through one helper, `random_ranking`: every round it draws one
+uniform per item from the instance's own stream and sorts by (score desc, uniform), so the draws
+do not depend on the scores and instance i's lists never depend on the others.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import xlogy
+
+from agents.base import BaseAgent, Streams, _child, make, register
+from agents.params import Int, Str
+
+__all__ = ["RankingAgent", "RankedBandits", "TopK", "bernoulli_kl", "cascade_examined", "random_ranking"]
+
+
+def random_ranking(scores: np.ndarray, K: int, rng: Streams) -> np.ndarray:
+    """The K items of largest score in each row of scores (N, L), best first, as (N, K) int64;
+    ties in uniformly random order (one uniform per item from each instance's stream, drawn every
+    call). NaN scores are an error: the agent's statistics are corrupt."""
+    if np.isnan(scores).any():
+        raise FloatingPointError("item scores contain NaN; the agent's statistics are corrupt "
+                                 "(check clicks and features for NaN/inf)")
+    u = rng.random(scores.shape)
+    return np.lexsort((u, -scores), axis=-1)[:, :K]
+
+
+def cascade_examined(clicks: np.ndarray) -> np.ndarray:
+    """Which positions a cascade user examined, (N, K) bool from clicks (N, K): every position up to
+    and including the first click, all K when there is none (Kveton et al. 2015, §2: the user
+    scans the list top down and stops at the first attractive item)."""
+    clicked = clicks > 0
+    first = np.where(clicked.any(axis=1), clicked.argmax(axis=1), clicks.shape[1] - 1)
+    return np.arange(clicks.shape[1]) <= first[:, None]
+
+
+def bernoulli_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """d(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q)), the Bernoulli KL divergence (0 log 0 = 0)."""
+    return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+
+
+class RankingAgent(BaseAgent):
+    """The one skeleton of the ranking agents: `act` returns the list, `observe` takes the clicks.
+
+    Subclasses store their hyper-parameters, call `super().__init__(num_positions=..., seed=...,
+    dim=...)`, and provide `_start(X)` (state for N instances of L items, from the first obs X
+    (N, L, d)), `_rank(X) -> (N, K)` int64 lists and `_update(X, A, C)` (A the (N, K) lists shown,
+    C the (N, K) float clicks, both checked). `K_` and `L_` are fixed by the first obs.
+    """
+
+    kind = "ranking"
+    params = {"num_positions": (Int(ge=1), None)}
+
+    def __init__(self, *, num_positions: int | None = None, seed=None, dim: int | None = None, **hyperparameters):
+        super().__init__(num_positions=num_positions, seed=seed, dim=dim, **hyperparameters)
+
+    def _reset(self) -> None:
+        self.K_ = self.L_ = None
+
+    def _check_obs(self, obs, finite: bool = True) -> np.ndarray:
+        """obs as (N, L, d), checked as BaseAgent checks it (finite, too), with L fixed by the first obs
+        and at least num_positions items; the first obs starts the agent."""
+        if self.n_ is None:
+            X = np.asarray(obs)
+            if self.num_positions is None:
+                raise ValueError(f"{type(self).__name__} needs num_positions, the number K of positions of the "
+                                 "list it ranks: pass num_positions=K (the runner passes the env's)")
+            if X.ndim in (2, 3) and X.shape[-2] < self.num_positions:
+                raise ValueError(f"obs shows {X.shape[-2]} items but num_positions={self.num_positions}: a list "
+                                 "of K distinct items needs K <= L; lower num_positions")
+            self.K_ = self.num_positions
+            if X.ndim in (2, 3):
+                self.L_ = X.shape[-2]
+        X = super()._check_obs(obs, finite=finite)
+        if X.shape[1] != self.L_:
+            raise ValueError(f"obs shows {X.shape[1]} items but this agent started with {self.L_}; "
+                             "call reset() to change")
+        return X
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """The list of K distinct items, best first: (K,) ints for obs (L, d), (N, K) for obs (N, L, d)."""
+        A = self._rank(self._check_obs(obs))
+        return A[0] if self.single_ else A
+
+    def observe(self, obs: np.ndarray, ranking, clicks) -> None:
+        """Learn from the clicks (K,) (or (N, K)) on the list `ranking` shown on obs."""
+        X = self._check_obs(obs)
+        A, C = self._ranking_feedback(ranking, clicks)
+        self._update(X, A, C)
+        self.t_ += 1
+
+    @property
+    def action_probs(self):
+        """Not offered: a ranking agent's action is a list, whose distribution has no (K,) form
+        (an AttributeError, so `hasattr(agent, "action_probs")` is False)."""
+        raise AttributeError(f"{type(self).__name__} is a ranking agent and offers no action_probs")
+
+    def _ranking_feedback(self, ranking, clicks) -> tuple[np.ndarray, np.ndarray]:
+        """(lists (N, K) int64, clicks (N, K) float) of an observe, or a ValueError naming the problem."""
+        shape = (self.K_,) if self.single_ else (self.n_, self.K_)
+        A, C = np.asarray(ranking), np.asarray(clicks)
+        if A.shape != shape or A.dtype.kind not in "iu":
+            raise ValueError(f"ranking must be an int array of shape {shape} (the list act returned), "
+                             f"got {A.dtype} {A.shape}")
+        if C.shape != shape or C.dtype.kind not in "biuf":
+            raise ValueError(f"clicks must be a 0/1 array of shape {shape} (the env's info['clicks']), "
+                             f"got {C.dtype} {C.shape}")
+        A, C = A.reshape(-1, self.K_).astype(np.int64, copy=False), C.reshape(-1, self.K_).astype(float)
+        if A.min() < 0 or A.max() >= self.L_:
+            raise ValueError(f"ranking holds items out of range [0, {self.L_}): {A.tolist()}")
+        if self.K_ > 1 and (np.diff(np.sort(A, axis=1), axis=1) == 0).any():
+            raise ValueError(f"ranking repeats an item: {A.tolist()}; a list holds K distinct items")
+        if not np.isin(C, (0.0, 1.0)).all():
+            raise ValueError(f"clicks must be 0 or 1 per position, got {C.tolist()}")
+        return A, C
+
+    def _rank(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _update(self, X: np.ndarray, A: np.ndarray, C: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _int_seeds(self, key: int) -> list[int]:
+        """One int seed per instance for an inner agent: child `key` of each instance's SeedSequence
+        (keys from 8 on; the agent's own streams use 0-2)."""
+        return [int(_child(s, key).generate_state(1, np.uint64)[0]) for s in self.seqs_]
+
+    def _inner(self, name: str, kwargs: dict | None, key: int):
+        """A zoo agent for N instances, seeded from this agent's seeds (so batched equals singles)."""
+        seeds = self._int_seeds(key)
+        return make(name, **dict(kwargs or {}), seed=seeds[0] if self.single_ else seeds)
+
+
+class Kwargs:
+    """A dict of keyword arguments (an inner agent's hyper-parameters), as an agents.params rule."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, dict) and all(isinstance(k, str) for k in value)
+
+    def __str__(self) -> str:
+        return "a dict of keyword arguments"
+
+
+def _check_inner(name: str) -> None:
+    """A ValueError unless `name` is a registered one-arm agent (a lift takes a K-armed agent)."""
+    from agents.base import agent_class
+
+    if getattr(agent_class(name), "kind", "arm") != "arm":
+        raise ValueError(f"agent={name!r} is a ranking agent; the lift takes a one-arm zoo agent, e.g. 'LinUCB'")
+
+
+@register("RankedBandits")
+class RankedBandits(RankingAgent):
+    """Ranked bandits (Radlinski, Kleinberg, Joachims 2008, "Learning diverse rankings with multi-armed
+    bandits", Alg. 1 RBA): one one-arm zoo agent per position, each choosing among all L items.
+
+    Round t: the slot-k agent picks b_k = act(obs); when b_k was already placed above, position k
+    shows an arbitrary unused item instead (here: uniform among the unused, from the instance's
+    stream). Feedback: the slot-k agent observes (obs, b_k, f_k), f_k = 1 when the item shown at k is
+    its own pick and was clicked, else 0 (a replaced pick is rewarded 0, the paper's rule).
+
+    Args:
+        agent: the registered name of the slot agents (a one-arm agent, e.g. "LinUCB"; on one-hot
+            item ids LinUCB is a UCB on each item's click rate).
+        agent_kwargs: their hyper-parameters (a dict, or None).
+    """
+
+    params = {"agent": Str(), "agent_kwargs": (Kwargs(), None)}
+
+    def __init__(self, *, agent: str = "LinUCB", agent_kwargs: dict | None = None, num_positions: int | None = None,
+                 seed=None, dim: int | None = None):
+        self.agent, self.agent_kwargs = agent, agent_kwargs
+        super().__init__(num_positions=num_positions, seed=seed, dim=dim)
+
+    def _check_params(self) -> None:
+        _check_inner(self.agent)
+
+    def _start(self, X):
+        self.slots_ = [self._inner(self.agent, self.agent_kwargs, 8 + k) for k in range(self.K_)]
+        self.picks_ = None
+
+    def _rank(self, X):
+        obs = X[0] if self.single_ else X
+        picks = np.stack([np.reshape(slot.act(obs), -1) for slot in self.slots_], axis=1)     # (N, K)
+        A = picks.copy()
+        u = self.rng_.random((self.n_, self.K_))         # one uniform per position, drawn every round
+        for k in range(1, self.K_):                      # top down: a pick already shown above is replaced
+            for i in np.flatnonzero((A[:, :k] == A[:, k:k + 1]).any(axis=1)):
+                unused = np.setdiff1d(np.arange(self.L_), A[i, :k])
+                A[i, k] = unused[int(u[i, k] * len(unused))]
+        self.picks_ = picks
+        return A
+
+    def _update(self, X, A, C):
+        if self.picks_ is None:
+            raise ValueError("observe before act: RankedBandits rewards each slot's own pick, so observe the list "
+                             "its last act returned")
+        obs = X[0] if self.single_ else X
+        for k, slot in enumerate(self.slots_):
+            f = np.where(self.picks_[:, k] == A[:, k], C[:, k], 0.0)
+            if self.single_:
+                slot.observe(obs, int(self.picks_[0, k]), float(f[0]))
+            else:
+                slot.observe(obs, self.picks_[:, k], f)
+
+
+@register("TopK")
+class TopK(RankingAgent):
+    """Top-K by a one-arm zoo agent's scores: the list is the K items of largest score, best first.
+
+    The scores are the agent's arm indices where it has them (`_scores`, e.g. LinUCB's UCBs, a
+    LinTS sample; numpy agents on agents.BaseAgent), else its `action_probs(obs)`. Ties break at
+    random (`random_ranking`). Feedback: the inner agent observes the top position only, (obs,
+    item at position 0, click at position 0), one observation a round as in its own one-arm
+    problem: the top position is examined under the cascade and position-based models alike, so
+    its click is an unbiased draw of the item's attraction (times kappa_1 under the PBM); lower
+    positions' clicks depend on the items above them and are not fed to it.
+
+    Args:
+        agent: the registered name of the inner agent (a one-arm agent).
+        agent_kwargs: its hyper-parameters (a dict, or None).
+    """
+
+    params = {"agent": Str(), "agent_kwargs": (Kwargs(), None)}
+
+    def __init__(self, *, agent: str = "LinUCB", agent_kwargs: dict | None = None, num_positions: int | None = None,
+                 seed=None, dim: int | None = None):
+        self.agent, self.agent_kwargs = agent, agent_kwargs
+        super().__init__(num_positions=num_positions, seed=seed, dim=dim)
+
+    def _check_params(self) -> None:
+        _check_inner(self.agent)
+
+    def _start(self, X):
+        self.inner_ = self._inner(self.agent, self.agent_kwargs, 8)
+
+    def _rank(self, X):
+        inner = self.inner_
+        if hasattr(inner, "_scores") and isinstance(inner, BaseAgent) and not inner.torch_streams:
+            scores = np.asarray(inner._scores(inner._check_obs(X[0] if self.single_ else X)), dtype=float)
+        else:
+            scores = np.asarray(inner.action_probs(X[0] if self.single_ else X), dtype=float)
+        return random_ranking(scores.reshape(self.n_, self.L_), self.K_, self.rng_)
+
+    def _update(self, X, A, C):
+        if self.single_:
+            self.inner_.observe(X[0], int(A[0, 0]), float(C[0, 0]))
+        else:
+            self.inner_.observe(X, A[:, 0], C[:, 0])
