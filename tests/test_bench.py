@@ -168,6 +168,37 @@ def test_ratio_ci_is_scipys_paired_percentile_bootstrap_bit_for_bit(n, zeros):
         assert stats.ratio_ci(a, r, seed=seed)[1:] == (ci.low, ci.high)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 40, 2000])
+def test_percentiles_are_scipys_quantiles_bit_for_bit(n):
+    """stats.percentiles is scipy.stats.quantile's linear method to the last bit, at levels and sizes
+    the scorecard does not use, with ties, infinities (a resample of Random at 0) and a NaN."""
+    from scipy import stats as sp
+
+    rng = np.random.default_rng(n)
+    for level in (0.95, 0.9, 0.5, 0.99):
+        p = np.array([(1 - level) / 2, 1 - (1 - level) / 2])
+        for x in (rng.standard_normal(n), np.round(rng.gamma(1.0, 2.0, n), 1), np.r_[rng.random(n - 1), np.inf]):
+            with np.errstate(invalid="ignore"):              # 0 * inf, in scipy's formula as in ours
+                np.testing.assert_array_equal(stats.percentiles(x, p), sp.quantile(x, p))
+    assert np.isnan(stats.percentiles(np.r_[np.nan, rng.random(n)], p)).all()
+
+
+def test_iqm_ci_draws_the_same_resamples_whether_cells_have_equal_seeds_or_not():
+    """iqm_ci draws all cells' resamples in one call when every cell has as many seeds: the same
+    interval, bit for bit, as one draw a cell (the path cells of unequal lengths take)."""
+    rng = np.random.default_rng(3)
+    cells = [rng.random(6) for _ in range(9)]
+    one_call = stats.iqm_ci(cells, resamples=501)
+    draw = np.random.default_rng(0)
+    boot = np.hstack([c[draw.integers(0, 6, (501, 6))] for c in cells])
+    from scipy import stats as sp
+
+    tail = (1 - stats.LEVEL) / 2
+    low, high = np.quantile(sp.trim_mean(boot, 0.25, axis=1), [tail, 1 - tail])
+    assert one_call[1:] == (float(low), float(high))
+    assert stats.iqm_ci([*cells, rng.random(4)], resamples=501)[1] != one_call[1]   # the other path runs
+
+
 def test_scores_are_bsuite_normalised_and_clipped():
     np.testing.assert_allclose(stats.scores([0, 5, 10, 20], [8, 10, 10, 10]), [1, 0.5, 0, 0])
     np.testing.assert_allclose(stats.scores([10, 15, 30], [10, 10, 10], lower_is_better=False), [0, 0.5, 1])
