@@ -79,6 +79,14 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
                          "[S3] App. G.4 moderation with token ids, for fine-tuned backbones"),
     # [S2] Bae, Lee App. J.1: the Open Bandit Dataset replay (horizon in accepted events, set by the run loop).
     "OpenBandit": ("OpenBandit", None, {}, "[S2] App. J.1 Open Bandit Dataset replay"),
+    # Non-stationary (issue 51): envs/nonstationary.py, envs/schedule.py, docs/nonstationary.md.
+    "RussacAbrupt": ("Russac", 6_000, {"schedule": "abrupt"},
+                     "Russac et al. 2019: theta* jumping at t = 1001, 2001, 3001 (their code)"),
+    "RussacSlow": ("Russac", 6_000, {"schedule": "slow"},
+                   "Russac et al. 2019: theta* turning a quarter circle over 3,000 rounds (their code)"),
+    "PiecewiseBernoulli": ("PiecewiseBernoulli", 2_000, {},
+                           "SMPyBandits (Besson): 3 Bernoulli arms, a change every 400 rounds"),
+    "Scheduled": ("Scheduled", 10_000, {}, "any env's parameters on a schedule (abrupt, rotation, random walk)"),
 }
 # Replay families: no simulated regret, no native vector env, the episode ends when the log does.
 REPLAY = {"OpenBandit"}
@@ -126,6 +134,15 @@ TABLE_ROWS: dict[str, tuple[str, str]] = {
               "`Tokens` id gives its token ids): +1, -0.5, +0.5") for name in ("HateSpeech", "HateSpeechTokens")},
     "OpenBandit": ("[S2] App. J.1", "Open Bandit Dataset replay, K=5 reduced action set, reward = logged click on "
                    "accepted events"),
+    # Non-stationary (issue 51): regret against the round's best arm (dynamic regret).
+    "RussacAbrupt": ("Russac et al. 2019 (code)", "x^T theta*_t + N(0, 1), 50 fresh arms of U[-1,1]^2 / max(1, ‖x‖) a "
+                     "round; theta* = (1,0), (-1,0), (0,1), (0,-1), changing at rounds 1002, 2002, 3002"),
+    "RussacSlow": ("Russac et al. 2019 (code)", "x^T theta*_t + N(0, 1), the same arms; theta*_t turning from angle 0 "
+                   "to pi/2 over the first 3,000 rounds, then still"),
+    "PiecewiseBernoulli": ("SMPyBandits (Besson)", "Ber(mu_k), K=3 one-hot arms, means [.2,.5,.9], [.2,.2,.9], "
+                           "[.2,.2,.1], [.7,.2,.1], [.7,.5,.1] changing at rounds 401, 801, 1201, 1601"),
+    "Scheduled": ("any env of the package", "`env=` an id, `schedule=` abrupt change points (fresh instances or given "
+                  "values), rotation or random walk of theta"),
 }
 
 

@@ -5,9 +5,11 @@ from gym_ctxbandits.envs.classification import ClassificationEnv, ClassTargetEnv
 from gym_ctxbandits.envs.core import CtxBanditEnv, CtxBanditVectorEnv
 from gym_ctxbandits.envs.drifting import DriftingLinearEnv
 from gym_ctxbandits.envs.moderation import HateSpeechEnv
+from gym_ctxbandits.envs.nonstationary import PiecewiseBernoulliEnv, RussacEnv
 from gym_ctxbandits.envs.pool import PoolEnv
 from gym_ctxbandits.envs.replay import OpenBanditEnv
 from gym_ctxbandits.envs.retiring import RetiringItemsEnv
+from gym_ctxbandits.envs.schedule import ScheduledEnv
 from gym_ctxbandits.envs.synthetic import (
     BernoulliLogisticEnv,
     DistanceEnv,
@@ -22,4 +24,6 @@ __all__ = [
     "ActionSetsEnv", "BernoulliLogisticEnv", "ClassTargetEnv", "ClassificationEnv", "CtxBanditEnv", "CtxBanditVectorEnv", "DistanceEnv",
     "DriftingLinearEnv", "FiniteLinearEnv", "FixedActionSetEnv", "HateSpeechEnv", "LinearEnv", "LogisticEnv", "MLPTeacherEnv", "NeuralLogisticEnv", "OpenBanditEnv",
     "PoolEnv", "QuadraticEnv", "RetiringItemsEnv", "SphereLinearEnv", "SupervisedEnv", "UnitCircleEnv", "VectorQuadraticEnv",
+    # Non-stationary (issue 51)
+    "PiecewiseBernoulliEnv", "RussacEnv", "ScheduledEnv",
 ]

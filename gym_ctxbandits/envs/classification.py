@@ -51,6 +51,7 @@ import functools
 import numpy as np
 
 from gym_ctxbandits.envs.core import CtxBanditEnv, check_float, check_int
+from gym_ctxbandits.envs.schedule import change_point_info, check_change_points, segment_of
 
 PRESETS = {
     "S0": {"scaling": "l2", "categorical": "ordinal", "missing_value": -1.0, "noise_std": 0.0, "image_size": 28},
@@ -215,7 +216,11 @@ class ExampleStreamEnv(CtxBanditEnv):
         n, k, d = len(x), self.num_arms, self.X.shape[1]
         features = np.zeros((n, k, k, d), np.float32)
         features[:, np.arange(k), np.arange(k)] = x[:, None, :]
-        return features.reshape(n, k, k * d), self.payoff[self.y[rounds["row"]]], None
+        return features.reshape(n, k, k * d), self.payoff[self._labels(instances, rounds)], None
+
+    def _labels(self, instances, rounds) -> np.ndarray:
+        """The (N,) classes that pay this round: the examples' own (SupervisedEnv's relabel= moves them)."""
+        return self.y[rounds["row"]]
 
     def reset_info(self, instances, rounds):
         return {"context": self.X[rounds["row"]]}
@@ -253,6 +258,15 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         Agarwal, Langford 2021): one pass over a random permutation of the rows (`stream="pass"`),
         raw features (`scaling="none"`), reward 1 for the true class (`cost_encoding="-1/0"`;
         "0/1" pays 0 and -1); the module docstring says why the block encoding is its features.
+        Concept drift (issue 51): `relabel={"change_points": [r_1, ...], "permutations": [...]}`
+        relabels the classes at the change points (1-based rounds, each the first of a new segment):
+        in segment s an example of class c pays at arm sigma_s(c), sigma_s the segment's permutation
+        of the class indices; the contexts stay as they are. Without "permutations" sigma_0 is the
+        identity and each later sigma_s is drawn with the instance from the seed (`instance_seed`
+        fixes them), uniform among the permutations other than the previous segment's; given, they
+        are one list per segment. Regret is against the class paying in the round (dynamic regret);
+        `env.unwrapped.change_points` lists the change points and each step's `info["change_point"]`
+        is True when the round just played started a segment.
 
     Action Space: Discrete(K), K = number of classes.
     Observation Space: Box(-b, b, (K, K d), float32), b = 1 for every scaling but "none" (there the
@@ -269,20 +283,21 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         cached copies only); preset=None (minmax-l2, no noise) or "S0", "S2", "S3", "cb-bakeoff";
         scaling, missing_value, noise_std (None: from the preset), categorical="onehot",
         category_seed=0 (the "random" encoding's values), stream and cost_encoding (None: from the
-        preset, else "iid" and "-1/0").
+        preset, else "iid" and "-1/0"), relabel=None (concept drift, above).
 
     Version History:
         * v0: initial version. Since 0.2: iris without data; columns min-max scaled before the
           rows by default (it was the "S0" preset's L2 rows: preset="S0" gives those). Since
           0.18: pmlb: sources, `stream`, `cost_encoding` and the "cb-bakeoff" preset (the
-          defaults give the former numbers, seed for seed).
+          defaults give the former numbers, seed for seed). Issue 51: `relabel` (concept drift;
+          without it the numbers are unchanged).
     """
 
     def __init__(self, X=None, y=None, source: str | None = None, label: str | None = None, split: str | None = None,
                  sha256: str | None = None, data_home=None, download: bool = True, preset: str | None = None,
                  scaling: str | None = None, categorical: str | None = "onehot", missing_value: float | None = None,
                  noise_std: float | None = None, category_seed: int = 0, instance_seed: int | None = None,
-                 stream: str | None = None, cost_encoding: str | None = None):
+                 stream: str | None = None, cost_encoding: str | None = None, relabel: dict | None = None):
         from gym_ctxbandits.datasets import supervised
 
         self._options(preset, scaling, categorical, missing_value)
@@ -307,12 +322,14 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         self.X, self.y = prepare(data.X, data.categorical, data.y, self.scaling, self.categorical, self.missing_value,
                                  check_int("category_seed", category_seed, minimum=0))
         self.classes = data.classes
-        self._classes_as_arms(preset, noise_std, instance_seed, stream, cost_encoding)
+        self._classes_as_arms(preset, noise_std, instance_seed, stream, cost_encoding, relabel)
 
     def _classes_as_arms(self, preset: str, noise_std: float | None, instance_seed: int | None,
-                         stream: str | None = None, cost_encoding: str | None = None) -> None:
+                         stream: str | None = None, cost_encoding: str | None = None, relabel: dict | None = None) -> None:
         """Arm k is class k: payoff I_K (cost_encoding "-1/0") or I_K - 1 ("0/1"), with the preset's reward
-        noise unless noise_std is given; the last step of the constructor once X, y and classes are set."""
+        noise unless noise_std is given, relabelled at change points by `relabel`; the last step of the
+        constructor once X, y and classes are set."""
+        self._relabelling(relabel)
         p = _preset(preset)
         self.stream = _choice(p.get("stream", "iid") if stream is None else stream, "stream", STREAMS)
         self.cost_encoding = _choice(p.get("cost_encoding", "-1/0") if cost_encoding is None else cost_encoding,
@@ -323,6 +340,55 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         noise_std = p["noise_std"] if noise_std is None else noise_std
         super().__init__(k, k * self.X.shape[1], noise="gaussian", noise_std=noise_std,
                          feature_bound=self._feature_bound(), instance_seed=instance_seed)
+
+    # --- relabel=: concept drift, the classes permuted at change points --------------------------
+    def _relabelling(self, relabel: dict | None) -> None:
+        """Check relabel= and set `change_points` and `permutations` (None: drawn with each instance)."""
+        self.change_points, self.permutations = (), None
+        if relabel is None:
+            return
+        if not isinstance(relabel, dict) or "change_points" not in relabel or set(relabel) - {"change_points",
+                                                                                             "permutations"}:
+            raise ValueError("relabel must be a dict {'change_points': [1-based rounds], 'permutations': [one "
+                             f"permutation of the class indices per segment] (optional: drawn)}}, got {relabel!r}")
+        self.change_points = check_change_points(relabel["change_points"], "relabel['change_points']")
+        k, segments = len(self.classes), len(self.change_points) + 1
+        if relabel.get("permutations") is None:
+            self.random_instance = True  # the permutations are drawn with the instance, from the seed
+            return
+        try:
+            perms = np.asarray(relabel["permutations"], dtype=np.int64)
+        except (TypeError, ValueError):
+            perms = np.zeros(0)
+        if perms.shape != (segments, k) or not (np.sort(perms, axis=1) == np.arange(k)).all():
+            raise ValueError(f"relabel['permutations'] must be {segments} permutations of 0..{k - 1} (one per segment: "
+                             f"len(change_points) + 1), got {relabel['permutations']!r}")
+        self.permutations = perms
+
+    def draw_instance(self, rng):
+        """With relabel=: the (S, K) permutations, given, or drawn: the identity first, then each segment's
+        uniform among the permutations other than the previous one (so every change point changes the labels)."""
+        if not self.change_points:
+            return {}
+        if self.permutations is not None:
+            return {"relabel": self.permutations}
+        perms = [np.arange(len(self.classes))]
+        for _ in self.change_points:
+            perm = rng.permutation(len(self.classes))
+            while np.array_equal(perm, perms[-1]):
+                perm = rng.permutation(len(self.classes))
+            perms.append(perm)
+        return {"relabel": np.stack(perms)}
+
+    def _labels(self, instances, rounds):
+        """The class that pays: sigma_s(c) for an example of class c in segment s, sigma_s its permutation."""
+        y = super()._labels(instances, rounds)
+        if not self.change_points:
+            return y
+        return instances["relabel"][np.arange(len(y)), segment_of(self.change_points, rounds["t"]), y]
+
+    def step_info(self, instances, rounds, actions):
+        return change_point_info(self.change_points, rounds["t"]) if self.change_points else {}
 
     # --- stream="pass": one pass over a random permutation of the rows ----------------------------
     def _instance(self, rng):
@@ -337,6 +403,11 @@ class SupervisedEnv(_DatasetEnv, ExampleStreamEnv):
         return {k: v for k, v in super().instance.items() if k != "order"}
 
     def draw_round(self, rng, instance, t=0):
+        """The round's row, and its index t when there are change points (relabel=)."""
+        row = self._row(rng, instance, t)
+        return {**row, "t": np.array(t)} if self.change_points else row
+
+    def _row(self, rng, instance, t):
         """stream="iid": a row drawn uniformly; "pass": row order[t] of the episode's permutation, drawn
         at t = 0 (the observation after the last round, which no agent acts on, repeats order[0])."""
         if self.stream == "iid":
@@ -386,7 +457,7 @@ class ClassificationEnv(SupervisedEnv):
         noise_std, image_size, stream, cost_encoding (None: from the preset; see `SupervisedEnv`),
         category_seed=0 (the [S2] random values), check_size=True (False accepts a deliberately
         smaller copy under the canonical file names, such as the test fixtures of data/fixtures;
-        see `gym_ctxbandits.datasets.load`).
+        see `gym_ctxbandits.datasets.load`), relabel=None (concept drift, as in `SupervisedEnv`).
 
     Version History:
         * v0: initial version.
@@ -396,10 +467,11 @@ class ClassificationEnv(SupervisedEnv):
                  download: bool = True, preset: str = "S0", scaling: str | None = None,
                  categorical: str | None = None, missing_value: float | None = None, noise_std: float | None = None,
                  image_size: int | None = None, category_seed: int = 0, instance_seed: int | None = None,
-                 check_size: bool = True, stream: str | None = None, cost_encoding: str | None = None):
+                 check_size: bool = True, stream: str | None = None, cost_encoding: str | None = None,
+                 relabel: dict | None = None):
         self._load(dataset, data_path, data_home, split, download, preset, scaling, categorical, missing_value,
                    image_size, category_seed, check_size)
-        self._classes_as_arms(preset, noise_std, instance_seed, stream, cost_encoding)
+        self._classes_as_arms(preset, noise_std, instance_seed, stream, cost_encoding, relabel)
 
 
 class ClassTargetEnv(_DatasetEnv):
