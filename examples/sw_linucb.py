@@ -4,7 +4,8 @@
 A new agent in one small module: the linear base (agents.linear.LinearAgent) brings act/observe,
 single and batched mode, seeding, validation and tie-breaking; the algorithm is its state, its
 update and its arm scores, on arrays with the instance axis N first. `--import
-examples/sw_linucb.py` makes "SW-LinUCB" known to `ctxbandits run` and every worker it starts.
+examples/sw_linucb.py` makes "My-SW-LinUCB" known to `ctxbandits run` and every worker it starts
+(the zoo's own "SW-LinUCB", agents.nonstationary, adds Cheung et al.'s confidence width).
 """
 
 import numpy as np
@@ -14,7 +15,7 @@ from agents.linear import LinearAgent
 from agents.params import Int, Real
 
 
-@agents.register("SW-LinUCB")
+@agents.register("My-SW-LinUCB")
 class SlidingWindowLinUCB(LinearAgent):
     """LinUCB whose statistics cover the last `window` rounds: V = lam I + sum x x^T and b = sum y x
     over that window; play argmax_x <x, V^{-1} b> + alpha ||x||_{V^{-1}}. Forgets a drifting theta."""
@@ -48,4 +49,4 @@ if __name__ == "__main__":
     from agents.checks import check_agent
 
     check_agent(SlidingWindowLinUCB, rounds=250)  # the conformance suite, single and batched, past the window
-    print("SW-LinUCB passes agents.checks")
+    print("My-SW-LinUCB passes agents.checks")
