@@ -29,6 +29,11 @@ naming the env, what failed and how to fix it:
   without it the instance changes with the episode seed, unless the env declares it given
   (`random_instance = False`: a hand-built action set, a dataset), when it never does.
 
+* `check_ranking`: for a ranking env (`kind = "ranking"`, envs/ranking.py; the other checks take its
+  lists too, and `check_info` holds it to the ranking info: `clicks`, `examined`, the optimal list):
+  a MultiDiscrete([L] * K) action space, repeated / out-of-range / wrong-length / non-integer lists
+  refused, and common random numbers (the same users whatever the list); skipped for a one-arm env.
+
 Step info beyond the contract is refused (it might reveal the optimum): name a documented extra
 key of your env with `check_env(..., info_keys=("my_key",))`.
 """
@@ -46,11 +51,14 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 from gymnasium.wrappers import TimeLimit
 
 from gym_ctxbandits.envs.core import CtxBanditEnv, OneTimeCostWarning, vector_env
+from gym_ctxbandits.envs.ranking import RankingEnv, ranking_vector_env
 
 STEP_KEYS = frozenset({"expected_reward", "optimal_expected_reward", "optimal_action", "regret"})
 # What an agent may know before acting: shown with each round's observation, so never the optimum.
 ROUND_KEYS = frozenset({"action_mask", "context"})
 REPLAY_KEYS = frozenset({"accepted"})
+# A ranking env's step info (kind = "ranking"): the per-position feedback, then the contract's keys.
+RANKING_KEYS = STEP_KEYS | {"clicks", "examined"}
 
 
 @dataclass(frozen=True)
@@ -84,10 +92,11 @@ def as_factory(id_or_env, *, info_keys=(), **kwargs) -> EnvFactory:
         env = id_or_env(**{**kwargs, **extra})
         return env if max_episode_steps is None else TimeLimit(env, max_episode_steps)
 
-    native = isinstance(id_or_env, type) and issubclass(id_or_env, CtxBanditEnv)
+    native = isinstance(id_or_env, type) and issubclass(id_or_env, (CtxBanditEnv, RankingEnv))
 
     def make_native_vec(n, **extra):
-        return vector_env(id_or_env, id_or_env.__module__)(num_envs=n, **{**kwargs, **extra})
+        build = ranking_vector_env if issubclass(id_or_env, RankingEnv) else vector_env
+        return build(id_or_env, id_or_env.__module__)(num_envs=n, **{**kwargs, **extra})
 
     return EnvFactory(getattr(id_or_env, "__name__", repr(id_or_env)), make, make_native_vec if native else None,
                       frozenset(info_keys))
@@ -99,14 +108,34 @@ def _available(info: dict, num_arms: int) -> np.ndarray:
     return np.flatnonzero(info["action_mask"]) if "action_mask" in info else np.arange(num_arms)
 
 
+def _is_ranking(env) -> bool:
+    """Whether the env takes a list of items (`kind = "ranking"`, envs/ranking.py) rather than one arm."""
+    return getattr(env.unwrapped, "kind", "arm") == "ranking"
+
+
+def _random_action(env, info: dict, rng: np.random.Generator):
+    """A random valid action: an available arm, or for a ranking env a list of K distinct items."""
+    if _is_ranking(env):
+        model = env.unwrapped
+        return rng.permutation(model.num_items)[: model.num_positions]
+    arms = _available(info, env.action_space.n)
+    return int(arms[rng.integers(len(arms))])
+
+
+def _first_action(env, info: dict):
+    """A fixed valid action: the first available arm, or the list 0, 1, ..., K - 1."""
+    if _is_ranking(env):
+        return np.arange(env.unwrapped.num_positions)
+    return int(_available(info, env.action_space.n)[0])
+
+
 def _rollout(f: EnvFactory, env, seed: int, steps: int, action_seed: int = 0) -> list[tuple]:
     """[(obs, reward, info)] of reset(seed) and `steps` random available actions."""
     rng = np.random.default_rng(action_seed)
     obs, info = env.reset(seed=seed)
     out = [(obs, None, info)]
     for t in range(steps):
-        arms = _available(info, env.action_space.n)
-        obs, reward, terminated, truncated, info = env.step(int(arms[rng.integers(len(arms))]))
+        obs, reward, terminated, truncated, info = env.step(_random_action(env, info, rng))
         assert terminated is False, (
             f"{f.name}: step {t} returned terminated={terminated!r}: a bandit run ends only by truncation at "
             "max_episode_steps (a replay log when it is exhausted), so return terminated=False")
@@ -209,8 +238,7 @@ def check_pickle(f: EnvFactory) -> None:
                              "attributes (arrays, numpy Generators), no lambdas, open files or locks") from err
     rng = np.random.default_rng(1)
     for t in range(20):
-        arms = _available(info, env.action_space.n)
-        a = int(arms[rng.integers(len(arms))])
+        a = _random_action(env, info, rng)
         x, y = env.step(a), clone.step(a)
         info = x[4]
         where = _first_difference([(x[0], x[1], x[4])], [(y[0], y[1], y[4])])
@@ -242,6 +270,8 @@ def _check_round_info(f: EnvFactory, info: dict, num_arms: int, where: str) -> N
 def check_info(f: EnvFactory) -> None:
     """The info contract: what reset's and each step's info hold, their numpy types, and the regret."""
     env = f.make()
+    if _is_ranking(env):
+        return _check_ranking_info(f, env)
     replay = _is_replay(env)
     obs, info = env.reset(seed=0)
     k = env.action_space.n
@@ -293,6 +323,50 @@ def check_info(f: EnvFactory) -> None:
         "argmax of the available arms' expected rewards")
 
 
+def _check_ranking_info(f: EnvFactory, env) -> None:
+    """check_info for a ranking env: reset's info is empty of the optimum; each step gives the per-position
+    feedback `clicks` ((K,) int8 0/1) and `examined` ((K,) bool, every click examined), the contract's
+    scalars, an optimal list of K distinct items, and a regret that is the gap and 0 for that list."""
+    model = env.unwrapped
+    big_l, k = model.num_items, model.num_positions
+    obs, info = env.reset(seed=0)
+    assert set(info) <= ROUND_KEYS - {"action_mask"}, (
+        f"{f.name}: reset's info has {sorted(info)}: before the agent acts a ranking env's info may hold only "
+        "'context', nothing that reveals the best list")
+    allowed = RANKING_KEYS | f.info_keys
+    rng = np.random.default_rng(0)
+    for t in range(30):
+        obs, reward, terminated, truncated, info = env.step(_random_action(env, info, rng))
+        where = f"step {t}'s"
+        _check_observation(f, env.observation_space, obs, where)
+        assert isinstance(reward, float) and np.isfinite(reward), f"{f.name}: {where} reward {reward!r} must be a finite float"
+        assert set(info) == allowed | (set(info) & ROUND_KEYS), (
+            f"{f.name}: {where} info has keys {sorted(info)}; a ranking env gives exactly {sorted(RANKING_KEYS)} "
+            "(documented extras: check_env(..., info_keys=(...)))")
+        clicks, examined = info["clicks"], info["examined"]
+        assert clicks.shape == (k,) and clicks.dtype == np.int8 and set(np.unique(clicks)) <= {0, 1}, (
+            f"{f.name}: {where} info['clicks'] must be a ({k},) int8 array of 0/1 (one per position), got shape "
+            f"{clicks.shape}, dtype {clicks.dtype}")
+        assert examined.shape == (k,) and examined.dtype == np.bool_ and not np.any(clicks & ~examined), (
+            f"{f.name}: {where} info['examined'] must be a ({k},) bool array covering every clicked position")
+        for key in ("expected_reward", "optimal_expected_reward", "regret"):
+            _check_scalar(f, info, key, "f", where)
+        best = info["optimal_action"]
+        assert (best.shape == (k,) and best.dtype.kind in "iu" and len(np.unique(best)) == k
+                and 0 <= best.min() and best.max() < big_l), (
+            f"{f.name}: {where} optimal_action {best!r} must be a ({k},) integer list of distinct items in [0, {big_l})")
+        gap = info["optimal_expected_reward"] - info["expected_reward"]
+        assert info["regret"] >= 0 and abs(info["regret"] - max(gap, 0.0)) <= 1e-12, (
+            f"{f.name}: {where} regret {info['regret']} is not max(optimal_expected_reward - expected_reward, 0) = "
+            f"{max(gap, 0.0)}")
+    clone = pickle.loads(pickle.dumps(env))
+    *_, clone_info = clone.step(_first_action(env, info))
+    *_, info = env.step(clone_info["optimal_action"])
+    assert info["regret"] == 0.0, (
+        f"{f.name}: playing the round's optimal_action cost regret {info['regret']}: optimal_action must be a list "
+        "of maximal expected reward")
+
+
 def _assert_sub_info(f: EnvFactory, vec_info: dict, i: int, single_info: dict, where: str, fix: str) -> None:
     """Sub-env i of a vector env's info (Gymnasium's layout: `key` and its `_key` mask) equals a single env's."""
     for key in single_info:
@@ -326,7 +400,10 @@ def check_vector_env(f: EnvFactory, n: int = 3, steps: int = 12, horizon: int = 
     rng = np.random.default_rng(0)
     single_done = np.zeros(n, bool)
     for t in range(steps):
-        actions = np.array([rng.choice(_available(infos[i], singles[i].action_space.n)) for i in range(n)])
+        if _is_ranking(singles[0]):
+            actions = np.stack([_random_action(s, infos[i], rng) for i, s in enumerate(singles)])
+        else:
+            actions = np.array([rng.choice(_available(infos[i], singles[i].action_space.n)) for i in range(n)])
         obs, rewards, terminated, truncated, info = vec.step(actions)
         for i, s in enumerate(singles):
             if single_done[i]:
@@ -337,7 +414,7 @@ def check_vector_env(f: EnvFactory, n: int = 3, steps: int = 12, horizon: int = 
                 _assert_sub_info(f, info, i, infos[i], f"step {t} (autoreset)", fix)
                 single_done[i] = False
             else:
-                o, r, term, trunc, infos[i] = s.step(int(actions[i]))
+                o, r, term, trunc, infos[i] = s.step(actions[i] if _is_ranking(s) else int(actions[i]))
                 assert rewards[i] == r and truncated[i] == trunc and not terminated[i], (
                     f"{f.name}: step {t}: vector sub-env {i} gave reward {rewards[i]}, truncated {truncated[i]}; the "
                     f"single env gave {r}, {trunc}: {fix}")
@@ -346,6 +423,52 @@ def check_vector_env(f: EnvFactory, n: int = 3, steps: int = 12, horizon: int = 
             assert np.array_equal(obs[i], o), f"{f.name}: step {t}: vector sub-env {i}'s observation differs: {fix}"
         if t == horizon - 1:
             assert truncated.all(), f"{f.name}: the vector env did not truncate at max_episode_steps={horizon}"
+
+
+def check_ranking(f: EnvFactory) -> None:
+    """For a ranking env (skipped for a one-arm env): the action space is MultiDiscrete([L] * K); a repeated
+    item, an item out of range, a list of the wrong length and non-integer items are refused with an error;
+    and common random numbers: two envs of one seed shown different lists with the same top item see the
+    same user at the top (clicks and examination of position 0), and draw as many random numbers whatever
+    the lists, so that they continue identically once they play the same lists."""
+    env = f.make()
+    if not _is_ranking(env):
+        return
+    model = env.unwrapped
+    big_l, k = model.num_items, model.num_positions
+    space = env.action_space
+    assert isinstance(space, gym.spaces.MultiDiscrete) and np.array_equal(space.nvec, [big_l] * k), (
+        f"{f.name}: a ranking env's action space must be MultiDiscrete([{big_l}] * {k}) (RankingSpace), got {space}")
+    env.reset(seed=0)
+    good = np.arange(k)
+    bad = {"a repeated item": np.r_[good[:-1], good[0]] if k > 1 else None, "an item out of range": np.r_[good[:-1], big_l],
+           "a list of the wrong length": np.arange(k + 1) if k < big_l else np.arange(k - 1),
+           "non-integer items": good.astype(float)}
+    for what, action in bad.items():
+        if action is None or len(action) == 0:
+            continue
+        try:
+            env.step(action)
+        except (TypeError, ValueError):
+            continue
+        raise AssertionError(f"{f.name}: step({action.tolist()}) with {what} was accepted: refuse it with a "
+                             "ValueError/TypeError naming the problem (envs.ranking.check_ranking does)")
+    a, b = f.make(), f.make()
+    a.reset(seed=11)
+    b.reset(seed=11)
+    rng = np.random.default_rng(2)
+    for t in range(40):
+        first = rng.permutation(big_l)[:k]
+        other = np.r_[first[:1], rng.permutation(np.setdiff1d(np.arange(big_l), first[:1]))[: k - 1]]
+        info_a, info_b = a.step(first)[4], b.step(other)[4]
+        assert info_a["examined"][0] == info_b["examined"][0] and info_a["clicks"][0] == info_b["clicks"][0], (
+            f"{f.name}: step {t}: two envs of seed 11 with the same top item {first[0]} saw different users at the "
+            "top: draw the round's uniforms per item and per position, whatever the list (common random numbers)")
+    for t in range(10):
+        x, y = a.step(good), b.step(good)
+        assert x[1] == y[1] and np.array_equal(x[4]["clicks"], y[4]["clicks"]), (
+            f"{f.name}: after different lists, two envs of seed 11 playing the same list differ at step {t}: draw "
+            "the same number of random numbers every round whatever the list (common random numbers)")
 
 
 def check_instance_seed(f: EnvFactory) -> None:
@@ -362,7 +485,7 @@ def check_instance_seed(f: EnvFactory) -> None:
         instance = env.unwrapped.instance
         draws = []
         for _ in range(20):  # the arms shown, the contexts and the reward noise: the episode seed's part
-            obs, reward, _, _, info = env.step(int(_available(info, env.action_space.n)[0]))
+            obs, reward, _, _, info = env.step(_first_action(env, info))
             draws.append((obs.tobytes(), reward))
         return instance, draws
 
@@ -389,7 +512,7 @@ def check_instance_seed(f: EnvFactory) -> None:
 
 
 CHECKS: tuple[Callable[[EnvFactory], None], ...] = (
-    check_gymnasium, check_determinism, check_pickle, check_info, check_vector_env, check_instance_seed,
+    check_gymnasium, check_determinism, check_pickle, check_info, check_vector_env, check_instance_seed, check_ranking,
 )
 
 

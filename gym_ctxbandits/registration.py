@@ -87,6 +87,16 @@ ENVIRONMENTS: dict[str, tuple[str, int, dict, str]] = {
     "PiecewiseBernoulli": ("PiecewiseBernoulli", 2_000, {},
                            "SMPyBandits (Besson): 3 Bernoulli arms, a change every 400 rounds"),
     "Scheduled": ("Scheduled", 10_000, {}, "any env's parameters on a schedule (abrupt, rotation, random walk)"),
+    # Rankings (issue 50): lists of K distinct items of L, click models (envs/click_models.py, docs/ranking.md).
+    "CascadeBLB": ("Cascade", 100_000, {"num_items": 16, "num_positions": 4, "p": 0.2, "delta": 0.15},
+                   "Kveton et al. 2015, 6.1: BLB(L=16, K=4, p=0.2, Delta=0.15)"),
+    "CascadeRusso": ("Cascade", 5_000, {"num_items": 50, "num_positions": 10, "beta_prior": (1.0, 10.0)},
+                     "Russo et al. 2018, 7: cascading recommendations, Beta(1, 10) attractions"),
+    "PBMKDD": ("PBM", 100_000, {"setting": "kdd"}, "Gauthier et al. 2021 (GRAB), 5: PBM fitted on KDD Cup 2012"),
+    "PBMYandex": ("PBM", 100_000, {"setting": "yandex"}, "Gauthier et al. 2021 (GRAB), 5: PBM fitted on Yandex"),
+    "PBMStd": ("PBM", 100_000, {"setting": "std"}, "Gauthier et al. 2021 (GRAB), 5: simulated PBM \"std\""),
+    "DCM": ("DCM", 100_000, {}, "Katariya et al. 2016: DCM on BLB(16, 4, 0.2, 0.15), termination 0.8"),
+    "ContextualCascade": ("ContextualCascade", 100_000, {}, "Zong et al. 2016: cascade with linear attraction"),
 }
 # Replay families: no simulated regret, no native vector env, the episode ends when the log does.
 REPLAY = {"OpenBandit"}
@@ -143,6 +153,17 @@ TABLE_ROWS: dict[str, tuple[str, str]] = {
                            "[.2,.2,.1], [.7,.2,.1], [.7,.5,.1] changing at rounds 401, 801, 1201, 1601"),
     "Scheduled": ("any env of the package", "`env=` an id, `schedule=` abrupt change points (fresh instances or given "
                   "values), rotation or random walk of theta"),
+    # Rankings (issue 50): the action is a list of K distinct items of L.
+    "CascadeBLB": ("Kveton et al. 2015, §6.1", "cascade: 1 - prod_k (1 - w(a_k)); L=16 items, K=4 positions, w = 0.2 "
+                   "for K items, 0.05 for the others"),
+    "CascadeRusso": ("Russo et al. 2018, §7", "cascade, L=50 items, K=10 positions, w(e) ~ Beta(1, 10) per instance"),
+    "PBMKDD": ("Gauthier et al. 2021, §5", "PBM: sum_k kappa_k theta(a_k), fitted on KDD Cup 2012 (a query of 8: "
+               "5-11 items, 3 positions; $CTXBANDITS_DATA/ranking/param_KDD.json)"),
+    "PBMYandex": ("Gauthier et al. 2021, §5", "PBM fitted on Yandex (a query of 60: its 10 most attractive items, 5 "
+                  "most examined positions; $CTXBANDITS_DATA/ranking/param_Yandex.json)"),
+    "PBMStd": ("Gauthier et al. 2021, §5", "PBM, simulated: 10 items, kappas 1, 0.75, 0.6, 0.3, 0.1"),
+    "DCM": ("Katariya et al. 2016", "DCM: 1 - prod_k (1 - v(k) w(a_k)); BLB(16, 4, 0.2, 0.15), v(k) = 0.8"),
+    "ContextualCascade": ("Zong et al. 2016", "cascade with w(e) = x_e^T theta*, L=100 items, K=4, d=20"),
 }
 
 

@@ -5,6 +5,7 @@ Each is `CtxBanditVectorEnv` bound to its family, so the single and vector envs 
 
 from gym_ctxbandits import envs
 from gym_ctxbandits.envs.core import vector_env
+from gym_ctxbandits.envs.ranking import ranking_vector_env
 
 ActionSetsVectorEnv = vector_env(envs.ActionSetsEnv, __name__)
 BernoulliLogisticVectorEnv = vector_env(envs.BernoulliLogisticEnv, __name__)
@@ -29,3 +30,8 @@ VectorQuadraticVectorEnv = vector_env(envs.VectorQuadraticEnv, __name__)
 PiecewiseBernoulliVectorEnv = vector_env(envs.PiecewiseBernoulliEnv, __name__)
 RussacVectorEnv = vector_env(envs.RussacEnv, __name__)
 ScheduledVectorEnv = vector_env(envs.ScheduledEnv, __name__)
+# Rankings (issue 50)
+CascadeVectorEnv = ranking_vector_env(envs.CascadeEnv, __name__)
+ContextualCascadeVectorEnv = ranking_vector_env(envs.ContextualCascadeEnv, __name__)
+DCMVectorEnv = ranking_vector_env(envs.DCMEnv, __name__)
+PBMVectorEnv = ranking_vector_env(envs.PBMEnv, __name__)
