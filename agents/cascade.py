@@ -27,22 +27,29 @@ from agents.ranking import RankingAgent, cascade_examined, random_ranking
 __all__ = ["CascadeUCB1", "CascadeKLUCB", "CascadeTS", "CascadeLinUCB", "CascadeLinTS", "kl_ucb"]
 
 
-def kl_ucb(w: np.ndarray, T: np.ndarray, level: float, iters: int = 40) -> np.ndarray:
-    """max{q in [w, 1] : T d(w, q) <= level} elementwise (Bernoulli KL d), by `iters` bisection steps
-    (an upper end within 2^-iters of the exact bound, never below it); inf where T = 0.
+def kl_ucb(w: np.ndarray, T: np.ndarray, level: float, iters: int = 10) -> np.ndarray:
+    """max{q in [w, 1] : T d(w, q) <= level} elementwise (d the Bernoulli KL divergence); +inf where T = 0.
 
-    d(w, .) increases on [w, 1], so the bound is where T d(w, q) crosses `level`. Each element
-    bisects on its own, so a batch of instances gets exactly each instance's values.
+    Newton's method in u = -log(1 - q), where g(u) = d(w, q) - level / T is convex and increasing on
+    the branch q >= w (g'(u) = (q - w) / q), started right of the root at the smaller of two upper
+    bounds (Pinsker's q <= w + sqrt(level / 2T), and d(w, q) >= (1 - w) (u + log(1 - w)) + w log w):
+    from there Newton's iterates decrease monotonically to the root. `iters` = 10 steps reach it
+    to about 1e-12 (tests/agents/test_ranking_agents.py compares with a root finder). Each element
+    iterates on its own, so a batch of instances gets exactly each instance's values.
     """
-    budget = level / np.maximum(T, 1)
-    lo, hi = w.copy(), np.ones_like(w)
-    negent = xlogy(w, w) + xlogy(1 - w, 1 - w)
+    b = level / np.maximum(T, 1)
+    wc = np.minimum(w, 1 - 1e-15)                       # w = 1: the bound is 1 (set below)
+    w_log_w = xlogy(wc, wc)
+    negent = w_log_w + xlogy(1 - wc, 1 - wc)
+    u = (b - w_log_w) / (1 - wc) - np.log1p(-wc)
+    pinsker = wc + np.sqrt(b / 2)
+    with np.errstate(divide="ignore"):
+        u = np.minimum(u, -np.log1p(-np.minimum(pinsker, 1.0)))
     for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        ok = negent - xlogy(w, mid) - xlogy(1 - w, 1 - mid) <= budget
-        lo = np.where(ok, mid, lo)
-        hi = np.where(ok, hi, mid)
-    return np.where(T > 0, hi, np.inf)
+        q = -np.expm1(-u)
+        u = u - (negent - xlogy(wc, q) + (1 - wc) * u - b) * q / np.maximum(q - wc, 1e-300)
+    q = np.where(w >= 1, 1.0, np.where(b > 0, np.maximum(-np.expm1(-u), w), w))
+    return np.where(T > 0, q, np.inf)
 
 
 class _Cascade(RankingAgent):
@@ -58,9 +65,9 @@ class _Cascade(RankingAgent):
 
     def _update(self, X, A, C):
         E = cascade_examined(C)
-        rows = np.arange(self.n_)[:, None]
-        self.T_[rows, A] += E
-        self.S_[rows, A] += C * E
+        flat = self._flat(A)
+        self.T_.reshape(-1)[flat] += E
+        self.S_.reshape(-1)[flat] += C * E
 
     def _means(self) -> np.ndarray:
         """w_hat (N, L): the click rate of each item's observations (0 when unobserved)."""
@@ -94,11 +101,11 @@ class CascadeUCB1(_Cascade):
 class CascadeKLUCB(_Cascade):
     """CascadeKL-UCB (Kveton et al. 2015, Alg. 1 with KL-UCB's index, §3.1):
 
-        U_t(e) = max{q in [w_hat(e), 1] : T_{t-1}(e) d(w_hat(e), q) <= log(t - 1) + 3 log log(t - 1)}
+        U_t(e) = max{q in [w_hat(e), 1] : T_{t-1}(e) d(w_hat(e), q) <= log t + 3 log log t}
 
-    (d the Bernoulli KL divergence; `kl_ucb`, bisection to 2^-40). The right side is taken as 0
-    while it is negative (t - 1 < 3, where log log is negative or undefined). Unobserved items have
-    index +inf (see CascadeUCB1).
+    at round t (1-based), d the Bernoulli KL divergence (`kl_ucb`, Newton's method to about 1e-12). The right
+    side is taken as 0 while it is negative (t < 3, where log log t is negative or undefined), and
+    an unobserved item has index +inf (see CascadeUCB1).
 
     Args:
         num_positions: K, the length of the list.
@@ -108,7 +115,7 @@ class CascadeKLUCB(_Cascade):
         super().__init__(num_positions=num_positions, seed=seed, dim=dim)
 
     def _scores(self):
-        t = self.t_
+        t = self.t_ + 1
         level = max(math.log(t) + 3 * math.log(math.log(t)), 0.0) if t >= 3 else 0.0
         return kl_ucb(self._means(), self.T_, level)
 
@@ -174,45 +181,64 @@ class _CascadeLinear(RankingAgent):
 @register("CascadeLinUCB")
 class CascadeLinUCB(_CascadeLinear):
     """CascadeLinUCB (Zong, Ni, Sung, Ke, Wen, Kveton 2016, "Cascading bandits for large-scale
-    recommendation problems", §4, CascadeLinUCB):
+    recommendation problems", UAI, §4):
 
         U_t(e) = min{ x_e^T theta_bar_{t-1} + c sqrt(x_e^T M_{t-1}^{-1} x_e), 1 }
 
-    with M_0 = I_d (ridge lambda = sigma^2 in the usual V = lambda I + sum x x^T terms).
+    with M_0 = I_d (ridge lambda = sigma^2 in the usual V = lambda I + sum x x^T terms). By default c
+    is the theorem's width for a horizon of n rounds and ||theta*|| <= 1,
+
+        c = (1 / sigma) sqrt(d log(1 + n K / (d sigma^2)) + 2 log(n K)) + 1,
+
+    the value the authors' code (Zhong, Cheung, Tan 2021's comparison, sigma = 1) runs with.
 
     Args:
-        sigma: the noise scale sigma of the paper's M_t = I + sigma^{-2} sum x x^T (default 0.1).
-        c: the width of the confidence interval (default 1).
+        sigma: the noise scale sigma of the paper's M_t = I + sigma^{-2} sum x x^T (default 1).
+        c: the width of the confidence interval, or None for the theorem's c (needs `horizon`).
+        horizon: n, the number of rounds (read only when c is None).
         num_positions: K, the length of the list.
     """
 
-    params = {"c": Real(ge=0)}
+    params = {"c": (Real(ge=0), None), "horizon": (Int(ge=1), None)}
 
-    def __init__(self, *, sigma: float = 0.1, c: float = 1.0, num_positions: int | None = None, seed=None,
-                 dim: int | None = None):
-        self.sigma, self.c = sigma, c
+    def __init__(self, *, sigma: float = 1.0, c: float | None = None, horizon: int | None = None,
+                 num_positions: int | None = None, seed=None, dim: int | None = None):
+        self.sigma, self.c, self.horizon = sigma, c, horizon
         super().__init__(num_positions=num_positions, seed=seed, dim=dim)
+
+    @classmethod
+    def reads_horizon(cls, kwargs: dict) -> bool:
+        return cls.setting(kwargs, "c") is None
+
+    def _start(self, X):
+        if self.c is None and self.horizon is None:
+            raise ValueError("CascadeLinUCB needs c, or the horizon n for the theorem's c: pass horizon=n (or c=...)")
+        super()._start(X)
+        d, nK, s = X.shape[2], (self.horizon or 1) * self.K_, self.sigma
+        self.c_ = self.c if self.c is not None else \
+            math.sqrt(d * math.log(1 + nK / (d * s * s)) + 2 * math.log(nK)) / s + 1.0
 
     def _scores(self, X):
         d = X.shape[2]
         M_inv, theta = self.W_[:, :, :d], self.W_[:, :, d:]
         mean = (X @ theta)[:, :, 0]
         width = np.sqrt(np.maximum(((X @ M_inv) * X).sum(axis=2), 0.0))
-        return np.minimum(mean + self.c * width, 1.0)
+        return np.minimum(mean + self.c_ * width, 1.0)
 
 
 @register("CascadeLinTS")
 class CascadeLinTS(_CascadeLinear):
-    """CascadeLinTS (Zong et al. 2016, §4, CascadeLinTS): theta_t ~ N(theta_bar_{t-1}, M_{t-1}^{-1}) and the K items
+    """CascadeLinTS (Zong et al. 2016, §4): theta_t ~ N(theta_bar_{t-1}, M_{t-1}^{-1}) and the K items
     of largest x_e^T theta_t. The sample is theta_bar + R z, z ~ N(0, I_d), with R R^T = M^{-1} kept
     by Potter's square-root update (agents.linalg.potter_update_, no Cholesky a round).
 
     Args:
-        sigma: the noise scale sigma of M_t = I + sigma^{-2} sum x x^T (default 0.1).
+        sigma: the noise scale sigma of M_t = I + sigma^{-2} sum x x^T (default 1, as the authors'
+            code of Zhong, Cheung, Tan 2021's comparison).
         num_positions: K, the length of the list.
     """
 
-    def __init__(self, *, sigma: float = 0.1, num_positions: int | None = None, seed=None, dim: int | None = None):
+    def __init__(self, *, sigma: float = 1.0, num_positions: int | None = None, seed=None, dim: int | None = None):
         self.sigma = sigma
         super().__init__(num_positions=num_positions, seed=seed, dim=dim)
 

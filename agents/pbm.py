@@ -20,22 +20,13 @@ from agents.base import register
 from agents.params import Int, Real
 from agents.ranking import RankingAgent, bernoulli_kl, random_ranking
 
-__all__ = ["PBMUCB", "PBMPIE", "pbm_kl_index"]
+__all__ = ["PBMUCB", "PBMPIE", "pbm_kl_divergence"]
 
 
-def pbm_kl_index(S: np.ndarray, Nkl: np.ndarray, kappas: np.ndarray, theta: np.ndarray, delta: float,
-                 iters: int = 40) -> np.ndarray:
-    """U_k(t, delta) = sup{q in [theta_hat_k, 1] : sum_l N_{k,l} d(S_{k,l} / N_{k,l}, kappa_l q) <= delta}
-    (§4.2; d the Bernoulli KL divergence, a term with N_{k,l} = 0 counts 0), by `iters` bisection
-    steps from theta_hat_k (an upper end within 2^-iters). S, Nkl are (N, L, K), theta (N, L)."""
-    p = S / np.maximum(Nkl, 1)
-    lo, hi = np.minimum(theta, 1.0), np.ones_like(theta)
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        ok = (Nkl * bernoulli_kl(p, kappas * mid[..., None])).sum(axis=2) <= delta
-        lo = np.where(ok, mid, lo)
-        hi = np.where(ok, hi, mid)
-    return hi
+def pbm_kl_divergence(S: np.ndarray, Nkl: np.ndarray, kappas: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """phi_k(q) = sum_l N_{k,l} d(S_{k,l} / N_{k,l}, kappa_l q) (§4.2; d the Bernoulli KL divergence, a
+    position where item k was never shown counts 0), for S, Nkl (N, L, K) and q (N, L) -> (N, L)."""
+    return (Nkl * bernoulli_kl(S / np.maximum(Nkl, 1), kappas * q[..., None])).sum(axis=2)
 
 
 class Kappas:
@@ -126,8 +117,14 @@ class PBMPIE(_PBM):
     the first L rounds show each item at each position once (round t shows items t, t+1, ... mod L,
     the most examined position first). Then, with L(t) the K items of largest theta_hat (best
     first) and B(t) = {k not in L(t) : U_k(t, delta) >= theta_hat of L(t)'s last item}, delta =
-    (1 + epsilon) log T (`pbm_kl_index`): show L(t) when B(t) is empty; otherwise, with
-    probability 1/2 show L(t), else L(t) with its last item replaced by one drawn uniformly from B(t).
+    (1 + epsilon) log T: show L(t) when B(t) is empty; otherwise, with probability 1/2 show L(t),
+    else L(t) with its last item replaced by one drawn uniformly from B(t).
+
+    The index U_k(t, delta) = sup{q in [theta_hat_k, 1] : phi_k(q) <= delta}, phi_k(q) =
+    sum_l N_{k,l} d(S_{k,l} / N_{k,l}, kappa_l q) (`pbm_kl_divergence`), is convex in q and grows on
+    [theta_hat_k, 1] (from its minimum, which is theta_hat_k when the kappas are equal and next to
+    it otherwise), so for c = theta_hat of L(t)'s last item (>= theta_hat_k) U_k >= c exactly when
+    phi_k(c) <= delta: the test needs one evaluation of phi_k, not the index itself.
 
     Args:
         kappas: the K positions' examination probabilities (known).
@@ -157,8 +154,8 @@ class PBMPIE(_PBM):
         best = random_ranking(theta, self.K_, self.rng_)
         rows = np.arange(self.n_)
         last = theta[rows, best[:, -1]]
-        U = pbm_kl_index(self.S_, self.N_, self.kappa_, theta, (1 + self.epsilon) * math.log(self.horizon))
-        B = U >= last[:, None]
+        c = np.broadcast_to(last[:, None], theta.shape)
+        B = pbm_kl_divergence(self.S_, self.N_, self.kappa_, c) <= (1 + self.epsilon) * math.log(self.horizon)
         B[rows[:, None], best] = False
         size = B.sum(axis=1)
         swap = (size > 0) & (u[:, 0] >= 0.5)

@@ -42,12 +42,11 @@ def random_ranking(scores: np.ndarray, K: int, rng: Streams) -> np.ndarray:
 
 
 def cascade_examined(clicks: np.ndarray) -> np.ndarray:
-    """Which positions a cascade user examined, (N, K) bool from clicks (N, K): every position up to
-    and including the first click, all K when there is none (Kveton et al. 2015, §2: the user
-    scans the list top down and stops at the first attractive item)."""
-    clicked = clicks > 0
-    first = np.where(clicked.any(axis=1), clicked.argmax(axis=1), clicks.shape[1] - 1)
-    return np.arange(clicks.shape[1]) <= first[:, None]
+    """Which positions a cascade user examined, (N, K) bool from 0/1 clicks (N, K): every position up
+    to and including the first click, all K when there is none (Kveton et al. 2015, §2: the user
+    scans the list top down and stops at the first attractive item), i.e. the positions with no
+    click above them."""
+    return np.cumsum(clicks, axis=1) - clicks == 0
 
 
 def bernoulli_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -124,11 +123,18 @@ class RankingAgent(BaseAgent):
         A, C = A.reshape(-1, self.K_).astype(np.int64, copy=False), C.reshape(-1, self.K_).astype(float)
         if A.min() < 0 or A.max() >= self.L_:
             raise ValueError(f"ranking holds items out of range [0, {self.L_}): {A.tolist()}")
-        if self.K_ > 1 and (np.diff(np.sort(A, axis=1), axis=1) == 0).any():
-            raise ValueError(f"ranking repeats an item: {A.tolist()}; a list holds K distinct items")
-        if not np.isin(C, (0.0, 1.0)).all():
+        if self.K_ > 1:
+            ordered = np.sort(A, axis=1)
+            if (ordered[:, 1:] == ordered[:, :-1]).any():
+                raise ValueError(f"ranking repeats an item: {A.tolist()}; a list holds K distinct items")
+        if not ((C == 0.0) | (C == 1.0)).all():
             raise ValueError(f"clicks must be 0 or 1 per position, got {C.tolist()}")
         return A, C
+
+    def _flat(self, A: np.ndarray) -> np.ndarray:
+        """The (N, K) lists as indices into an (N, L) array's flat view (distinct within a row, so
+        `state.reshape(-1)[flat] += values` adds each value once)."""
+        return A + np.arange(0, self.n_ * self.L_, self.L_)[:, None]
 
     def _rank(self, X: np.ndarray) -> np.ndarray:
         raise NotImplementedError
