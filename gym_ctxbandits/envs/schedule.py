@@ -108,7 +108,7 @@ class ScheduledEnv(CtxBanditEnv):
         inner = gym.make(env, disable_env_checker=True, **env_kwargs).unwrapped
         if not isinstance(inner, CtxBanditEnv):
             raise ValueError(f"env must be the id of a CtxBanditEnv family of this package (or yours), got {env!r} "
-                             f"({type(inner).__name__}); a replay env has no parameters to schedule")
+                             f"({type(inner).__name__}): a replay or ranking env is not one")
         self.env, self.env_kwargs, self.inner = env, env_kwargs, inner
         probe = inner.draw_instance(np.random.default_rng(0))  # the instance's keys and shapes, for the checks
         self.schedule = self._check_schedule({"kind": "abrupt", "change_points": [2501, 5001, 7501]}
