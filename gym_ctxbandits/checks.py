@@ -340,9 +340,9 @@ def _check_ranking_info(f: EnvFactory, env) -> None:
         where = f"step {t}'s"
         _check_observation(f, env.observation_space, obs, where)
         assert isinstance(reward, float) and np.isfinite(reward), f"{f.name}: {where} reward {reward!r} must be a finite float"
-        assert set(info) == allowed | (set(info) & ROUND_KEYS), (
-            f"{f.name}: {where} info has keys {sorted(info)}; a ranking env gives exactly {sorted(RANKING_KEYS)} "
-            "(documented extras: check_env(..., info_keys=(...)))")
+        assert RANKING_KEYS <= set(info) <= allowed | ROUND_KEYS, (
+            f"{f.name}: {where} info has keys {sorted(info)}; a ranking env gives {sorted(RANKING_KEYS)} and only "
+            "documented extras (name them: check_env(..., info_keys=(...)))")
         clicks, examined = info["clicks"], info["examined"]
         assert clicks.shape == (k,) and clicks.dtype == np.int8 and set(np.unique(clicks)) <= {0, 1}, (
             f"{f.name}: {where} info['clicks'] must be a ({k},) int8 array of 0/1 (one per position), got shape "
@@ -356,6 +356,9 @@ def _check_ranking_info(f: EnvFactory, env) -> None:
                 and 0 <= best.min() and best.max() < big_l), (
             f"{f.name}: {where} optimal_action {best!r} must be a ({k},) integer list of distinct items in [0, {big_l})")
         gap = info["optimal_expected_reward"] - info["expected_reward"]
+        assert gap >= -1e-12, (
+            f"{f.name}: {where} the list shown has expected reward {info['expected_reward']}, above the optimal "
+            f"{info['optimal_expected_reward']}: optimal_action must be a best list (check position_weights)")
         assert info["regret"] >= 0 and abs(info["regret"] - max(gap, 0.0)) <= 1e-12, (
             f"{f.name}: {where} regret {info['regret']} is not max(optimal_expected_reward - expected_reward, 0) = "
             f"{max(gap, 0.0)}")

@@ -231,7 +231,8 @@ class ContextualCascadeEnv(_CascadeClicks):
         Instance (drawn per seed, our choice: the paper's experiments build features from real data): theta*
         = `theta_norm` |z| / ||z||, x_e = r_e |z_e| / ||z_e||, z, z_e ~ N(0, I_d), r_e ~ U[0, 1]. With the
         defaults L = 100, K = 4, d = 20, theta_norm = 0.5 the attractions lie in [0, 0.5] (about 0.16 on
-        average), and the best list is clicked about 3 times in 4.
+        average; 100 seeds: mean 0.166, max 0.47), and the best list is clicked with probability 0.77 to 0.87
+        (mean 0.83).
     Action Space: RankingSpace (MultiDiscrete([L] * K) of distinct items), position 0 the top.
     Observation Space: Box(0, 1, (L, d), float32): the items' features x_e (fixed within an episode).
     Rewards: 1 if the user clicked, else 0; info as CascadeEnv's.
