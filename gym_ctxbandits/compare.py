@@ -16,7 +16,8 @@ import gymnasium as gym
 from gym_ctxbandits import backends, ray_backend
 from gym_ctxbandits.delays import Feedback
 from gym_ctxbandits.experiment import batchable, run_batch, run_job
-from gym_ctxbandits.jobs import AgentSpec, EnvSpec, Job, agent_device, env_spec, import_agents, make_jobs, seed_list
+from gym_ctxbandits.jobs import (AgentSpec, EnvSpec, Job, agent_device, check_kinds, env_creator, env_spec,
+                                 import_agents, kind, make_jobs, seed_list)
 from gym_ctxbandits.registration import other_env_ids
 from gym_ctxbandits.results import claim, is_complete, legacy_results, load_results, release, write_manifest
 from gym_ctxbandits.store import UriPath, location
@@ -95,6 +96,7 @@ def check_comparison(envs: list[EnvSpec], agents: list[AgentSpec], seeds, worker
         raise ValueError(f"workers must be an integer >= 1 (local processes), got {workers!r}")
     for env in envs:
         check_env_spec(env)
+    check_kinds(envs, agents)
     for agent in agents:
         agent.build(0, agent_device(agent, device))
     if out is not None and isinstance(location(out), UriPath):
@@ -171,6 +173,10 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
     ray = ray_backend.RayOptions.of(ray) if backend == "ray" else None
     device = check_comparison(env_specs, agent_specs, seeds, workers, out, device, backend)
+    if feedback is not None and (ranked := [e.id for e in env_specs if kind(env_creator(e.id)) == "ranking"]):
+        raise ValueError(f"feedback: delayed or batched feedback is for one-arm envs; {', '.join(ranked)} ranks items "
+                         "(a ranking agent learns from each round's clicks at once): drop `feedback` (--delay, "
+                         "--window, --feedback-every) or the ranking env")
     jobs = make_jobs(env_specs, agent_specs, seeds, horizon, log_every, device, feedback)
     if out is None:
         if backend != "inprocess":

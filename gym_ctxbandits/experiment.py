@@ -36,8 +36,8 @@ import numpy as np
 
 from gym_ctxbandits.delays import FeedbackQueue, delay_rng
 from gym_ctxbandits.jobs import (COLUMNS, SEED_FORMS, AgentSpec, EnvSpec, Job, _short, agent_device,  # noqa: F401
-                                 agent_seed, env_creator, env_spec, import_agents, is_replay, job_inputs, make_jobs,
-                                 seed_list)
+                                 agent_seed, env_creator, env_given, env_spec, import_agents, is_replay, job_inputs,
+                                 kind, make_jobs, seed_list)
 
 
 def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progress: Callable[[int], None] | None = None):
@@ -45,7 +45,8 @@ def run_job(job: Job, agent_factory: Callable[[int], Any] | None = None, progres
     replay = is_replay(job.env.id)
     limit = {} if replay else {"max_episode_steps": job.horizon}
     env = gym.make(job.env.id, **limit, **job.env.kwargs)
-    agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed, job.device)
+    given = env_given(env, job.agent, job.horizon)
+    agent = agent_factory(job.seed) if agent_factory else job.agent.build(job.seed, job.device, given)
     obs, _ = env.reset(seed=job.seed)
     where = f"agent {job.agent.title!r} on {job.env.title}, seed {job.seed}"
     log = RunLog(job.log_rounds(), 1)
@@ -144,11 +145,13 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress, queue: F
     Logs per-round reward and regret (n each) and the seconds in act and observe per round
     divided by n (the cost per instance; with a `queue`, observe's include its bookkeeping and
     the deliveries of the round). `where` names the run in error messages. Without a `queue` the
-    agent observes each reward at once.
+    agent observes each reward at once. A ranking agent observes the round's clicks per position
+    (`info["clicks"]`, docs/ranking.md) where a one-arm agent observes the reward.
     """
     n = log.reward.shape[1]
     clock = time.perf_counter
     tick = max(1, T // 100)
+    ranking = kind(agent) == "ranking"         # it learns from the clicks per position, its reward their sum
     for t in range(T):
         t0 = clock()
         action = agent.act(obs)
@@ -159,7 +162,7 @@ def _rounds(env, agent, obs, T: int, log: RunLog, where: str, progress, queue: F
             raise type(err)(f"{where}, round {t + 1}: {err}") from err
         t2 = clock()
         if queue is None:
-            agent.observe(obs, action, r)
+            agent.observe(obs, action, info["clicks"] if ranking else r)
         else:
             queue.push(t, obs, action, r, info.get("expected_reward"))
             _deliver(agent, queue, t)
@@ -252,13 +255,14 @@ def run_batch(jobs: list[Job], progress: Callable[[int], None] | None = None):
     seeds = [j.seed for j in jobs]
     envs = gym.make_vec(first.env.id, num_envs=n, vectorization_mode="vector_entry_point", max_episode_steps=T,
                         **first.env.kwargs)
+    given = env_given(envs, first.agent, T)
     agent = import_agents().make(first.agent.name, seed=[agent_seed(s, first.agent.title) for s in seeds],
-                                 **first.agent.kwargs_on(first.device))
+                                 **first.agent.kwargs_on(first.device, given))
     fb, queue = first.feedback, None
     if fb is not None:
         queue = FeedbackQueue(fb, [delay_rng(s) for s in seeds], T)
         if fb.partial and not hasattr(agent, "observe_rows"):
-            agent = PerInstance([first.agent.build(s, first.device) for s in seeds])
+            agent = PerInstance([first.agent.build(s, first.device, given) for s in seeds])
     obs, _ = envs.reset(seed=seeds)
     where = f"agent {first.agent.title!r} on {first.env.title}, seeds {seeds}"
     log = RunLog(first.log_rounds(), n)

@@ -61,13 +61,55 @@ class AgentSpec:
     def title(self) -> str:
         return self.label or self.name
 
-    def build(self, seed: int, device: str | None = None):
-        """The agent for job seed `seed`, given `device` too unless that is None (see `agent_device`)."""
-        return import_agents().make(self.name, seed=agent_seed(seed, self.title), **self.kwargs_on(device))
+    def build(self, seed: int, device: str | None = None, given: dict | None = None):
+        """The agent for job seed `seed`, given `device` too unless that is None (see `agent_device`),
+        and the env's `given` kwargs (`env_given`)."""
+        return import_agents().make(self.name, seed=agent_seed(seed, self.title), **self.kwargs_on(device, given))
 
-    def kwargs_on(self, device: str | None) -> dict:
-        """The agent's kwargs with `device` added (unless None)."""
-        return self.kwargs if device is None else {**self.kwargs, "device": device}
+    def kwargs_on(self, device: str | None, given: dict | None = None) -> dict:
+        """The agent's kwargs with `device` added (unless None) and, under them, what the env gives (`env_given`)."""
+        kwargs = {**(given or {}), **self.kwargs}
+        return kwargs if device is None else {**kwargs, "device": device}
+
+
+KINDS = {"arm": "takes one arm a round", "ranking": "takes a ranked list of items a round (docs/ranking.md)"}
+# What a ranking env tells the agents that take it, unless the comparison sets it: the list's length K and a
+# position-based model's examination probabilities (PBM-UCB's and PBM-PIE's known kappas).
+ENV_GIVEN = ("num_positions", "kappas")
+
+
+def kind(target) -> str:
+    """The kind of problem an env class or agent class (a registry entry) is for: "arm" (the K-armed
+    contract, the default of anything that does not say) or "ranking"."""
+    return getattr(target, "kind", "arm")
+
+
+def check_kinds(envs: list[EnvSpec], agents: list[AgentSpec]) -> None:
+    """A ValueError, in one line, for a comparison that pairs an agent with an env of another kind (a
+    ranking agent on a one-arm env, or the reverse): its actions would not fit the env's."""
+    registry = import_agents().REGISTRY
+    for env in envs:
+        want = kind(env_creator(env.id))
+        if wrong := [a.name for a in agents if kind(registry.get(a.name)) != want]:
+            others = sorted(n for n, e in registry.items() if kind(e) == want)
+            raise ValueError(f"{', '.join(wrong)} cannot play {env.id}: the env {KINDS[want]}, and "
+                             f"{'they do' if len(wrong) > 1 else 'it does'} not; give agents of its kind "
+                             f"(e.g. {', '.join(others[:4])}) or an env of theirs")
+
+
+def env_given(env, agent: AgentSpec, horizon: int | None = None) -> dict:
+    """What a run gives a ranking agent besides its spec's kwargs, where the agent takes it and the spec
+    leaves it unset: the kwargs of ENV_GIVEN that `env` (a built env or vector env) holds (the list's
+    length; on a position-based model, its kappas) and the run's `horizon` (TopRank's delta = 1 / n and
+    PBM-PIE's log T are the papers' in T). A one-arm agent gets nothing: its kwargs are its spec's."""
+    if kind(import_agents().REGISTRY.get(agent.name)) != "ranking":
+        return {}
+    model = getattr(env, "model", None) or env.unwrapped
+    value = lambda v: v.tolist() if isinstance(v, np.ndarray) else v     # noqa: E731  (JSON-like, as a config)
+    offered = {**{k: value(getattr(model, k)) for k in ENV_GIVEN if getattr(model, k, None) is not None},
+               **({"horizon": int(horizon)} if horizon is not None else {})}
+    takes = import_agents().base.hyperparameter_names(agent.name)
+    return {k: v for k, v in offered.items() if k in takes and k not in agent.kwargs}
 
 
 def agent_device(spec: AgentSpec, device: str) -> str | None:
