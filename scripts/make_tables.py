@@ -12,7 +12,8 @@ finds it): the default suite's cells, every agent's search space and the leaderb
 track's references (the report track's, the tuned track's, every named track's of the suite file
 and each named track's tuned twin whose references are built, e.g. `leaderboard-glm-tuned`); the cost tables of bakeoff-v1's references,
 where they were run (e.g. `references-glm-tuned`); and bakeoff-v1's report-track leaderboard and
-its agents that read a horizon against bakeoff-v2 (`v1-leaderboard`, `versions`). Tests fail
+its agents that read a horizon against bakeoff-v2 (`v1-leaderboard`, `versions`); pmlb-v1's references and
+leaderboard (`references-pmlb-v1`, `leaderboard-pmlb-v1`, docs/bench_pmlb.md). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -58,7 +59,16 @@ def bench_tables() -> dict:
                leaderboard.markdown(leaderboard.card(shipped, track=name))
                for name in ("report", *shipped.tracks, "tuned", *references.built_twins(shipped))},
             "tuning-gains": leaderboard.tuning_gains(shipped),
-            **v1_tables()}
+            **v1_tables(), **pmlb_tables()}
+
+
+def pmlb_tables() -> dict:
+    """pmlb-v1's (the Bake-off's track, docs/bench_pmlb.md): its references' cost table and leaderboard."""
+    from gym_ctxbandits.bench import leaderboard, references, suite
+
+    pmlb = suite.load("pmlb-v1")
+    return {"references-pmlb-v1": references.markdown_table(references.read(references.folder(pmlb), pmlb)),
+            "leaderboard-pmlb-v1": leaderboard.markdown(leaderboard.card(pmlb))}
 
 
 def v1_tables() -> dict:

@@ -144,3 +144,18 @@ def test_the_references_hold_random_and_linucb_and_every_other_agent_has_a_reaso
     missing = references.absent(manifest)
     assert "not built yet" not in missing.values() and missing["NeuralUCB"] == references.NEURAL
     assert missing["LinTS"] == references.NOT_RUN["pmlb-v1"] and "CVXPY" in missing["OAM"]
+
+
+def test_the_docs_references_table_and_leaderboard_are_the_references():
+    """docs/bench_pmlb.md's references table and leaderboard are scripts/make_tables.py's output of the
+    shipped references (ranked by IQM, Random's 0)."""
+    import runpy
+
+    make = runpy.run_path(str(ROOT / "scripts" / "make_tables.py"))
+    tables = make["pmlb_tables"]()
+    for name, table in tables.items():
+        assert make["shown"](name)[1] == table, f"docs/bench_pmlb.md's {name} table is stale: run " \
+                                                "`python scripts/make_tables.py`"
+    rows = [line.split(" | ") for line in tables["leaderboard-pmlb-v1"].splitlines()[2:]]
+    iqm = [float(row[2].split()[0]) for row in rows]
+    assert iqm == sorted(iqm, reverse=True) and rows[-1][1] == "Random" and iqm[-1] == 0
