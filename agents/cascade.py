@@ -27,28 +27,28 @@ from agents.ranking import RankingAgent, cascade_examined, random_ranking
 __all__ = ["CascadeUCB1", "CascadeKLUCB", "CascadeTS", "CascadeLinUCB", "CascadeLinTS", "kl_ucb"]
 
 
-def kl_ucb(w: np.ndarray, T: np.ndarray, level: float, iters: int = 10) -> np.ndarray:
+def kl_ucb(w: np.ndarray, T: np.ndarray, level: float, iters: int = 8) -> np.ndarray:
     """max{q in [w, 1] : T d(w, q) <= level} elementwise (d the Bernoulli KL divergence); +inf where T = 0.
 
     Newton's method in u = -log(1 - q), where g(u) = d(w, q) - level / T is convex and increasing on
     the branch q >= w (g'(u) = (q - w) / q), started right of the root at the smaller of two upper
     bounds (Pinsker's q <= w + sqrt(level / 2T), and d(w, q) >= (1 - w) (u + log(1 - w)) + w log w):
-    from there Newton's iterates decrease monotonically to the root. `iters` = 10 steps reach it
+    from there Newton's iterates decrease monotonically to the root. `iters` = 8 steps reach it
     to about 1e-12 (tests/agents/test_ranking_agents.py compares with a root finder). Each element
     iterates on its own, so a batch of instances gets exactly each instance's values.
     """
     b = level / np.maximum(T, 1)
     wc = np.minimum(w, 1 - 1e-15)                       # w = 1: the bound is 1 (set below)
     w_log_w = xlogy(wc, wc)
-    negent = w_log_w + xlogy(1 - wc, 1 - wc)
-    u = (b - w_log_w) / (1 - wc) - np.log1p(-wc)
-    pinsker = wc + np.sqrt(b / 2)
-    with np.errstate(divide="ignore"):
-        u = np.minimum(u, -np.log1p(-np.minimum(pinsker, 1.0)))
-    for _ in range(iters):
-        q = -np.expm1(-u)
-        u = u - (negent - xlogy(wc, q) + (1 - wc) * u - b) * q / np.maximum(q - wc, 1e-300)
-    q = np.where(w >= 1, 1.0, np.where(b > 0, np.maximum(-np.expm1(-u), w), w))
+    a = 1 - wc
+    c0 = w_log_w + xlogy(a, a) - b                      # g(u) = c0 - w log q + (1 - w) u
+    u = (b - w_log_w) / a - np.log1p(-wc)
+    with np.errstate(divide="ignore", invalid="ignore"):     # (u = 0 only where b = 0, masked below)
+        u = np.minimum(u, -np.log1p(-np.minimum(wc + np.sqrt(b / 2), 1.0)))
+        for _ in range(iters):
+            q = -np.expm1(-u)
+            u -= (c0 - wc * np.log(q) + a * u) * q / np.maximum(q - wc, 1e-300)
+        q = np.where(w >= 1, 1.0, np.where(b > 0, np.maximum(-np.expm1(-u), w), w))
     return np.where(T > 0, q, np.inf)
 
 
@@ -163,10 +163,11 @@ class _CascadeLinear(RankingAgent):
         self.W_[:, np.arange(d), np.arange(d)] = 1.0
 
     def _examined(self, X, A, C):
-        """The examined positions' features / sigma and clicks / sigma, one (N, d) and (N,) pair per position."""
+        """The examined positions' features / sigma and clicks / sigma, one (N, d) and (N,) pair per position,
+        down to the last position any instance examined."""
         E = cascade_examined(C)
         rows = np.arange(self.n_)
-        for k in range(self.K_):
+        for k in range(int(E.sum(axis=1).max())):
             x = X[rows, A[:, k]].astype(float) * (E[:, k] / self.sigma)[:, None]
             yield x, C[:, k] * E[:, k] / self.sigma
 
