@@ -401,3 +401,15 @@ def test_vw_head_to_head_plays_each_pair_and_vws_own_loop(tmp_path, monkeypatch)
     rewards = re.match(r"\| iris \| 3 \| 40 \| ([\d.]+) / ([\d.]+) \(([\d.]+)\), ([\d.]+), (\d+) / (\d+) / (\d+) \|", row)
     assert rewards and all(0 <= float(rewards[i]) <= 1 for i in (1, 2, 3)), row
     assert "| SquareCB vs VW-SquareCB | 1 |" in text and "VW-RegCB-opt" not in text
+
+
+# --- the ranking reproductions ------------------------------------------------------------------------
+
+def test_kveton2015_quick_runs_both_agents_on_each_blb_problem(tmp_path):
+    """scripts/kveton2015.py: both cascade agents on BLB(16, K) for every K, their final regrets, the ratio
+    and the growth with n, in its table and in <out>/kveton2015.md."""
+    main = runpy.run_path(str(ROOT / "kveton2015.py"))["main"]
+    text = main(["--quick", "--horizon", "200", "--backend", "inprocess", "--quiet", "--out", str(tmp_path)])
+    assert [line[:10] for line in text.splitlines() if line.startswith("| 16 |")] == ["| 16 | 2 |", "| 16 | 4 |",
+                                                                                     "| 16 | 8 |"]
+    assert "| CascadeKL-UCB | " in text and (tmp_path / "kveton2015.md").read_text() == text
