@@ -142,10 +142,12 @@ class _ArmAgent(BaseAgent):
     def _ucb(self, c: float, B: float = 1.0) -> np.ndarray:
         """mean_k + B sqrt(c log n / N_k), n = sum_k N_k; +inf for an arm never pulled (N_k = 0):
         UCB1's index with c = 2, B = 1 (Auer et al. 2002), D-UCB's and SW-UCB's with theirs."""
-        n = self.counts_.sum(axis=1, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            index = self.sums_ / self.counts_ + B * np.sqrt(c * np.log(np.maximum(n, 1.0)) / self.counts_)
-        return np.where(self.counts_ > 0, index, np.inf)
+        N = self.counts_
+        n = N.sum(axis=1, keepdims=True)
+        pulled = N > 0
+        safe = np.where(pulled, N, 1.0)                 # (no division by 0: those arms' index is +inf)
+        index = self.sums_ / safe + B * np.sqrt(c * np.log(np.maximum(n, 1.0)) / safe)
+        return np.where(pulled, index, np.inf)
 
 
 def _theory_window(horizon: int, changes: int, B: float = 1.0) -> int:
@@ -191,12 +193,13 @@ class KLUCB(_ArmAgent):
         super().__init__(seed=seed, dim=dim)
 
     def _scores(self):
-        n = np.maximum(self.counts_.sum(axis=1, keepdims=True), 1.0)
+        N = self.counts_
+        n = np.maximum(N.sum(axis=1, keepdims=True), 1.0)
         loglog = np.log(np.maximum(np.log(n), 1.0)) if self.c else 0.0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean, level = self.sums_ / self.counts_, (np.log(n) + self.c * loglog) / self.counts_
-            index = klucb_index(np.where(self.counts_ > 0, mean, 0.0), np.where(self.counts_ > 0, level, 0.0))
-        return np.where(self.counts_ > 0, index, np.inf)
+        pulled = N > 0
+        safe = np.where(pulled, N, 1.0)                 # (no division by 0: those arms' index is +inf)
+        index = klucb_index(self.sums_ / safe, (np.log(n) + self.c * loglog) / safe)
+        return np.where(pulled, index, np.inf)
 
 
 @register("D-UCB")
