@@ -17,7 +17,7 @@ Each family's incremental statistics are checked against their closed form in it
 
 Ranking agents (class attribute `kind = "ranking"`, issue 50) get their own checks, RANKING_CHECKS
 (`all_checks` and `check_agent` dispatch on the kind), on a small synthetic cascade problem: L = 6
-one-hot items, lists of K = 3, a few rounds; each agent is given num_positions = K, and kappas and
+one-hot items, lists of K = 3, 12 rounds; each agent is given num_positions = K, and kappas and
 a horizon where it takes them.
 """
 
@@ -352,11 +352,12 @@ RL, RK = 6, 3         # items and positions of the ranking checks' cascade probl
 
 class _RankProblem:
     """A cascade problem: one-hot obs (L, L) (or (N, L, L)), and every round's attraction draws of the
-    L items; the clicks of a list are the cascade's (the first attractive position)."""
+    L items; the clicks of a list are the cascade's (the first attractive position). Half the
+    K-armed checks' rounds (12 by default): a ranking round teaches K positions."""
 
     def __init__(self, batched: bool, rounds: int | None = None, seed: int = 12345):
         rng = np.random.default_rng(seed)
-        rounds = _rounds.get() if rounds is None else rounds
+        rounds = max(6, _rounds.get() // 2) if rounds is None else rounds
         self.batched = batched
         self.obs = np.broadcast_to(np.eye(RL), (rounds, N, RL, RL) if batched else (rounds, RL, RL)).copy()
         w = np.linspace(0.6, 0.1, RL)

@@ -363,3 +363,82 @@ def test_ranking_agents_need_num_positions_and_enough_items():
     with pytest.raises(ValueError, match="K <= L"):
         agents.make("CascadeUCB1", num_positions=5).act(np.eye(4))
     assert not hasattr(agents.make("CascadeUCB1"), "action_probs")
+
+
+# -- the conformance checks catch broken ranking agents ------------------------------------------
+class Repeats(agents.cascade.CascadeUCB1):
+    """Shows item 0 twice."""
+
+    def _rank(self, X):
+        A = super()._rank(X)
+        A[:, 1] = A[:, 0]
+        return A
+
+
+class GlobalRandom(agents.cascade.CascadeUCB1):
+    """Breaks ties with numpy's global RNG: not reproducible."""
+
+    def _rank(self, X):
+        return np.argsort(np.random.random((self.n_, self.L_)), axis=1)[:, :self.K_]
+
+
+class MutatesClicks(agents.cascade.CascadeUCB1):
+    def observe(self, obs, ranking, clicks):
+        super().observe(obs, ranking, clicks)
+        clicks[...] = 0
+
+
+class TakesAnyClicks(agents.cascade.CascadeUCB1):
+    """Skips the feedback checks."""
+
+    def _ranking_feedback(self, ranking, clicks):
+        return np.reshape(ranking, (-1, self.K_)), np.reshape(clicks, (-1, self.K_)).astype(float)
+
+
+class CountsInstances(agents.cascade.CascadeUCB1):
+    """Scores that depend on how many instances it serves: batched differs from singles."""
+
+    def _scores(self):
+        return super()._scores() + np.arange(self.L_) * (self.n_ > 1)
+
+
+@pytest.mark.parametrize("broken, check, batched", [
+    (Repeats, "check_ranking_lists", False), (GlobalRandom, "check_ranking_determinism", False),
+    (MutatesClicks, "check_ranking_inputs_not_mutated", False), (TakesAnyClicks, "check_ranking_bad_inputs", False),
+    (CountsInstances, "check_ranking_batched_equals_singles", True),
+])
+def test_ranking_checks_catch_a_broken_agent(broken, check, batched):
+    from agents import checks
+
+    with pytest.raises(AssertionError):
+        getattr(checks, check)(broken, batched)
+
+
+def test_check_agent_dispatches_on_the_kind():
+    from agents import checks
+
+    checks.check_agent("CascadeUCB1")
+    checks.check_agent(lambda **kw: agents.make("PBM-UCB", epsilon=0.5, **kw), batched=False)
+    names = {check.__name__ for name, check, _ in checks.all_checks({"TopRank": agents.REGISTRY["TopRank"]})}
+    assert names == {check.__name__ for check in checks.RANKING_CHECKS}
+
+
+HORIZON_CASES = [("TopRank", {}), ("TopRank", {"delta": 0.1}), ("PBM-PIE", {"kappas": (1.0, 0.5)}),
+                 ("CascadeLinUCB", {}), ("CascadeLinUCB", {"c": 0.5})]
+
+
+@pytest.mark.parametrize("name, kwargs", HORIZON_CASES,
+                         ids=[f"{n}-{'-'.join(map(str, k.values())) or 'defaults'}" for n, k in HORIZON_CASES])
+def test_a_ranking_agent_plays_alike_at_any_horizon_exactly_when_it_says_it_does_not_read_it(name, kwargs):
+    from agents.base import reads_horizon
+
+    def lists(horizon):
+        rng, w = np.random.default_rng(7), np.array([0.9, 0.6, 0.3, 0.1, 0.05, 0.02])
+        agent, played = agents.make(name, num_positions=2, horizon=horizon, seed=3, **kwargs), []
+        for _ in range(200):
+            A = agent.act(np.eye(6))
+            agent.observe(np.eye(6), A, (rng.random(2) < w[A]).astype(np.int8))
+            played.append(A.tolist())
+        return played
+
+    assert (lists(200) == lists(100_000)) != reads_horizon(name, kwargs)
