@@ -133,7 +133,10 @@ class ScheduledEnv(CtxBanditEnv):
             raise ValueError(f"schedule of kind {self.kind!r} takes {sorted(KINDS[self.kind])}, not {sorted(unknown)}")
         self.change_points: tuple[int, ...] = ()
         if self.kind == "abrupt":
-            self.change_points = check_change_points(schedule.get("change_points", ()), "schedule['change_points']")
+            if "change_points" not in schedule:
+                raise ValueError("schedule of kind 'abrupt' needs 'change_points': the 1-based rounds that start a "
+                                 "new segment, e.g. [1001, 2001]")
+            self.change_points = check_change_points(schedule["change_points"], "schedule['change_points']")
             self.values = self._check_values(schedule.get("values"), probe)
             if self.values is None and not self.inner.random_instance:
                 raise ValueError(f"{type(self.inner).__name__}'s instance is given, not drawn: fresh instances at the "
@@ -166,7 +169,10 @@ class ScheduledEnv(CtxBanditEnv):
             if name not in probe:
                 raise ValueError(f"schedule['values'] names {name!r}, not a parameter of "
                                  f"{type(self.inner).__name__}'s instance; its keys are {sorted(probe)}")
-            array = np.asarray(given, dtype=np.float64)
+            try:
+                array = np.asarray(given, dtype=np.float64)
+            except (TypeError, ValueError):
+                array = np.zeros(0)
             if array.shape != (segments, *np.shape(probe[name])) or not np.isfinite(array).all():
                 raise ValueError(f"schedule['values'][{name!r}] must hold {segments} finite values of shape "
                                  f"{np.shape(probe[name])} (one per segment), got shape {array.shape}")

@@ -230,6 +230,7 @@ def test_runner_runs_a_schedule_from_json_kwargs():
     ("CtxBandit/PiecewiseBernoulli-v0", {"means": [[0.1], [0.2], [0.3]], "change_points": [5, 5]}, "strictly increasing"),
     ("CtxBandit/PiecewiseBernoulli-v0", {"means": [[0.1], [0.2]], "change_points": [1]}, ">= 2"),
     ("CtxBandit/Scheduled-v0", {"schedule": {"kind": "jump"}}, "'kind' one of"),
+    ("CtxBandit/Scheduled-v0", {"schedule": {"kind": "abrupt"}}, "needs 'change_points'"),
     ("CtxBandit/Scheduled-v0", {"schedule": {"kind": "rotation", "period": 5, "speed": 1}}, "not \\['speed'\\]"),
     ("CtxBandit/Scheduled-v0", {"schedule": {"kind": "rotation", "period": 5, "param": "phi"}}, "its keys are"),
     ("CtxBandit/Scheduled-v0", {"schedule": {"kind": "rotation", "period": 0}}, "period"),
