@@ -323,6 +323,23 @@ def measuring(home: Path, expected: dict) -> None:
     expected["home"]["measuring-hate-speech"] = {"rows": 40}
 
 
+def click_models(home: Path, expected: dict) -> None:
+    """Synthetic: the two position-based click-model files of gaudel/ranking_bandits in their format
+    (query id -> thetas, kappas), made up (seed 11): KDD's 2 queries of 5 items and 3 positions (kappas
+    about 1, 0.48, 0.33 as the real file's), Yandex's 1 query of 12 items and 6 positions (the envs keep
+    its 10 most attractive and 5 most examined)."""
+    rng = np.random.default_rng(11)
+
+    def table(queries: int, items: int, kappas: list[float]) -> bytes:
+        rows = {str(5000 + 37 * q): {"thetas": [round(float(t), 4) for t in rng.uniform(0.02, 0.2, items)],
+                                     "kappas": kappas} for q in range(queries)}
+        return (json.dumps(rows, indent=1) + "\n").encode()
+
+    write(home / "ranking/param_KDD.json", table(2, 5, [1.0, 0.48, 0.33]))
+    write(home / "ranking/param_Yandex.json", table(1, 12, [1.0, 0.62, 0.47, 0.33, 0.2, 0.1]))
+    expected["home"]["ranking:kdd"], expected["home"]["ranking:yandex"] = {"queries": 2}, {"queries": 1}
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 def make(src: Path, out: Path) -> None:
@@ -343,6 +360,7 @@ def make(src: Path, out: Path) -> None:
     open_bandit(src, home, expected)
     davidson(src, home, expected)
     measuring(home, expected)
+    click_models(home, expected)
     (out / "expected.json").write_text("{\n" + ",\n".join(
         f' "{tree}": {{\n' + ",\n".join(f'  "{k}": {json.dumps(v, sort_keys=True)}' for k, v in sorted(expected[tree].items()))
         + "\n }" for tree in ("home", "upstream")) + "\n}\n")

