@@ -80,7 +80,7 @@ class ScheduledEnv(CtxBanditEnv):
     """Another family's bandit with its instance parameters moving on a schedule (module docstring).
 
     Description:
-        The reward model, arms, observation, noise and horizon units are the inner env's (`env`, a
+        The reward model, arms, observation and noise are the inner env's (`env`, a
         registered `CtxBandit/` id of a `CtxBanditEnv` family, made with `env_kwargs`); its instance
         parameters follow `schedule` (abrupt change points, rotation or random walk). Regret is
         against the round's best arm under the parameters in force (dynamic regret).
