@@ -21,6 +21,8 @@ do not depend on the scores and instance i's lists never depend on the others.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 from scipy.special import xlogy
 
@@ -181,15 +183,18 @@ class RankedBandits(RankingAgent):
     stream). Feedback: the slot-k agent observes (obs, b_k, f_k), f_k = 1 when the item shown at k is
     its own pick and was clicked, else 0 (a replaced pick is rewarded 0, the paper's rule).
 
+    The paper's analysis takes any MAB algorithm (EXP3 for its adversarial bound); the default slot
+    agent is UCB1 on the items' row indices (one-hot ids); a contextual one (LinUCB, LinTS, ...)
+    reads the items' features.
+
     Args:
-        agent: the registered name of the slot agents (a one-arm agent, e.g. "LinUCB"; on one-hot
-            item ids LinUCB is a UCB on each item's click rate).
+        agent: the registered name of the slot agents (a one-arm zoo agent).
         agent_kwargs: their hyper-parameters (a dict, or None).
     """
 
     params = {"agent": Str(), "agent_kwargs": (Kwargs(), None)}
 
-    def __init__(self, *, agent: str = "LinUCB", agent_kwargs: dict | None = None, num_positions: int | None = None,
+    def __init__(self, *, agent: str = "UCB1", agent_kwargs: dict | None = None, num_positions: int | None = None,
                  seed=None, dim: int | None = None):
         self.agent, self.agent_kwargs = agent, agent_kwargs
         super().__init__(num_positions=num_positions, seed=seed, dim=dim)
@@ -230,8 +235,9 @@ class RankedBandits(RankingAgent):
 class TopK(RankingAgent):
     """Top-K by a one-arm zoo agent's scores: the list is the K items of largest score, best first.
 
-    The scores are the agent's arm indices where it has them (`_scores`, e.g. LinUCB's UCBs, a
-    LinTS sample; numpy agents on agents.BaseAgent), else its `action_probs(obs)`. Ties break at
+    The scores are the agent's arm indices where it has them (`_scores`, e.g. UCB1's or LinUCB's
+    UCBs, a LinTS sample; numpy agents on agents.BaseAgent), else its `action_probs(obs)`. The
+    default agent is UCB1 on the items' row indices (one-hot ids). Ties break at
     random (`random_ranking`). Feedback: the inner agent observes the top position only, (obs,
     item at position 0, click at position 0), one observation a round as in its own one-arm
     problem: the top position is examined under the cascade and position-based models alike, so
@@ -245,7 +251,7 @@ class TopK(RankingAgent):
 
     params = {"agent": Str(), "agent_kwargs": (Kwargs(), None)}
 
-    def __init__(self, *, agent: str = "LinUCB", agent_kwargs: dict | None = None, num_positions: int | None = None,
+    def __init__(self, *, agent: str = "UCB1", agent_kwargs: dict | None = None, num_positions: int | None = None,
                  seed=None, dim: int | None = None):
         self.agent, self.agent_kwargs = agent, agent_kwargs
         super().__init__(num_positions=num_positions, seed=seed, dim=dim)
@@ -254,15 +260,19 @@ class TopK(RankingAgent):
         _check_inner(self.agent)
 
     def _start(self, X):
-        self.inner_ = self._inner(self.agent, self.agent_kwargs, 8)
+        self.inner_ = inner = self._inner(self.agent, self.agent_kwargs, 8)
+        # _scores(X) (the linear families) or _scores() (the K-armed agents of agents.mab), or none
+        self.reads_scores_ = (None if not (hasattr(inner, "_scores") and isinstance(inner, BaseAgent))
+                              or inner.torch_streams else bool(inspect.signature(inner._scores).parameters))
 
     def _rank(self, X):
-        inner = self.inner_
-        if hasattr(inner, "_scores") and isinstance(inner, BaseAgent) and not inner.torch_streams:
-            scores = np.asarray(inner._scores(inner._check_obs(X[0] if self.single_ else X)), dtype=float)
+        inner, obs = self.inner_, X[0] if self.single_ else X
+        if self.reads_scores_ is None:
+            scores = inner.action_probs(obs)
         else:
-            scores = np.asarray(inner.action_probs(X[0] if self.single_ else X), dtype=float)
-        return random_ranking(scores.reshape(self.n_, self.L_), self.K_, self.rng_)
+            Xi = inner._check_obs(obs, finite=True)
+            scores = inner._scores(Xi) if self.reads_scores_ else inner._scores()
+        return random_ranking(np.asarray(scores, dtype=float).reshape(self.n_, self.L_), self.K_, self.rng_)
 
     def _update(self, X, A, C):
         if self.single_:
