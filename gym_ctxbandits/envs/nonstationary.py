@@ -109,7 +109,7 @@ class PiecewiseBernoulliEnv(CtxBanditEnv):
         problem whose changes hit one arm at a time): T = 2,000, means [.2, .5, .9], [.2, .2, .9],
         [.2, .2, .1], [.7, .2, .1], [.7, .5, .1], a change every 400 rounds. SMPyBandits' 0-based
         `changePoints` 0, 400, 800, 1200, 1600 are the 1-based rounds 401, 801, 1201, 1601 here (it
-        scales them to int(400 T / 2000), ... for another horizon T: pass those as change_points=).
+        scales them with the horizon: for another T pass change_points=[int(400 T / 2000) + 1, ...]).
         The best arm is arm 2 (0-based) up to round 800; arms 0 and 1 tie at .2 from 801 to 1200; arm
         0 is best from 1201 on. Regret is against the round's best arm (dynamic regret). Arms are
         one-hot ids: the observation is the (K, K) identity every round, so a linear agent keeps one
