@@ -51,7 +51,11 @@ import functools
 import numpy as np
 
 from gym_ctxbandits.envs.core import CtxBanditEnv, check_float, check_int
-from gym_ctxbandits.envs.schedule import change_point_info, check_change_points, segment_of
+from gym_ctxbandits.envs.schedule import (
+    change_point_info,
+    check_change_points,
+    segment_of,
+)
 
 PRESETS = {
     "S0": {"scaling": "l2", "categorical": "ordinal", "missing_value": -1.0, "noise_std": 0.0, "image_size": 28},

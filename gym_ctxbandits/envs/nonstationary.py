@@ -18,7 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from gym_ctxbandits.envs.core import CtxBanditEnv
-from gym_ctxbandits.envs.schedule import change_point_info, check_change_points, segment_of
+from gym_ctxbandits.envs.schedule import (
+    change_point_info,
+    check_change_points,
+    segment_of,
+)
 
 # Russac et al.'s abrupt setting: theta* in force from each 0-based round index on (the notebook's
 # `bp = {1001: [-1, 0], 2001: [0, 1], 3001: [0, -1]}` starting from theta = [1, 0], keyed by the loop's t).

@@ -40,6 +40,7 @@ best arm under the parameters in force: the dynamic regret.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import gymnasium as gym
@@ -61,7 +62,7 @@ def check_change_points(value: Any, name: str = "change_points") -> tuple[int, .
     except TypeError:
         raise ValueError(f"{name} must be a list of rounds (1-based, increasing, >= 2), got {value!r}") from None
     points = tuple(check_int(f"each of {name}", p, minimum=2) for p in points)
-    if any(b <= a for a, b in zip(points, points[1:])):
+    if any(b <= a for a, b in itertools.pairwise(points)):
         raise ValueError(f"{name} must be strictly increasing 1-based rounds, got {list(points)}")
     return points
 
