@@ -36,14 +36,23 @@ from agents.params import Int, LogUniform, Real
 __all__ = ["DLinUCB", "SWLinUCB", "DLinTS", "SWLinTS", "discounted_beta", "window_beta"]
 
 
-def discounted_beta(w: np.ndarray | float, d: int, lam: float, S: float, sigma: float, delta: float, L: float):
+try:    # np.linalg.inv's gufunc without its Python wrapper (half of D-LinUCB's update at d = 2); V is positive definite
+    from numpy.linalg._umath_linalg import inv as _inv
+
+    def inv(a: np.ndarray) -> np.ndarray:
+        return _inv(a, signature="d->d")
+except ImportError:     # another numpy layout
+    inv = np.linalg.inv
+
+
+def discounted_beta(w: float, d: int, lam: float, S: float, sigma: float, delta: float, L: float) -> float:
     """Russac et al.'s beta_t with w = (1 - gamma^{2t}) / (1 - gamma^2) = sum_{s<t} gamma^{2s}."""
-    return math.sqrt(lam) * S + sigma * np.sqrt(2.0 * math.log(1.0 / delta) + d * np.log(1.0 + L * L * w / (lam * d)))
+    return math.sqrt(lam) * S + sigma * math.sqrt(2.0 * math.log(1.0 / delta) + d * math.log(1.0 + L * L * w / (lam * d)))
 
 
-def window_beta(w: np.ndarray | float, d: int, lam: float, S: float, sigma: float, delta: float, L: float):
+def window_beta(w: float, d: int, lam: float, S: float, sigma: float, delta: float, L: float) -> float:
     """Cheung et al.'s beta for a window of w rounds: sqrt(lam) S + sigma sqrt(d log((1 + w L^2 / lam) / delta))."""
-    return math.sqrt(lam) * S + sigma * np.sqrt(d * np.log((1.0 + w * L * L / lam) / delta))
+    return math.sqrt(lam) * S + sigma * math.sqrt(d * math.log((1.0 + w * L * L / lam) / delta))
 
 
 _COMMON = {"lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0), "delta": Real(gt=0, lt=1), "alpha": Real(ge=0),
@@ -55,7 +64,7 @@ class _Forgetting(LinUCB):
 
     Subclasses give `_forgets()` (False: LinUCB's rank-one update), `_forget_update(x, y)` (V_, b_,
     the count w_ and their own state after a reward, when forgetting), `_metric(V_inv)` -> M and
-    `_beta()` -> (N, 1).
+    `_beta(w)` -> beta of an instance whose count is w.
     """
 
     row_state = ("W_", "width_", "V_", "b_", "w_")
@@ -72,7 +81,7 @@ class _Forgetting(LinUCB):
     def _update(self, x, y):
         if self._forgets():
             self._forget_update(x, y)
-            V_inv = np.linalg.inv(self.V_)
+            V_inv = inv(self.V_)
             self.W_[:, :, :self.d_] = self._metric(V_inv)
             self.W_[:, :, self.d_] = (V_inv @ self.b_[:, :, None])[:, :, 0]
         else:
@@ -81,7 +90,11 @@ class _Forgetting(LinUCB):
         self._set_width()
 
     def _set_width(self, t=None) -> None:
-        self.width_[...] = self.alpha * self._beta()     # in place: LinUCB's one-instance views read it
+        """alpha beta of each instance, in place (LinUCB's one-instance views read width_), by `math` on
+        Python floats row by row: the same bits for an instance whether it is served alone or batched."""
+        beta, width = self._beta, self.width_
+        for i, w in enumerate(self.w_[:, 0].tolist()):
+            width[i, 0] = self.alpha * beta(w)
 
     def _theory_t(self) -> float:
         """(d T / B_T)^{2/3}: Russac et al.'s 1 / (1 - gamma) and window tau (§4.3)."""
@@ -130,30 +143,36 @@ class DLinUCB(_Forgetting):
         return 1.0 - 1.0 / self._theory_t() if self.gamma is None else float(self.gamma)
 
     def _init_state(self, n, d):
-        self.gamma_ = self.discount()
+        self.gamma_ = g = self.discount()
         super()._init_state(n, d)
         self.Vt_ = self.V_.copy()
+        self._ridges = (1.0 - g) * self.lam * np.eye(d), (1.0 - g * g) * self.lam * np.eye(d)
 
     def _forgets(self):
         return self.gamma_ != 1.0
 
+    def _update1(self, x, y):
+        """One instance's reward (x (d,), y a float) by `_update`'s very calls on (1, ...) arrays (the same
+        bits), without the general observe path's checks of batched arrays (LinearAgent's one-instance rounds)."""
+        self._update(x[None], np.array([y]))
+
     def _forget_update(self, x, y):
-        g, d = self.gamma_, self.d_
+        g, (ridge, ridge2) = self.gamma_, self._ridges
         xx = x[:, :, None] * x[:, None, :]
         self.V_ *= g
-        self.V_ += xx + (1.0 - g) * self.lam * np.eye(d)               # V_t = gamma V + x x^T + (1 - gamma) lam I
+        self.V_ += xx + ridge                                          # V_t = gamma V + x x^T + (1 - gamma) lam I
         self.Vt_ *= g * g
-        self.Vt_ += xx + (1.0 - g * g) * self.lam * np.eye(d)          # V~_t, with gamma^2
+        self.Vt_ += xx + ridge2                                        # V~_t, with gamma^2 and 1 - gamma^2
         self.b_ *= g
         self.b_ += y[:, None] * x                                      # b_t = gamma b + y x
         self.w_ *= g * g
         self.w_ += 1.0                                                 # sum_{s<t} gamma^{2s}
 
     def _metric(self, V_inv):
-        return V_inv @ self.Vt_ @ V_inv
+        return np.matmul(np.matmul(V_inv, self.Vt_), V_inv)
 
-    def _beta(self):
-        return discounted_beta(self.w_, self.d_, self.lam, self.S, self.sigma, self.delta, self.L)
+    def _beta(self, w: float) -> float:
+        return discounted_beta(w, self.d_, self.lam, self.S, self.sigma, self.delta, self.L)
 
 
 @register("SW-LinUCB")
@@ -215,8 +234,8 @@ class SWLinUCB(_Forgetting):
     def _metric(self, V_inv):
         return V_inv
 
-    def _beta(self):
-        w = self.w_ if self.window_ is None else self.window_
+    def _beta(self, w: float) -> float:
+        w = w if self.window_ is None else self.window_
         return window_beta(w, self.d_, self.lam, self.S, self.sigma, self.delta, self.L)
 
 

@@ -96,8 +96,8 @@ class _Radius(LinUCB):
         super().__init__(**kwargs)
 
     def _set_width(self, t=1):
-        rewards = np.reshape(np.asarray(t, float), (-1, 1)) - 1.0
-        self.width_ = self.alpha * self.radius(np.broadcast_to(rewards, (self.n_, 1)).copy())
+        rewards = np.broadcast_to(np.asarray(t, float) - 1.0, (self.n_,))
+        self.width_ = np.array([[self.alpha * self.radius(w)] for w in rewards.tolist()])
 
 
 @pytest.mark.parametrize("batched", [False, True])
