@@ -26,7 +26,7 @@ import inspect
 import numpy as np
 from scipy.special import xlogy
 
-from agents.base import BaseAgent, Streams, _child, make, register
+from agents.base import BaseAgent, Streams, _child, agent_class, make, register
 from agents.params import Int, Str
 
 __all__ = ["RankingAgent", "RankedBandits", "TopK", "bernoulli_kl", "cascade_examined", "random_ranking"]
@@ -138,12 +138,6 @@ class RankingAgent(BaseAgent):
         `state.reshape(-1)[flat] += values` adds each value once)."""
         return A + np.arange(0, self.n_ * self.L_, self.L_)[:, None]
 
-    def _rank(self, X: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-    def _update(self, X: np.ndarray, A: np.ndarray, C: np.ndarray) -> None:
-        raise NotImplementedError
-
     def _int_seeds(self, key: int) -> list[int]:
         """One int seed per instance for an inner agent: child `key` of each instance's SeedSequence
         (keys from 8 on; the agent's own streams use 0-2)."""
@@ -165,12 +159,13 @@ class Kwargs:
         return "a dict of keyword arguments"
 
 
-def _check_inner(name: str) -> None:
-    """A ValueError unless `name` is a registered one-arm agent (a lift takes a K-armed agent)."""
-    from agents.base import agent_class
-
+def _check_inner(name: str, kwargs: dict | None) -> None:
+    """A ValueError unless `name` is a registered one-arm agent (a lift takes a K-armed agent) and its
+    kwargs leave the seed to the lift."""
     if getattr(agent_class(name), "kind", "arm") != "arm":
-        raise ValueError(f"agent={name!r} is a ranking agent; the lift takes a one-arm zoo agent, e.g. 'LinUCB'")
+        raise ValueError(f"agent={name!r} is a ranking agent; the lift takes a one-arm zoo agent, e.g. 'UCB1'")
+    if kwargs and "seed" in kwargs:
+        raise ValueError("agent_kwargs must not hold a seed: the lift seeds its inner agents from its own `seed`")
 
 
 @register("RankedBandits")
@@ -200,7 +195,7 @@ class RankedBandits(RankingAgent):
         super().__init__(num_positions=num_positions, seed=seed, dim=dim)
 
     def _check_params(self) -> None:
-        _check_inner(self.agent)
+        _check_inner(self.agent, self.agent_kwargs)
 
     def _start(self, X):
         self.slots_ = [self._inner(self.agent, self.agent_kwargs, 8 + k) for k in range(self.K_)]
@@ -257,7 +252,7 @@ class TopK(RankingAgent):
         super().__init__(num_positions=num_positions, seed=seed, dim=dim)
 
     def _check_params(self) -> None:
-        _check_inner(self.agent)
+        _check_inner(self.agent, self.agent_kwargs)
 
     def _start(self, X):
         self.inner_ = inner = self._inner(self.agent, self.agent_kwargs, 8)
