@@ -17,7 +17,7 @@ from agents import delayed, glm, linear, linear_ensemble, oam  # noqa: E402,F401
 from agents import squarecb  # noqa: E402,F401  (the oracle family: SquareCB, FALCON, Oracle-Greedy, ...)
 from agents import bag, cover, regcb  # noqa: E402,F401  (regression-oracle agents: RegCB, Cover, Bag)
 from agents import cascade, pbm, ranking, toprank  # noqa: E402,F401  (ranking agents, issue 50)
-from agents import changepoint, mab, nonstationary  # noqa: E402,F401  (non-stationary agents, issue 51)
+from agents import changepoint, dlinucb, mab, nonstationary  # noqa: E402,F401  (non-stationary agents, issue 51)
 from agents import vw  # noqa: E402,F401  (Vowpal Wabbit's explorers: vowpalwabbit loads when one is made)
 from agents.neural import registry as _neural  # noqa: E402,F401  (lazy entries: torch loads on first use)
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+import agents
 from agents.base import reads_horizon
 from agents.checks import check_agent
 from agents.linear import LinUCB
@@ -130,3 +131,26 @@ def test_conformance_past_the_window(make):
     """The conformance suite (batched = singles bit for bit included) once rounds have left the window
     (the registry's run of agents.checks, tests/agents/test_checks.py, sees the default window unfilled)."""
     check_agent(make, rounds=30)
+
+
+def test_dlinucb_slaves_learn_fail_and_restart():
+    """dLinUCB (Wu et al. 2018 as Russac et al. run it), d = 1, lam = 0.1: a reward within beta ||x||_{V^{-1}}
+    + eta of the slave's prediction is learnt (theta = y / (lam + 1)); one beyond it is a failure. After a
+    success and four failures the badness 4/5 reaches sqrt(log(1/delta_2) / 10) + delta = 0.69 (after three,
+    3/4 stays below 0.77), so the slave is discarded and a new one starts, its clock at its creation round."""
+    agent = agents.make("dLinUCB", seed=0)
+    obs = np.ones((2, 1))
+    agent.act(obs)
+    agent.observe(obs, 0, 0.5)
+    slave = agent.slaves_[0][0]
+    assert slave.W[0, 1] == pytest.approx(0.5 / 1.1) and slave.time == 1 and slave.fails == [0]
+    beta = math.sqrt(0.1) + math.sqrt(2 * math.log(100) + math.log(1 + 1 / 0.1))
+    assert agent._beta(slave) == pytest.approx(beta)
+    created = []
+    for _ in range(4):
+        agent.act(obs)
+        agent.observe(obs, 1, 100.0)
+        created.append(int(agent.created_[0]))
+    assert created == [0, 0, 0, 1]
+    (new,) = agent.slaves_[0]
+    assert new.time == 5 and new.fails == [] and np.array_equal(new.W, np.array([[10.0, 0.0]]))
