@@ -56,7 +56,7 @@ def window_beta(w: float, d: int, lam: float, S: float, sigma: float, delta: flo
 
 
 _COMMON = {"lam": Real(gt=0), "sigma": Real(gt=0), "S": Real(gt=0), "delta": Real(gt=0, lt=1), "alpha": Real(ge=0),
-           "L": Real(gt=0), "horizon": Int(ge=2), "changes": Int(ge=1)}
+           "L": Real(gt=0), "horizon": Int(ge=2), "B_T": Real(gt=0)}
 
 
 class _Forgetting(LinUCB):
@@ -98,7 +98,7 @@ class _Forgetting(LinUCB):
 
     def _theory_t(self) -> float:
         """(d T / B_T)^{2/3}: Russac et al.'s 1 / (1 - gamma) and window tau (§4.3)."""
-        return (self.d_ * self.horizon / self.changes) ** (2.0 / 3.0)
+        return (self.d_ * self.horizon / self.B_T) ** (2.0 / 3.0)
 
 
 
@@ -108,9 +108,9 @@ class DLinUCB(_Forgetting):
     """D-LinUCB (Russac, Vernade, Cappe 2019, Alg. 1): the module docstring's discounted statistics and width.
 
     Defaults: lam = 0.1, delta = 0.01, S = 1, sigma = 1, L = 1 (the paper's experiments, §5) and
-    gamma = 1 - (B_T / (d T))^{2/3} (§4.3, their theory value) from `horizon` T and `changes` B_T
-    (the number of breakpoints; default 5, the order of the paper's abrupt scenario) and d (the
-    first obs's). gamma = 1 is LinUCB with this width (the rank-one update of agents.linear).
+    gamma = 1 - (B_T / (d T))^{2/3} (§4.3, their theory value) from `horizon` T, the variation budget
+    `B_T` = sum_t ||theta*_{t+1} - theta*_t|| (default 5.0, the order of the paper's abrupt setting, where
+    B_T = 4 + sqrt(2): gamma = 0.99412 at T = 6,000) and d (the first obs's). gamma = 1 is LinUCB with this width (the rank-one update of agents.linear).
 
     Args:
         gamma: discount in (0, 1], or None for the theory value.
@@ -121,7 +121,7 @@ class DLinUCB(_Forgetting):
         alpha: width multiplier (1 = theory).
         L: bound on the arms' norms ||x||.
         horizon: T, read by gamma=None.
-        changes: B_T, read by gamma=None.
+        B_T: the variation budget, read by gamma=None.
     """
 
     params = {**_COMMON, "gamma": (Real(gt=0, le=1), None)}
@@ -129,9 +129,9 @@ class DLinUCB(_Forgetting):
     row_state = (*_Forgetting.row_state, "Vt_")
 
     def __init__(self, *, gamma: float | None = None, lam: float = 0.1, sigma: float = 1.0, S: float = 1.0,
-                 delta: float = 0.01, alpha: float = 1.0, L: float = 1.0, horizon: int = 10_000, changes: int = 5,
+                 delta: float = 0.01, alpha: float = 1.0, L: float = 1.0, horizon: int = 10_000, B_T: float = 5.0,
                  seed=None, dim: int | None = None):
-        self.gamma, self.L, self.horizon, self.changes = gamma, L, horizon, changes
+        self.gamma, self.L, self.horizon, self.B_T = gamma, L, horizon, B_T
         super().__init__(lam=lam, sigma=sigma, S=S, delta=delta, alpha=alpha, seed=seed, dim=dim)
 
     @classmethod
@@ -182,7 +182,8 @@ class SWLinUCB(_Forgetting):
 
     Defaults: lam = 0.1, delta = 0.01, S = 1, sigma = 1, L = 1 (Russac et al.'s experiments, where it
     is a baseline) and window tau = (d T / B_T)^{2/3} (the theory value Russac et al. §4.3 quote) from
-    `horizon`, `changes` B_T (default 5) and d. window=None keeps every round: LinUCB with this width.
+    `horizon`, the variation budget `B_T` (default 5.0; 4 + sqrt(2) in their abrupt setting: tau = 170)
+    and d. window=None keeps every round: LinUCB with this width.
 
     Args:
         window: w, a number of rounds, None (no window) or "theory".
@@ -193,7 +194,7 @@ class SWLinUCB(_Forgetting):
         alpha: width multiplier (1 = theory).
         L: bound on the arms' norms.
         horizon: T, read by the theory window.
-        changes: B_T, read by the theory window.
+        B_T: the variation budget, read by the theory window.
     """
 
     params = {**_COMMON, "window": (Int(ge=1), None, "theory")}
@@ -201,9 +202,9 @@ class SWLinUCB(_Forgetting):
     row_state = (*_Forgetting.row_state, "xs_", "ys_")
 
     def __init__(self, *, window: int | str | None = "theory", lam: float = 0.1, sigma: float = 1.0, S: float = 1.0,
-                 delta: float = 0.01, alpha: float = 1.0, L: float = 1.0, horizon: int = 10_000, changes: int = 5,
+                 delta: float = 0.01, alpha: float = 1.0, L: float = 1.0, horizon: int = 10_000, B_T: float = 5.0,
                  seed=None, dim: int | None = None):
-        self.window, self.L, self.horizon, self.changes = window, L, horizon, changes
+        self.window, self.L, self.horizon, self.B_T = window, L, horizon, B_T
         super().__init__(lam=lam, sigma=sigma, S=S, delta=delta, alpha=alpha, seed=seed, dim=dim)
 
     @classmethod
@@ -258,22 +259,22 @@ class _SampledTheta:
 class DLinTS(_SampledTheta, DLinUCB):
     """D-LinTS (Kim & Tewari 2020, Alg. 1): theta~ ~ N(theta_hat_t, v^2 beta_t^2 V_t^{-1} V~_t V_t^{-1})
     on D-LinUCB's discounted statistics and beta_t; v = 1 is the analysed algorithm, smaller v the
-    usual practical tuning. D-LinUCB's defaults (gamma from `horizon` and `changes`).
+    usual practical tuning. D-LinUCB's defaults (gamma from `horizon` and `B_T`).
 
     Args:
         v: scale of the sampling covariance (1 = theory).
-        (and D-LinUCB's: gamma, lam, sigma, S, delta, L, horizon, changes)
+        (and D-LinUCB's: gamma, lam, sigma, S, delta, L, horizon, B_T)
     """
 
     params = {"v": Real(ge=0)}
     search_space = {"v": LogUniform(0.01, 1.0)}
 
     def __init__(self, *, v: float = 1.0, gamma: float | None = None, lam: float = 0.1, sigma: float = 1.0,
-                 S: float = 1.0, delta: float = 0.01, L: float = 1.0, horizon: int = 10_000, changes: int = 5,
+                 S: float = 1.0, delta: float = 0.01, L: float = 1.0, horizon: int = 10_000, B_T: float = 5.0,
                  seed=None, dim: int | None = None):
         self.v = v
         super().__init__(gamma=gamma, lam=lam, sigma=sigma, S=S, delta=delta, alpha=1.0, L=L, horizon=horizon,
-                         changes=changes, seed=seed, dim=dim)
+                         B_T=B_T, seed=seed, dim=dim)
 
 
 @register("SW-LinTS")
@@ -283,15 +284,15 @@ class SWLinTS(_SampledTheta, SWLinUCB):
 
     Args:
         v: scale of the sampling covariance (1 = theory).
-        (and SW-LinUCB's: window, lam, sigma, S, delta, L, horizon, changes)
+        (and SW-LinUCB's: window, lam, sigma, S, delta, L, horizon, B_T)
     """
 
     params = {"v": Real(ge=0)}
     search_space = {"v": LogUniform(0.01, 1.0)}
 
     def __init__(self, *, v: float = 1.0, window: int | str | None = "theory", lam: float = 0.1, sigma: float = 1.0,
-                 S: float = 1.0, delta: float = 0.01, L: float = 1.0, horizon: int = 10_000, changes: int = 5,
+                 S: float = 1.0, delta: float = 0.01, L: float = 1.0, horizon: int = 10_000, B_T: float = 5.0,
                  seed=None, dim: int | None = None):
         self.v = v
         super().__init__(window=window, lam=lam, sigma=sigma, S=S, delta=delta, alpha=1.0, L=L, horizon=horizon,
-                         changes=changes, seed=seed, dim=dim)
+                         B_T=B_T, seed=seed, dim=dim)

@@ -75,15 +75,15 @@ def test_window_statistics_are_the_last_tau_rounds():
 
 
 def test_theory_defaults():
-    """gamma = 1 - (B_T / (d T))^{2/3} and tau = (d T / B_T)^{2/3} (Russac et al. §4.3): 0.99412 and about 170
-    at d = 2, T = 6000 with B_T = 5.4 (the abrupt setting's values)."""
+    """gamma = 1 - (B_T / (d T))^{2/3} and tau = (d T / B_T)^{2/3} (Russac et al. §4.3): 0.99412 and 170 in
+    their abrupt setting (d = 2, T = 6000, B_T = 4 + sqrt(2))."""
     obs = np.zeros((3, 2))
-    agent = DLinUCB(horizon=6000, changes=5, seed=0)
+    agent = DLinUCB(horizon=6000, B_T=4 + math.sqrt(2), seed=0)
     agent.act(obs)
-    assert agent.gamma_ == pytest.approx(1 - (5 / 12000) ** (2 / 3))
-    window = SWLinUCB(horizon=6000, changes=5, seed=0)
+    assert round(agent.gamma_, 5) == 0.99412
+    window = SWLinUCB(horizon=6000, B_T=4 + math.sqrt(2), seed=0)
     window.act(obs)
-    assert window.window_ == round((12000 / 5) ** (2 / 3))
+    assert window.window_ == 170
     assert DLinUCB.reads_horizon({}) and not DLinUCB.reads_horizon({"gamma": 0.99})
     assert SWLinUCB.reads_horizon({}) and not SWLinUCB.reads_horizon({"window": 100})
     assert reads_horizon("D-LinTS", {}) and not reads_horizon("SW-LinTS", {"window": None})
