@@ -12,8 +12,8 @@ ARMS = np.eye(3)          # three arms shown as one-hot ids: the K-armed agents 
 def test_forgetting_beats_linucb_after_a_change():
     """d = 2, 20 arms on the unit circle a round, theta* = (1, 0) then (-1, 0) from round 1,000 (unit noise):
     the forgetting agents' dynamic regret over 2,000 rounds is below 0.6 times LinUCB's, at their theory
-    defaults for T = 2,000 and B_T = 2 (dLinUCB at its defaults; measured: LinUCB 1,795 a seed, D-LinUCB 485, SW-LinUCB 355,
-    D-LinTS 557, SW-LinTS 603, dLinUCB 324: 0.34 times at most)."""
+    defaults for T = 2,000 and B_T = 2 (dLinUCB at its defaults; measured: LinUCB 1,795 a seed, D-LinUCB
+    485, SW-LinUCB 355, D-LinTS 557, SW-LinTS 603, dLinUCB 324: 0.34 times at most)."""
     T, K, seeds = 2000, 20, [0, 1]
     rng = np.random.default_rng(11)
     angles = rng.uniform(0, 2 * np.pi, (T, len(seeds), K))
