@@ -123,13 +123,21 @@ class RankingAgent(BaseAgent):
             raise ValueError(f"clicks must be a 0/1 array of shape {shape} (the env's info['clicks']), "
                              f"got {C.dtype} {C.shape}")
         A, C = A.reshape(-1, self.K_).astype(np.int64, copy=False), C.reshape(-1, self.K_).astype(float)
-        if A.min() < 0 or A.max() >= self.L_:
-            raise ValueError(f"ranking holds items out of range [0, {self.L_}): {A.tolist()}")
-        if self.K_ > 1:
+        if A.size <= 256:           # a few lists: Python sets cost less than numpy's reductions
+            lists, values = A.tolist(), set(C.ravel().tolist())
+            out = any(min(r) < 0 or max(r) >= self.L_ for r in lists)
+            repeats = any(len(set(r)) != self.K_ for r in lists)
+            not01 = not values <= {0.0, 1.0}
+        else:
             ordered = np.sort(A, axis=1)
-            if (ordered[:, 1:] == ordered[:, :-1]).any():
-                raise ValueError(f"ranking repeats an item: {A.tolist()}; a list holds K distinct items")
-        if not ((C == 0.0) | (C == 1.0)).all():
+            out = ordered[:, 0].min() < 0 or ordered[:, -1].max() >= self.L_
+            repeats = bool((ordered[:, 1:] == ordered[:, :-1]).any())
+            not01 = not ((C == 0.0) | (C == 1.0)).all()
+        if out:
+            raise ValueError(f"ranking holds items out of range [0, {self.L_}): {A.tolist()}")
+        if repeats:
+            raise ValueError(f"ranking repeats an item: {A.tolist()}; a list holds K distinct items")
+        if not01:
             raise ValueError(f"clicks must be 0 or 1 per position, got {C.tolist()}")
         return A, C
 

@@ -442,3 +442,18 @@ def test_a_ranking_agent_plays_alike_at_any_horizon_exactly_when_it_says_it_does
         return played
 
     assert (lists(200) == lists(100_000)) != reads_horizon(name, kwargs)
+
+
+@pytest.mark.parametrize("n", [1, 100])          # a few lists (Python's checks) and many (numpy's)
+def test_bad_feedback_is_refused_naming_the_problem(n):
+    agent = agents.make("CascadeUCB1", num_positions=3, seed=list(range(n)) if n > 1 else 0)
+    X = np.eye(5) if n == 1 else np.broadcast_to(np.eye(5), (n, 5, 5))
+    A = agent.act(X)
+    C = np.zeros(A.shape, dtype=np.int8)
+    for what, ranking, clicks in (("repeats an item", np.zeros_like(A), C), ("out of range", A + 5, C),
+                                  ("out of range", A - 5, C), ("0 or 1", A, C + 2), ("0 or 1", A, C + 0.5),
+                                  ("0 or 1", A, C * np.nan), ("shape", A[..., :2], C), ("shape", A, C[..., :2]),
+                                  ("int array", A.astype(float), C)):
+        with pytest.raises(ValueError, match=what):
+            agent.observe(X, ranking, clicks)
+    agent.observe(X, A, C)
