@@ -166,10 +166,11 @@ class _CascadeLinear(RankingAgent):
         """The examined positions' features / sigma and clicks / sigma, one (N, d) and (N,) pair per position,
         down to the last position any instance examined."""
         E = cascade_examined(C)
-        rows = np.arange(self.n_)
+        scale = E / self.sigma
+        x = X[np.arange(self.n_)[:, None], A] * scale[:, :, None]       # (N, K, d), 0 where unexamined
+        y = C * scale
         for k in range(int(E.sum(axis=1).max())):
-            x = X[rows, A[:, k]].astype(float) * (E[:, k] / self.sigma)[:, None]
-            yield x, C[:, k] * E[:, k] / self.sigma
+            yield x[:, k], y[:, k]
 
     def _update(self, X, A, C):
         for x, y in self._examined(X, A, C):
