@@ -43,15 +43,15 @@ class Kwargs:
 
 
 class ChangePoints:
-    """A tuple or list of increasing positive ints (rounds)."""
+    """A tuple or list of increasing ints >= 2 (1-based rounds that start a segment; round 1 starts the first)."""
 
     def accepts(self, value) -> bool:
-        return (isinstance(value, (tuple, list)) and all(isinstance(t, int) and not isinstance(t, bool) and t > 0
+        return (isinstance(value, (tuple, list)) and all(isinstance(t, int) and not isinstance(t, bool) and t > 1
                                                          for t in value)
                 and all(a < b for a, b in zip(value, value[1:])))
 
     def __str__(self) -> str:
-        return "a tuple of increasing positive ints (the rounds of the changes)"
+        return "a tuple of increasing ints >= 2 (the 1-based first rounds of the new segments)"
 
 
 def cusum_update(state: list, y: float, M: int, eps: float) -> float:
@@ -104,12 +104,12 @@ class _Restarting(BaseAgent):
 
     def _check_params(self) -> None:
         if self.base not in REGISTRY:
-            raise UnknownAgent(f"base: unknown agent {self.base!r}.{did_you_mean(self.base, REGISTRY)} Pass a registered "
-                               "name (agents.REGISTRY)")
+            raise UnknownAgent(f"base: unknown agent {self.base!r}.{did_you_mean(self.base, REGISTRY)} "
+                               "Pass a registered name (agents.REGISTRY)")
         probe = make(self.base, **(self.base_kwargs or {}))
         if self.restart == "local" and not hasattr(probe, "restart_arm"):
-            raise ValueError(f"restart='local' needs a base that can forget one arm (restart_arm: UCB1, kl-UCB, TS, ... of "
-                             f"agents.mab); {self.base!r} cannot: pass restart='global'")
+            raise ValueError(f"restart='local' needs a base that can forget one arm (restart_arm: UCB1, kl-UCB, TS, "
+                             f"... of agents.mab); {self.base!r} cannot: pass restart='global'")
 
     def _inner(self, i: int):
         """Instance i's inner agent after restarts_[i] restarts, seeded from child (3, restarts) of its seed."""
@@ -396,14 +396,15 @@ class GLRklUCB(_Restarting):
 
 @register("Oracle-Restart")
 class OracleRestart(_Restarting):
-    """The base agent restarted at the true change points: after `change_points` rounds (each a round
-    count t: the instance's base agent is fresh from round t on, rounds numbered from 0 as the env's).
-    The baseline every change detector is measured against; it knows what the others must detect.
+    """The base agent restarted at the true change points: `change_points` are the 1-based rounds that
+    start a new segment, as the non-stationary envs list them (`env.unwrapped.change_points`,
+    gym_ctxbandits.envs.nonstationary): the instance's base agent is fresh from round c on, i.e. after
+    c - 1 rewards. The baseline every change detector is measured against; it knows what they detect.
 
     Args:
         base: the registered agent restarted (default UCB1).
         base_kwargs: its hyper-parameters.
-        change_points: the rounds at which the env changes, increasing positive ints.
+        change_points: the 1-based first rounds of the new segments, increasing ints >= 2.
     """
 
     params = {"change_points": ChangePoints()}
@@ -424,6 +425,6 @@ class OracleRestart(_Restarting):
 
     def observe(self, obs, action, reward) -> None:
         super().observe(obs, action, reward)
-        if self.t_ in self.change_points:
+        if self.t_ + 1 in self.change_points:          # the next round, 1-based, starts a segment
             for i in range(self.n_):
                 self._restart(i, None)

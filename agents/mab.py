@@ -44,7 +44,8 @@ def klucb_index(mean: np.ndarray, level: np.ndarray, steps: int = 20) -> np.ndar
     1e-6 of it, below, as SMPyBandits' default precision). kl(p, q) = p log p + (1 - p) log(1 - p)
     - p log q - (1 - p) log(1 - q): only the last two terms change with q."""
     p = np.clip(mean, EPS, 1 - EPS)
-    target = level - p * np.log(p) - (1 - p) * np.log1p(-p)    # kl(p, q) <= level  <=>  -p log q - (1-p) log(1-q) <= target
+    # kl(p, q) <= level  <=>  -p log q - (1 - p) log(1 - q) <= target
+    target = level - p * np.log(p) - (1 - p) * np.log1p(-p)
     lo, hi = np.clip(mean, 0.0, 1.0), np.ones(np.shape(mean))    # (a mean outside [0, 1]: its clipped value)
     for _ in range(steps):
         mid = (lo + hi) * 0.5

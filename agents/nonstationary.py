@@ -47,7 +47,8 @@ except ImportError:     # another numpy layout
 
 def discounted_beta(w: float, d: int, lam: float, S: float, sigma: float, delta: float, L: float) -> float:
     """Russac et al.'s beta_t with w = (1 - gamma^{2t}) / (1 - gamma^2) = sum_{s<t} gamma^{2s}."""
-    return math.sqrt(lam) * S + sigma * math.sqrt(2.0 * math.log(1.0 / delta) + d * math.log(1.0 + L * L * w / (lam * d)))
+    return math.sqrt(lam) * S + sigma * math.sqrt(2.0 * math.log(1.0 / delta)
+                                                   + d * math.log(1.0 + L * L * w / (lam * d)))
 
 
 def window_beta(w: float, d: int, lam: float, S: float, sigma: float, delta: float, L: float) -> float:
@@ -110,7 +111,8 @@ class DLinUCB(_Forgetting):
     Defaults: lam = 0.1, delta = 0.01, S = 1, sigma = 1, L = 1 (the paper's experiments, §5) and
     gamma = 1 - (B_T / (d T))^{2/3} (§4.3, their theory value) from `horizon` T, the variation budget
     `B_T` = sum_t ||theta*_{t+1} - theta*_t|| (default 5.0, the order of the paper's abrupt setting, where
-    B_T = 4 + sqrt(2): gamma = 0.99412 at T = 6,000) and d (the first obs's). gamma = 1 is LinUCB with this width (the rank-one update of agents.linear).
+    B_T = 4 + sqrt(2): gamma = 0.99412 at T = 6,000) and d (the first obs's). gamma = 1 is LinUCB with
+    this width (the rank-one update of agents.linear).
 
     Args:
         gamma: discount in (0, 1], or None for the theory value.

@@ -47,7 +47,7 @@ def test_forgetting_beats_ucb1_after_a_change():
     obs = np.stack([ARMS] * len(seeds))
     regret = {}
     settings = {"UCB1": {}, "D-UCB": {}, "SW-UCB": {}, "D-TS": {}, "SW-TS": {}, "CUSUM-UCB": {}, "M-UCB": {},
-                "Oracle-Restart": {"change_points": (2000,)}}
+                "Oracle-Restart": {"change_points": (2001,)}}
     for name, kwargs in settings.items():
         if "horizon" in agents.base.hyperparameter_names(name):
             kwargs = dict(kwargs, horizon=T, changes=1)

@@ -72,8 +72,10 @@ def test_no_forgetting_is_the_stationary_agent_bit_for_bit(batched):
     means = np.array([0.3, 0.5, 0.45])
     obs = np.stack([ARMS] * 3) if batched else ARMS
     seed = [1, 2, 3] if batched else 1
-    pairs = [(DUCB(gamma=1.0, xi=0.5, seed=seed), UCB1(seed=seed)), (SWUCB(window=None, xi=2.0, seed=seed), UCB1(seed=seed)),
-             (DTS(gamma=1.0, seed=seed), BernoulliTS(seed=seed)), (SWTS(window=None, seed=seed), BernoulliTS(seed=seed))]
+    pairs = [(DUCB(gamma=1.0, xi=0.5, seed=seed), UCB1(seed=seed)),
+             (SWUCB(window=None, xi=2.0, seed=seed), UCB1(seed=seed)),
+             (DTS(gamma=1.0, seed=seed), BernoulliTS(seed=seed)),
+             (SWTS(window=None, seed=seed), BernoulliTS(seed=seed))]
     for ours, stationary in pairs:
         for t in range(150):
             a, b = ours.act(obs), stationary.act(obs)
@@ -143,8 +145,9 @@ def test_glr_statistic_and_the_round_it_fires():
 
 
 def test_oracle_restart_restarts_at_the_change_points():
-    """The base agent is fresh from each change point on (its own round count restarts), freshly seeded."""
-    agent = OracleRestart(change_points=(5, 9), seed=0)
+    """The base agent is fresh from each change point on (1-based rounds, the envs' convention: from round 6,
+    after 5 rewards, and from round 10), freshly seeded."""
+    agent = OracleRestart(change_points=(6, 10), seed=0)
     play(agent, [0] * 12, [1.0] * 12)
     assert agent.restarts_[0] == 2 and agent.inner_[0].t_ == 3
     assert agent.inner_[0].counts_[0].tolist() == [3.0, 0.0, 0.0]
