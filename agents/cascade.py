@@ -54,7 +54,7 @@ def kl_ucb(w: np.ndarray, T: np.ndarray, level: float, iters: int = 8) -> np.nda
 
 class _Cascade(RankingAgent):
     """Per-item click statistics of the examined positions: T_ (N, L) times observed, S_ (N, L) clicks
-    (Kveton et al. 2015, Alg. 1 lines 12-15); the list is the top K of `_scores`."""
+    (Kveton et al. 2015, Alg. 1's update); the list is the top K of `_scores`."""
 
     def _start(self, X):
         self.T_ = np.zeros((self.n_, self.L_))
@@ -80,7 +80,8 @@ class CascadeUCB1(_Cascade):
 
         U_t(e) = w_hat(e) + sqrt(1.5 log(t - 1) / T_{t-1}(e))       (§3.1, c_{t,s} = sqrt(1.5 log t / s))
 
-    at round t, with t - 1 rounds observed. The paper initialises every item with one draw w_0 of
+    at round t, with t - 1 rounds observed (log(t - 1), as in the code of Zhong, Cheung, Tan's
+    comparison, github.com/zixinzh/2021-JMLR). The paper initialises every item with one draw w_0 of
     all weights, which a click env does not give; here an unobserved item has index +inf instead,
     so the first rounds show each item once (the usual practical initialisation).
 
@@ -129,8 +130,8 @@ class CascadeTS(_Cascade):
         sigma_t(i) = max{ sqrt(nu_t(i) log(t + 1) / (N_t(i) + 1)), log(t + 1) / (N_t(i) + 1) },
         nu_t(i) = w_hat_t(i) (1 - w_hat_t(i)),
 
-    w_hat_t(i) the click rate of item i's N_t(i) observations (0 when none), t the round (1-based).
-    Not Beta-Bernoulli Thompson sampling: the Gaussian form with empirical variance is the one the
+    w_hat_t(i) the click rate of item i's N_t(i) observations (0 when none), t the round (1-based)
+    (as the authors' code, github.com/zixinzh/2021-JMLR, TSCascade). Not Beta-Bernoulli Thompson sampling: the Gaussian form with empirical variance is the one the
     paper analyses, and its single draw a round keeps it cheap.
 
     Args:

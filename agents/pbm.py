@@ -84,11 +84,13 @@ class PBMUCB(_PBM):
 
         U_k(t, delta) = S_k / N~_k + sqrt(N_k / N~_k) sqrt(delta / (2 N~_k)),   delta = (1 + epsilon) log t,
 
-    t the round (1-based). An item never shown has index +inf (so the first rounds show each once).
+    t the round (1-based; log t as the GRAB authors' code, github.com/gaudel/ranking_bandits). An item
+    never shown has index +inf (so the first rounds show each once).
 
     Args:
         kappas: the K positions' examination probabilities (known, as in the paper).
-        epsilon: the epsilon of delta (the theorems take epsilon > 0; default 0).
+        epsilon: the epsilon of delta (the theorems take epsilon > 0; default 0, a setting the GRAB
+            authors' code leaves to its command line).
         num_positions: K, the length of the list.
     """
 
@@ -114,17 +116,23 @@ class PBMUCB(_PBM):
 class PBMPIE(_PBM):
     """PBM-PIE (Lagree et al. 2016, §4.2, "position-based parsimonious item exploration"):
 
-    the first L rounds show each item at each position once (round t shows items t, t+1, ... mod L,
-    the most examined position first). Then, with L(t) the K items of largest theta_hat (best
+    a warm-up of L rounds shows each item at each position once (round t shows items t, t+1, ... mod
+    L, the most examined position first), so every theta_hat is defined. Then, with L(t) the K items of largest theta_hat (best
     first) and B(t) = {k not in L(t) : U_k(t, delta) >= theta_hat of L(t)'s last item}, delta =
     (1 + epsilon) log T: show L(t) when B(t) is empty; otherwise, with probability 1/2 show L(t),
     else L(t) with its last item replaced by one drawn uniformly from B(t).
 
     The index U_k(t, delta) = sup{q in [theta_hat_k, 1] : phi_k(q) <= delta}, phi_k(q) =
-    sum_l N_{k,l} d(S_{k,l} / N_{k,l}, kappa_l q) (`pbm_kl_divergence`), is convex in q and grows on
-    [theta_hat_k, 1] (from its minimum, which is theta_hat_k when the kappas are equal and next to
-    it otherwise), so for c = theta_hat of L(t)'s last item (>= theta_hat_k) U_k >= c exactly when
-    phi_k(c) <= delta: the test needs one evaluation of phi_k, not the index itself.
+    sum_l N_{k,l} d(S_{k,l} / N_{k,l}, kappa_l q) (`pbm_kl_divergence`), is not computed: phi_k is
+    convex, with its minimum at theta_hat_k when the kappas are equal (next to it otherwise), and
+    where it grows U_k >= c exactly when phi_k(c) <= delta, so B(t) takes one evaluation of phi_k at
+    c = theta_hat of L(t)'s last item (>= theta_hat_k). The two tests differ only for a c between
+    theta_hat_k and phi_k's minimum with phi_k(c) > delta, a history that no attraction near its
+    estimate explains at level delta.
+
+    delta = (1 + epsilon) log T with the horizon T, as the GRAB authors' code runs it
+    (github.com/gaudel/ranking_bandits, pbm_pie.py); that code warms up for two such cycles (2L
+    rounds) and adds Beta(1, 1) pseudo-counts, which this agent does not.
 
     Args:
         kappas: the K positions' examination probabilities (known).
