@@ -340,7 +340,8 @@ def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None)
     """The options of how and where a comparison runs, shared by `ctxbandits run` and the paper scripts."""
     parser.add_argument("--seeds", help="N: seeds 0..N-1; A:B: seeds A..B-1 (e.g. 1000:1010, fresh seeds); "
                         "3,7,11: those seeds")
-    parser.add_argument("--horizon", type=int, help="rounds per run (T)")
+    parser.add_argument("--horizon", type=int, help="rounds per run (T; default: each env's registered T, its "
+                        "paper's, as `ctxbandits list` shows it)")
     parser.add_argument("--log-every", type=int, help="keep a row every k rounds (cumulative values stay exact)")
     parser.add_argument("--batch", type=int, help="seeds per batched run of a vector env and a batched agent "
                         "(default 10; 1: the plain loop for every job)")

@@ -125,14 +125,15 @@ def check_uri(out: UriPath) -> None:
         raise ValueError(f"out {str(out)!r} is a file; give a folder for the result files")
 
 
-def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = None, backend: str = "inprocess",
+def run(envs, agents, seeds=10, horizon: int | None = 1000, out: str | Path | None = None, backend: str = "inprocess",
         workers: int | None = None, address: str | None = None, log_every: int = 1, progress: bool = False,
         batch: int = 10, imports: Sequence[str] = (), device: str = "cpu", ray=None, rerun: bool = False,
         feedback: Feedback | dict | None = None):
     """Run every agent on every env for `horizon` rounds and each seed; return the tidy table.
 
     envs: env ids or `EnvSpec(id, kwargs)`; agents: registered names or `AgentSpec(name, kwargs,
-    label)`; seeds: a count N (0..N-1), a list, or the text "A:B" (A..B-1) or "3,7,11". With
+    label)`; seeds: a count N (0..N-1), a list, or the text "A:B" (A..B-1) or "3,7,11"; horizon: the
+    rounds of every run, or None for each env's registered T (its paper's; 1,000 where it has none). With
     `out`, each job's table is written there as Parquet and a job whose complete file exists is
     not run again (resume): its file is named by everything that decides its numbers, the data
     files its kwargs name and the user's code included (experiment.job_inputs), so an edited
@@ -160,8 +161,8 @@ def run(envs, agents, seeds=10, horizon: int = 1000, out: str | Path | None = No
     """
     if backend not in backends.BACKENDS:
         raise ValueError(f"backend must be one of {backends.BACKENDS}, got {backend!r}")
-    if not isinstance(horizon, int) or horizon < 1:
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+    if horizon is not None and (not isinstance(horizon, int) or isinstance(horizon, bool) or horizon < 1):
+        raise ValueError(f"horizon must be an integer >= 1, or None for each env's registered T; got {horizon!r}")
     if not isinstance(batch, int) or batch < 1:
         raise ValueError(f"batch must be an integer >= 1 (seeds per batched run; 1 = plain loop), got {batch!r}")
     if not isinstance(log_every, int) or log_every < 1:

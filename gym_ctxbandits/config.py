@@ -41,7 +41,7 @@ class Comparison:
 
     envs: list[EnvSpec]
     agents: list[AgentSpec]
-    horizon: int = 1000
+    horizon: int | None = None                           # None: each env's registered T (jobs.registered_horizon)
     seeds: int | list[int] | str = 10
     log_every: int = 1
     batch: int = 10

@@ -321,11 +321,20 @@ def seed_list(seeds, name: str = "seeds") -> list[int]:
     return [int(s) for s in seeds]
 
 
-def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1, device: str = "cpu",
+DEFAULT_HORIZON = 1000   # rounds of a run on an env registered without a horizon (a replay: accepted events)
+
+
+def registered_horizon(env_id: str) -> int:
+    """The horizon T `env_id` is registered with (its paper's, `max_episode_steps`), else DEFAULT_HORIZON."""
+    return env_spec(env_id).max_episode_steps or DEFAULT_HORIZON
+
+
+def make_jobs(envs, agents, seeds, horizon: int | None, log_every: int = 1, device: str = "cpu",
               feedback: Feedback | dict | None = None) -> list[Job]:
-    """The job list of a comparison: every env x agent x seed, envs and agents as specs, names or ids;
-    each job carries the torch device its agent gets (`agent_device`) and the feedback model
-    (gym_ctxbandits.delays.Feedback, a dict of its fields, or None)."""
+    """The job list of a comparison: every env x agent x seed, envs and agents as specs, names or ids,
+    each env for `horizon` rounds (None: its registered T, `registered_horizon`); each job carries the
+    torch device its agent gets (`agent_device`) and the feedback model (gym_ctxbandits.delays.Feedback,
+    a dict of its fields, or None)."""
     feedback = Feedback.of(feedback)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in envs]
     agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in agents]
@@ -334,5 +343,6 @@ def make_jobs(envs, agents, seeds, horizon: int, log_every: int = 1, device: str
     if len(set(titles)) != len(titles):
         raise ValueError(f"agents need distinct labels in one comparison, got {titles}; set `label` on repeated names")
     devices = [agent_device(a, device) for a in agent_specs]
-    return [Job(e, a, int(s), int(horizon), int(log_every), dev, inputs, feedback) for e in env_specs
+    horizons = [int(horizon) if horizon is not None else registered_horizon(e.id) for e in env_specs]
+    return [Job(e, a, int(s), T, int(log_every), dev, inputs, feedback) for e, T in zip(env_specs, horizons)
             for a, dev in zip(agent_specs, devices) for inputs in [job_inputs(e, a)] for s in seeds]

@@ -33,6 +33,27 @@ def leave_out(table, agents):
     return table[~table["agent"].isin(agents)]
 
 
+def change_points(env_id: str, env_kwargs: str) -> tuple[int, ...]:
+    """The rounds where a non-stationary env's new segments start (`env.unwrapped.change_points`), for an
+    env whose family says it moves (`nonstationary = True`) or a dataset bandit relabelled at change
+    points (`relabel=`); () for any other, which is never built here. The env is built from the
+    table's `env_kwargs` (JSON); one that cannot be (its kwargs held arrays) has none drawn."""
+    import json
+
+    import gymnasium as gym
+
+    from gym_ctxbandits.jobs import env_creator
+
+    kwargs = json.loads(env_kwargs)
+    if not (getattr(env_creator(env_id), "nonstationary", False) or kwargs.get("relabel")):
+        return ()
+    try:
+        env = gym.make(env_id, **kwargs)
+    except (TypeError, ValueError):        # a kwarg the table holds as a description (an array)
+        return ()
+    return tuple(int(r) for r in getattr(env.unwrapped, "change_points", ()))
+
+
 def plot_regret(table, out: Path, band: str = "std", log_scale: bool = False) -> list[Path]:
     """Mean cumulative regret vs round, one panel per env, a shaded band per agent; with `log_scale`
     the y axis is logarithmic (regrets that differ by orders of magnitude all stay visible; a zero
@@ -41,6 +62,7 @@ def plot_regret(table, out: Path, band: str = "std", log_scale: bool = False) ->
     An agent named Random is drawn as the baseline (dashed grey, no band): the reference against
     which the summary's "regret / Random" column is taken. A replay env has no regret (its rows
     hold NaN): its panel shows the cumulative reward against accepted events instead, highest first.
+    A non-stationary env's change points (`change_points`) are dotted vertical lines.
     """
     import matplotlib
 
@@ -72,6 +94,9 @@ def plot_regret(table, out: Path, band: str = "std", log_scale: bool = False) ->
                 continue
             ax.plot(curves.index, mean, label=f"{agent} (n={curves.shape[1]})", color=color)
             ax.fill_between(curves.index, mean - spread, mean + spread, alpha=0.2, color=color)
+        last = sub["round"].max()
+        for i, r in enumerate(r for r in change_points(env, kwargs) if r <= last):
+            ax.axvline(r, color="0.55", linestyle=":", linewidth=1, label="change point" if i == 0 else None)
         title = env if kwargs == "{}" else f"{env}\n{kwargs}"
         ax.set(title=title, xlabel="accepted event" if replay else "round",
                ylabel="cumulative reward (clicks)" if replay else "cumulative regret")

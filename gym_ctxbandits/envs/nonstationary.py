@@ -67,6 +67,7 @@ class RussacEnv(CtxBanditEnv):
         * v0: initial version (issue 51).
     """
 
+    nonstationary = True  # its means move with the round: plots mark env.unwrapped.change_points
     random_instance = False  # theta*_t is given by the schedule
     SCHEDULES = ("abrupt", "slow")
 
@@ -131,6 +132,7 @@ class PiecewiseBernoulliEnv(CtxBanditEnv):
         * v0: initial version (issue 51).
     """
 
+    nonstationary = True  # its means move with the round: plots mark env.unwrapped.change_points
     random_instance = False  # the means are given
 
     def __init__(self, means=PIECEWISE_MEANS, change_points=PIECEWISE_CHANGE_POINTS, instance_seed: int | None = None):

@@ -100,6 +100,8 @@ class ScheduledEnv(CtxBanditEnv):
         * v0: initial version (issue 51).
     """
 
+    nonstationary = True  # its means move with the round: plots mark env.unwrapped.change_points
+
     def __init__(self, env: str = "CtxBandit/Linear-v0", env_kwargs: dict | None = None, schedule: dict | None = None,
                  instance_seed: int | None = None):
         env_kwargs = dict(env_kwargs or {})
@@ -115,25 +117,25 @@ class ScheduledEnv(CtxBanditEnv):
         self.schedule = self._check_schedule({"kind": "abrupt", "change_points": [2501, 5001, 7501]}
                                              if schedule is None else schedule, probe)
         self.moving = self._moving(probe)
-        self.random_instance = inner.random_instance or self.kind == "rotation"
+        self.random_instance = inner.random_instance or self.schedule_kind == "rotation"
         super().__init__(inner.num_arms, inner.dim, noise=inner.noise, noise_std=inner.noise_std,
                          instance_seed=instance_seed)
         self.observation_space = inner.observation_space
 
     def memory_estimate(self) -> int:
-        return self.inner.memory_estimate() * (len(self.change_points) + 1 if self.kind == "abrupt" else 1)
+        return self.inner.memory_estimate() * (len(self.change_points) + 1 if self.schedule_kind == "abrupt" else 1)
 
     # --- the schedule's kwargs ----------------------------------------------------------------
     def _check_schedule(self, schedule: Any, probe: dict) -> dict:
-        """The validated schedule; sets kind, change_points and the kind's numbers."""
+        """The validated schedule; sets schedule_kind, change_points and the kind's numbers."""
         if not isinstance(schedule, dict) or schedule.get("kind") not in KINDS:
             raise ValueError(f"schedule must be a dict with 'kind' one of {sorted(KINDS)}, got {schedule!r}")
-        self.kind = schedule["kind"]
-        unknown = set(schedule) - KINDS[self.kind] - {"kind"}
+        self.schedule_kind = schedule["kind"]
+        unknown = set(schedule) - KINDS[self.schedule_kind] - {"kind"}
         if unknown:
-            raise ValueError(f"schedule of kind {self.kind!r} takes {sorted(KINDS[self.kind])}, not {sorted(unknown)}")
+            raise ValueError(f"schedule of kind {self.schedule_kind!r} takes {sorted(KINDS[self.schedule_kind])}, not {sorted(unknown)}")
         self.change_points: tuple[int, ...] = ()
-        if self.kind == "abrupt":
+        if self.schedule_kind == "abrupt":
             if "change_points" not in schedule:
                 raise ValueError("schedule of kind 'abrupt' needs 'change_points': the 1-based rounds that start a "
                                  "new segment, e.g. [1001, 2001]")
@@ -148,7 +150,7 @@ class ScheduledEnv(CtxBanditEnv):
         if self.param not in probe:
             raise ValueError(f"schedule['param'] {self.param!r} is not a parameter of {type(self.inner).__name__}'s "
                              f"instance; its keys are {sorted(probe)}")
-        if self.kind == "rotation":
+        if self.schedule_kind == "rotation":
             self.period = check_float("schedule['period']", schedule.get("period"), strict=True)
             until = schedule.get("until")
             self.until = np.inf if until is None else check_int("schedule['until']", until, minimum=0)
@@ -182,9 +184,9 @@ class ScheduledEnv(CtxBanditEnv):
 
     def _moving(self, probe: dict) -> tuple[str, ...]:
         """The instance keys whose current values travel with each round: the moved parameters and what they set."""
-        if self.kind == "abrupt" and self.values is None:
+        if self.schedule_kind == "abrupt" and self.values is None:
             return tuple(probe)
-        names = tuple(self.values) if self.kind == "abrupt" else (self.param,)
+        names = tuple(self.values) if self.schedule_kind == "abrupt" else (self.param,)
         return names + (("pool_means",) if isinstance(self.inner, PoolEnv) else ())
 
     # --- the reward model ---------------------------------------------------------------------
@@ -206,11 +208,11 @@ class ScheduledEnv(CtxBanditEnv):
         return {k: live[k] for k in self.moving}
 
     def draw_instance(self, rng):
-        if self.kind == "abrupt" and self.values is None:
+        if self.schedule_kind == "abrupt" and self.values is None:
             segments = [self.inner.draw_instance(rng) for _ in range(len(self.change_points) + 1)]
             return {**segments[0], **{PREFIX + k: np.stack([s[k] for s in segments]) for k in self.moving}}
         instance = self.inner.draw_instance(rng)
-        if self.kind == "rotation":
+        if self.schedule_kind == "rotation":
             theta = np.asarray(instance[self.param], dtype=np.float64)
             u = theta / np.linalg.norm(theta)
             w = rng.standard_normal(self.inner.dim)
@@ -223,7 +225,7 @@ class ScheduledEnv(CtxBanditEnv):
         place); at t = 0 first keep the values drawn at reset, which `instance` shows."""
         if t == 0:
             instance.update({DRAWN + k: instance[k] for k in self.moving})
-        if self.kind == "abrupt":
+        if self.schedule_kind == "abrupt":
             segment = int(segment_of(self.change_points, t))
             if t > 0 and segment == int(instance[PREFIX + "segment"]):
                 return
@@ -232,7 +234,7 @@ class ScheduledEnv(CtxBanditEnv):
                 instance.update({k: instance[PREFIX + k][segment] for k in self.moving})
                 return
             instance.update({k: v[segment] for k, v in self.values.items()})
-        elif self.kind == "rotation":
+        elif self.schedule_kind == "rotation":
             angle = 2.0 * np.pi * min(t, self.until) / self.period
             theta0 = instance[PREFIX + "theta0"]
             instance[self.param] = np.cos(angle) * theta0 + np.sin(angle) * np.linalg.norm(theta0) * instance[PREFIX + "v"]
