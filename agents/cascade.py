@@ -24,7 +24,7 @@ from agents.linalg import potter_update_, rls_update_
 from agents.params import Int, Real
 from agents.ranking import RankingAgent, cascade_examined, random_ranking
 
-__all__ = ["CascadeUCB1", "CascadeKLUCB", "CascadeTS", "CascadeLinUCB", "CascadeLinTS", "kl_ucb"]
+__all__ = ["CascadeKLUCB", "CascadeLinTS", "CascadeLinUCB", "CascadeTS", "CascadeUCB1", "kl_ucb"]
 
 
 def kl_ucb(w: np.ndarray, T: np.ndarray, level: float, iters: int = 8) -> np.ndarray:

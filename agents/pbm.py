@@ -20,7 +20,7 @@ from agents.base import register
 from agents.params import Int, Real
 from agents.ranking import RankingAgent, bernoulli_kl, random_ranking
 
-__all__ = ["PBMUCB", "PBMPIE", "pbm_kl_divergence"]
+__all__ = ["PBMPIE", "PBMUCB", "pbm_kl_divergence"]
 
 
 def pbm_kl_divergence(S: np.ndarray, Nkl: np.ndarray, kappas: np.ndarray, q: np.ndarray) -> np.ndarray:

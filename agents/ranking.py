@@ -29,7 +29,7 @@ from scipy.special import xlogy
 from agents.base import BaseAgent, Streams, _child, agent_class, make, register
 from agents.params import Int, Str
 
-__all__ = ["RankingAgent", "RankedBandits", "TopK", "bernoulli_kl", "cascade_examined", "random_ranking"]
+__all__ = ["RankedBandits", "RankingAgent", "TopK", "bernoulli_kl", "cascade_examined", "random_ranking"]
 
 
 def random_ranking(scores: np.ndarray, K: int, rng: Streams) -> np.ndarray:

@@ -16,7 +16,7 @@ from agents.base import register
 from agents.params import Int, Real
 from agents.ranking import RankingAgent
 
-__all__ = ["TopRank", "TOPRANK_C"]
+__all__ = ["TOPRANK_C", "TopRank"]
 
 # c = 4 sqrt(2 / pi) / erf(sqrt(2)) (Alg. 1), about 3.43
 TOPRANK_C = 4 * math.sqrt(2 / math.pi) / math.erf(math.sqrt(2))

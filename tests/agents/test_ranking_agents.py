@@ -181,7 +181,7 @@ def test_pbm_agents_need_kappas_one_per_position():
 def _pbm_index(S, N, kappas, delta):
     """U_k(t, delta) = sup{q in [theta_hat_k, 1] : phi_k(q) <= delta} by a root finder."""
     theta = S.sum() / (N @ kappas)
-    phi = lambda q: (N * bernoulli_kl(S / np.maximum(N, 1), kappas * q)).sum() - delta   # noqa: E731
+    phi = lambda q: (N * bernoulli_kl(S / np.maximum(N, 1), kappas * q)).sum() - delta
     return 1.0 if phi(1.0) <= 0 else brentq(phi, theta, 1.0, xtol=1e-15)
 
 

@@ -27,9 +27,9 @@ def play(agent, obs, w, rounds, n, model, seed=0):
     L, K = len(w), agent.num_positions
     kappa = np.array(KAPPAS[:K])
     if model == "cascade":
-        value = lambda A: 1 - np.prod(1 - w[A], axis=-1)            # noqa: E731
+        value = lambda A: 1 - np.prod(1 - w[A], axis=-1)
     else:
-        value = lambda A: (w[A] * kappa).sum(axis=-1)               # noqa: E731
+        value = lambda A: (w[A] * kappa).sum(axis=-1)
     best = value(np.argsort(w)[::-1][:K])
     X = np.broadcast_to(obs, (n, *obs.shape))
     regret = 0.0
