@@ -352,9 +352,24 @@ def test_topk_ranks_by_the_inner_scores_and_feeds_it_the_top_position():
     np.testing.assert_array_equal(agent.inner_.W_, twin.W_)
 
 
-def test_lifts_refuse_a_ranking_agent_inside():
+def test_topk_ranks_by_action_probs_where_the_agent_has_no_scores():
+    """SquareCB (an oracle agent) has no arm indices: its action_probs rank the items."""
+    agent = agents.make("TopK", agent="SquareCB", num_positions=3, seed=0)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(7, 4))
+    for _ in range(10):
+        probs = None if agent.n_ is None else agent.inner_.action_probs(X)
+        A = agent.act(X)
+        if probs is not None:
+            assert agent.reads_scores_ is None and A.tolist() == list(np.argsort(probs)[::-1][:3])
+        agent.observe(X, A, rng.integers(0, 2, 3).astype(np.int8))
+
+
+def test_lifts_refuse_a_ranking_agent_inside_or_a_seed_for_it():
     with pytest.raises(ValueError, match="one-arm"):
         agents.make("TopK", agent="CascadeUCB1")
+    with pytest.raises(ValueError, match="seed"):
+        agents.make("RankedBandits", agent_kwargs={"seed": 3})
 
 
 def test_ranking_agents_need_num_positions_and_enough_items():
