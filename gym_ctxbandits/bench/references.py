@@ -50,7 +50,7 @@ from gym_ctxbandits.bench.run import BASELINE, for_cell, read_manifest, run_suit
 from gym_ctxbandits.bench.run import MANIFEST as RUN_MANIFEST
 from gym_ctxbandits.bench.suite import Suite, base_track, earlier, is_tuned, tuned_track
 from gym_ctxbandits.experiment import is_replay
-from gym_ctxbandits.jobs import AgentSpec, agent_device
+from gym_ctxbandits.jobs import AgentSpec, agent_device, kind
 
 REFERENCES = Path(__file__).parent / "references"
 MANIFEST = "manifest.json"
@@ -122,6 +122,10 @@ WHY_ABSENT["bakeoff-v1"].update(dict.fromkeys(
     "none are made on this suite yet; `ctxbandits bench run --agents NAME` scores one here"))
 WHY_ABSENT["bakeoff-v2"] = WHY_ABSENT["bakeoff-v1"]     # v1's cells and tracks, so v1's reasons
 NEURAL = "neural, not measured on this suite yet: `scripts/bench_cost.py` sizes it (docs/bench_costs.md)"
+NONSTATIONARY = ("issue 51's agents for changing worlds and their K-armed bases (added after 0.17.0): not run on "
+                 "this suite yet; `ctxbandits bench run --agents NAME` scores one")
+RANKING = ("a ranking agent (its action is a list of items, docs/ranking.md): every cell of this suite takes one arm "
+           "a round")
 # pmlb-v1 (the Contextual Bandit Bake-off's PMLB sets, docs/bench_pmlb.md): the agents without references, for
 # a neural agent NEURAL, for the others NOT_RUN (the default of `absent` on the suite) unless named here.
 WHY_ABSENT["pmlb-v1"] = {
@@ -499,6 +503,9 @@ def absent(manifest: dict) -> dict[str, str]:
                **tune.untuned(suite), **elsewhere}
     else:
         why = {**{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")},
+               **{n: RANKING for n, e in agents.REGISTRY.items() if kind(e) == "ranking"},
+               **{n: NONSTATIONARY for n, e in agents.REGISTRY.items()
+                  if e.__module__ in ("agents.nonstationary", "agents.mab", "agents.changepoint", "agents.dlinucb")},
                **WHY_ABSENT.get(manifest["suite"], {})}
     default = None if is_tuned(manifest.get("track")) else NOT_RUN.get(manifest["suite"])
     return {name: why.get(name) or default or "not built yet" for name, entry in agents.REGISTRY.items()
