@@ -351,7 +351,8 @@ RL, RK = 6, 3         # items and positions of the ranking checks' cascade probl
 
 
 class _RankProblem:
-    """A cascade problem: one-hot obs (L, L) (or (N, L, L)), and every round's attraction draws of the
+    """A cascade problem: one-hot obs (L, L) (batched (N, L, L): instance 0's, the others' fresh
+    features, which agents that read items by row index ignore), and every round's attraction draws of the
     L items; the clicks of a list are the cascade's (the first attractive position). Half the
     K-armed checks' rounds (12 by default): a ranking round teaches K positions."""
 
@@ -360,6 +361,8 @@ class _RankProblem:
         rounds = max(6, _rounds.get() // 2) if rounds is None else rounds
         self.batched = batched
         self.obs = np.broadcast_to(np.eye(RL), (rounds, N, RL, RL) if batched else (rounds, RL, RL)).copy()
+        if batched:      # instance 0 sees one-hot ids, the others fresh features: their histories differ in kind
+            self.obs[:, 1:] = rng.normal(size=(rounds, N - 1, RL, RL)) / np.sqrt(RL)
         w = np.linspace(0.6, 0.1, RL)
         self.attract = rng.random((rounds, N if batched else 1, RL)) < w
 
