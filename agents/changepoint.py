@@ -106,6 +106,9 @@ class _Restarting(BaseAgent):
         if self.base not in REGISTRY:
             raise UnknownAgent(f"base: unknown agent {self.base!r}.{did_you_mean(self.base, REGISTRY)} "
                                "Pass a registered name (agents.REGISTRY)")
+        if "seed" in (self.base_kwargs or {}):
+            raise ValueError("base_kwargs must not set a seed: the wrapper seeds each instance's base agent from its "
+                             "own seed (and its restarts); pass seed= to the wrapper")
         probe = make(self.base, **(self.base_kwargs or {}))
         if self.restart == "local" and not hasattr(probe, "restart_arm"):
             raise ValueError(f"restart='local' needs a base that can forget one arm (restart_arm: UCB1, kl-UCB, TS, "

@@ -160,6 +160,8 @@ def test_bad_settings_are_refused():
         MUCB(w=5)
     with pytest.raises(ValueError, match="change_points"):
         OracleRestart(change_points=(5, 3))
+    with pytest.raises(ValueError, match="must not set a seed"):
+        OracleRestart(base_kwargs={"seed": 3})
     with pytest.raises(KeyError, match="LinUCB"):
         GLRklUCB(base="LinUBC")
     agent = UCB1(seed=0)
