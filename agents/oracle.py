@@ -22,11 +22,12 @@ them all, batched over N independent instances like every agent of the zoo:
               SGDRegressor()) or a river-style one (`learn_one(x, y[, w])` and `predict_one(x)`, e.g.
               river.linear_model.LinearRegression()), wrapped by `SklearnOracle` / `RiverOracle`.
 
-An oracle may give more, which the agents use where it is there (the ridge oracle gives all of them):
-`width(X)` (RegCB's confidence widths), `update_arms(X, Y, W)` (an update per arm in turn, Cover's
-cost-sensitive step), `layout(K)` (told the number of arms before its first update: FALCON's fresh
-oracles) and the one-instance forms `predict1(X)` (X (K, d) -> (K,)) and `update1(x, y, w)` (x (d,),
-Python floats), which a single agent's rounds call (`OracleAgent`).
+An oracle may give more, which the agents use where it is there (the ridge oracle gives all of them
+but the sensitivity): `width(X)` (RegCB's confidence widths), `sensitivity(X, Y)` (VW's change of f(x)
+per unit weight of an example (x, y): RegCB's bounds on the sgd oracle), `update_arms(X, Y, W)` (an
+update per arm in turn, Cover's cost-sensitive step), `layout(K)` (told the number of arms before its
+first update: FALCON's fresh oracles) and the one-instance forms `predict1(X)` (X (K, d) -> (K,)) and
+`update1(x, y, w)` (x (d,), Python floats), which a single agent's rounds call (`OracleAgent`).
 
 An object given by the user is a prototype: each agent (and each `reset`) works on its own deep
 copy, and a wrapped regressor on one deep copy per instance, so one object can be passed to many
@@ -451,6 +452,39 @@ class SGDOracle:
             exact = np.divide(r * -np.expm1(-2 * eta * q), q, out=np.zeros_like(r), where=~small & go)
             u = np.where(small, u, exact)
         self.w_ += np.where(go, u * multiplier, 0.0)[:, None] * x * rate
+
+    def sensitivity(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """(N, K) VW's sensitivity of every arm: eta q, the change of f(x_k) per unit step of an example
+        (x_k, Y[:, k]) of weight 1, computed as if that example were learned without changing the state.
+
+        VW's gd `sensitivity` (gd.cc, `get_pred_per_update` in its stateless form, times `get_scale` of
+        weight 1): the example's gradient h (2 r)^2 x_i^2, r = y - f(x), is added to G_i, its scales to s_i
+        and its weight and norm to the normalizer's sums before the rate 1 / (sqrt(G_i) s_i) and the
+        multiplier are taken, exactly as `update` would with h = 1; eta = lr (times (t_0 + t + 1)^-power_t
+        without `adaptive`). A feature equal to 0 takes no part (as in `update`), so an all-zero x has
+        sensitivity 0. RegCB's bounds (agents.regcb) take eta q w as the move of f(x_k) that an update of
+        weight w would make, VW's linear approximation in `cb_explore_adf_regcb.cc` (for w -> 0 the plain
+        step moves f(x_k) by 2 r eta q w: the approximation drops the factor 2 r).
+        """
+        X = np.asarray(X, dtype=float)
+        r = np.asarray(Y, dtype=float) - self.predict(X)                 # (N, K)
+        on = X != 0
+        x2 = X * X
+        rate, multiplier = np.where(on, 1.0, 0.0), np.ones(r.shape)
+        if self.adaptive:
+            G = self.G_[:, None, :] + np.where(on, (4 * r * r)[..., None] * x2, 0.0)
+            rate = np.divide(1.0, np.sqrt(G), out=np.zeros_like(X), where=on & (G > 0))
+        if self.normalized:
+            s = np.where(on & (np.abs(X) > self.s_[:, None, :]), np.abs(X), self.s_[:, None, :])
+            inv_s = np.divide(1.0, s, out=np.zeros_like(X), where=on)
+            norms = self.norms_[:, None] + (x2 * inv_s * inv_s).sum(axis=-1)
+            ratio = np.divide(self.learned_[:, None] + 1.0, norms, out=np.ones(r.shape), where=norms > 0)
+            multiplier = np.sqrt(ratio) if self.adaptive else ratio
+            rate *= inv_s if self.adaptive else inv_s * inv_s
+        eta = self.lr
+        if not self.adaptive and self.power_t:
+            eta = eta * np.power((0.0 if self.normalized else 1.0) + self.seen_[:, None] + 1.0, -self.power_t)
+        return eta * multiplier * (x2 * rate).sum(axis=-1)
 
 
 class MLPOracle:
