@@ -34,7 +34,7 @@ from scipy.special import logit
 
 import gym_ctxbandits
 from agents.base import did_you_mean
-from gym_ctxbandits.experiment import EnvSpec, import_agents, seed_list
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, env_creator, import_agents, seed_list
 
 THRESHOLD = 0.9          # at home every agent must end below this fraction of Random's regret
 QUICK_HORIZON, QUICK_SEEDS = 100, 2
@@ -54,6 +54,14 @@ class Home:
     def spec(self) -> EnvSpec:
         return EnvSpec(self.env, dict(self.kwargs))
 
+    @property
+    def random(self) -> AgentSpec:
+        """Random, the baseline: on a ranking env, a uniformly random list (TopK ranking Random's equal
+        probabilities, ties broken at random), labelled Random."""
+        if getattr(env_creator(self.env), "kind", "arm") == "ranking":
+            return AgentSpec("TopK", {"agent": "Random"}, "Random")
+        return AgentSpec("Random")
+
 
 S0_LINEAR = Home("CtxBandit/Linear-v0", 10_000, "[S0] fig. 1(a)")
 S0_LOGISTIC = Home("CtxBandit/Logistic-v0", 10_000, "[S0] fig. 1(b)")
@@ -70,6 +78,13 @@ S4_BOUNDED = Home("CtxBandit/BoundedRegret-v0", 10_000, "[S4] fig. 3")
 # The Contextual Bandit Bake-off's family (regression oracles, Vowpal Wabbit): a multiclass set as a
 # bandit; iris ships with the package, so the check needs no data
 BAKEOFF = Home("CtxBandit/Supervised-v0", 2000, "Bake-off (Bietti et al. 2021): a multiclass set (iris), T = 2,000")
+# Rankings (issue 50), at 10^4 of the papers' 10^5 rounds; Random is a random list there (Home.random)
+CASCADE_BLB = Home("CtxBandit/CascadeBLB-v0", 10_000, "Kveton et al. 2015, 6.1: BLB(16, 4), T = 10^4 of 10^5")
+CASCADE_LINEAR = Home("CtxBandit/ContextualCascade-v0", 10_000, "Zong et al. 2016 (synthetic features), T = 10^4")
+PBM_STD = Home("CtxBandit/PBMStd-v0", 10_000, "GRAB (Gauthier et al. 2021), 5: the std PBM, T = 10^4 of 10^5")
+# Non-stationary (issue 51)
+RUSSAC_ABRUPT = Home("CtxBandit/RussacAbrupt-v0", 6000, "Russac et al. 2019, fig. 1 (abrupt)")
+PIECEWISE = Home("CtxBandit/PiecewiseBernoulli-v0", 2000, "piecewise Bernoulli (SMPyBandits; Besson et al. 2022)")
 
 HOMES: dict[str, Home] = {
     **dict.fromkeys(["Lin-ES", "LinUCB", "LinTS", "Softmax"], S0_LINEAR),
@@ -91,6 +106,12 @@ HOMES: dict[str, Home] = {
     **dict.fromkeys(["SquareCB", "FALCON", "Oracle-Greedy", "Oracle-epsilon-greedy", "RegCB-elim", "RegCB-opt",
                      "Cover", "Cover-NU", "Bag", "Bag-greedy"], BAKEOFF),
     **dict.fromkeys(["VW", "VW-epsilon", "VW-Bag", "VW-Cover-NU", "VW-RegCB-opt", "VW-SquareCB"], BAKEOFF),
+    **dict.fromkeys(["CascadeUCB1", "CascadeKL-UCB", "CascadeTS", "RankedBandits", "TopK"], CASCADE_BLB),
+    **dict.fromkeys(["CascadeLinUCB", "CascadeLinTS"], CASCADE_LINEAR),
+    **dict.fromkeys(["PBM-UCB", "PBM-PIE", "TopRank"], PBM_STD),
+    **dict.fromkeys(["D-LinUCB", "SW-LinUCB", "D-LinTS", "SW-LinTS", "dLinUCB"], RUSSAC_ABRUPT),
+    **dict.fromkeys(["UCB1", "kl-UCB", "TS", "D-UCB", "SW-UCB", "D-TS", "SW-TS", "CUSUM-UCB", "M-UCB", "GLR-klUCB",
+                     "Oracle-Restart"], PIECEWISE),
 }
 
 # agents whose ratio at home is 0.9 or more, and why (each backed by a run named here)
@@ -141,7 +162,7 @@ def run_home(home: Home, names: list[str], seed_sets: list[list[int]], horizon: 
              workers: int) -> list[dict]:
     """Run `names` and Random at `home` on every seed set; one row per agent."""
     seeds = sorted({s for group in seed_sets for s in group})
-    table = gym_ctxbandits.run([home.spec], [*names, "Random"], seeds=seeds, horizon=horizon, out=out,
+    table = gym_ctxbandits.run([home.spec], [*names, home.random], seeds=seeds, horizon=horizon, out=out,
                                backend="processes" if workers > 1 else "inprocess", workers=workers)
     rows = []
     for name in names:
