@@ -1139,11 +1139,13 @@ def test_bench_suites_lists_each_track_with_its_cut_and_dropped_cells(capsys):
 
 
 def takes_a_horizon() -> set[str]:
-    """Every registered agent with a `horizon` hyper-parameter."""
+    """Every registered one-arm agent with a `horizon` hyper-parameter (a ranking agent plays no cell of the
+    bake-off's suites)."""
     from agents.params import keyword_parameters
     from gym_ctxbandits.bench.tune import agent_class
 
-    return {n for n in agents.REGISTRY if any(p.name == "horizon" for p in keyword_parameters(agent_class(n)))}
+    return {n for n in agents.REGISTRY if any(p.name == "horizon" for p in keyword_parameters(agent_class(n)))
+            and getattr(agents.REGISTRY[n], "kind", "arm") == "arm"}
 
 
 def test_the_docs_name_every_agent_that_takes_a_horizon_it_is_not_told():

@@ -12,7 +12,14 @@ CASES = [("GLM-TSL", {}), ("GLM-FPL", {}), ("GLM-UCB", {}), ("OSSB", {}),
          ("LinTS-AG", {"epsilon": 0.5, "delta": 0.1}), ("repGLM-FPL", {"explore_rounds": 3}),
          ("GLM-TSL", {"a": "theory"}), ("GLM-FPL", {"a": "theory"}), ("GLM-UCB", {"alpha": "theory"}),
          ("LinTS-AG", {}), ("LinTS-AG", {"epsilon": 0.5}), ("BaSE", {}), ("repGLM-FPL", {}), ("OAM", {}),
-         ("SquareCB", {}), ("SquareCB", {"schedule": "theory"})]
+         ("SquareCB", {}), ("SquareCB", {"schedule": "theory"}),
+         # issue 51: the forgetting agents' theory windows and discounts, the detectors' thresholds
+         ("D-UCB", {}), ("D-UCB", {"gamma": 0.9}), ("SW-UCB", {}), ("SW-UCB", {"window": 10}), ("SW-TS", {}),
+         ("SW-TS", {"window": 10}), ("D-LinUCB", {}), ("D-LinUCB", {"gamma": 0.9}), ("SW-LinUCB", {}),
+         ("SW-LinUCB", {"window": 10}), ("D-LinTS", {}), ("D-LinTS", {"gamma": 0.9}), ("SW-LinTS", {}),
+         ("SW-LinTS", {"window": 10}), ("CUSUM-UCB", {}), ("CUSUM-UCB", {"h": 2.0, "alpha": 0.1}),
+         ("M-UCB", {"w": 10, "gamma": None}), ("M-UCB", {"b": 5.0}), ("GLR-klUCB", {}),
+         ("GLR-klUCB", {"delta": 0.1, "alpha": 0.1})]
 
 
 LINEAR = {"OAM", "OSSB", "LinTS-AG", "BaSE"}      # Gaussian rewards; the others' are Bernoulli (a GLM's)
@@ -35,7 +42,8 @@ def actions(name: str, kwargs: dict, horizon: int) -> list[int]:
 
 
 def test_every_agent_that_takes_a_horizon_is_in_the_cases():
-    takes = {n for n in agents.REGISTRY if "horizon" in agents.base.hyperparameter_names(n)}
+    takes = {n for n in agents.REGISTRY if "horizon" in agents.base.hyperparameter_names(n)
+             and getattr(agents.REGISTRY[n], "kind", "arm") == "arm"}      # the ranking agents': test_ranking_agents.py
     assert takes == {name for name, _ in CASES}, "an agent with a `horizon` added: add it to CASES"
     assert not reads_horizon("LinUCB", {})
 
