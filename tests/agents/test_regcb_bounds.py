@@ -233,8 +233,8 @@ def test_batched_equals_singles(name, settings, rounds):
 @pytest.mark.parametrize("name, settings", [
     ("RegCB-opt", {"oracle": "sgd"}),
     pytest.param("RegCB-elim", {"oracle": "sgd"}, marks=pytest.mark.slow),
-    pytest.param("RegCB-opt", {"oracle": "sgd", "search": True}, marks=pytest.mark.slow),     # about 20 s
-    pytest.param("RegCB-elim", {"oracle": "sgd", "search": True}, marks=pytest.mark.slow),    # about 35 s
+    pytest.param("RegCB-opt", {"oracle": "sgd", "search": True}, marks=pytest.mark.slow),     # about 10 s
+    pytest.param("RegCB-elim", {"oracle": "sgd", "search": True}, marks=pytest.mark.slow),    # about 15 s
 ], ids=["opt-sgd", "elim-sgd", "opt-search", "elim-search"])
 def test_conformance(name, settings):
     def factory(**kwargs):
