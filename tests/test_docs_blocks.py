@@ -195,7 +195,7 @@ SKIP = {
     # with ~12 jobs)
     "CTXBANDITS_DATA=~/datasets ctxbandits bench run --agents LinUCB,LinTS --out results/bench":
         "needs the datasets; Random 35, LinUCB 139, LinTS 95 CPU-s (about 22 min of wall time on the loaded cores)",
-    "CTXBANDITS_DATA=~/datasets ctxbandits bench run --import examples/sw_linucb.py --agents SW-LinUCB --out "
+    "CTXBANDITS_DATA=~/datasets ctxbandits bench run --import examples/sw_linucb.py --agents My-SW-LinUCB --out "
     "results/bench": "needs the datasets; SW-LinUCB's suite 778 CPU-s, Random's 35 (about 13.5 min of one core; "
                      "LinUCB's: 139 CPU-s)",
     "ctxbandits bench report --import examples/sw_linucb.py --out results/bench":
