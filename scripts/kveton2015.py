@@ -15,7 +15,7 @@ copies this project can read, so the table sets the two agents and the problems 
 
 from __future__ import annotations
 
-from _ranking import Clock, cell, comparison, parse, report
+from _tables import Clock, cell, comparison, parse, report
 
 from gym_ctxbandits.jobs import EnvSpec
 

@@ -17,7 +17,7 @@ the comparison is of orders, not numbers.
 
 from __future__ import annotations
 
-from _ranking import Clock, cell, comparison, parse, report
+from _tables import Clock, cell, comparison, parse, report
 
 from gym_ctxbandits.jobs import EnvSpec
 

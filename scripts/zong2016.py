@@ -15,7 +15,7 @@ agents' and nearly flat in L, while the non-contextual agents' grows with L (eac
 
 from __future__ import annotations
 
-from _ranking import Clock, cell, comparison, parse, report
+from _tables import Clock, cell, comparison, parse, report
 
 from gym_ctxbandits.jobs import EnvSpec
 

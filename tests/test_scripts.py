@@ -403,19 +403,22 @@ def test_vw_head_to_head_plays_each_pair_and_vws_own_loop(tmp_path, monkeypatch)
     assert "| SquareCB vs VW-SquareCB | 1 |" in text and "VW-RegCB-opt" not in text
 
 
-# --- the ranking reproductions ------------------------------------------------------------------------
+# --- the ranking and non-stationary reproductions (scripts/_tables.py: one comparison, a table) ---------
 
-RANKING = {"kveton2015": ["| 16 | 2 |", "| 16 | 4 |", "| 16 | 8 |", "| CascadeKL-UCB | "],
+REPRODUCTIONS = {"kveton2015": ["| 16 | 2 |", "| 16 | 4 |", "| 16 | 8 |", "| CascadeKL-UCB | "],
            "lagree2016": ["| PBM-UCB |", "| PBM-PIE |", "| TopRank |", "| CascadeKL-UCB |"],
-           "zong2016": ["| CascadeLinUCB |", "| CascadeLinTS |", "| CascadeUCB1 |", "| CascadeKL-UCB |"]}
+           "zong2016": ["| CascadeLinUCB |", "| CascadeLinTS |", "| CascadeUCB1 |", "| CascadeKL-UCB |"],
+           "russac2019": ["| LinUCB-OR |", "| dLinUCB |", "| SW-LinUCB |", "Slow changes", "| 4,150 |"],
+           "piecewise_bernoulli": ["| CUSUM-UCB |", "| GLR-klUCB |", "| Oracle-Restart |", "| Random |"]}
 
 
-@pytest.mark.parametrize("name", RANKING)
-def test_ranking_reproduction_quick(name, tmp_path, monkeypatch, capsys):
-    """Each ranking script's --quick run (at 200 rounds): its table, a row for every problem and agent,
+@pytest.mark.parametrize("name", REPRODUCTIONS)
+def test_reproduction_quick(name, tmp_path, monkeypatch, capsys):
+    """Each ranking or non-stationary script's --quick run (at 200 rounds): its table, a row for every
+    problem and agent,
     finite numbers, written to <out>/<script>.md with the run's size and time."""
     argv = ["--quick", "--horizon", "200", "--quiet", "--backend", "inprocess", "--out", str(tmp_path)]
     text = script_main(name, argv, monkeypatch)
     assert (tmp_path / f"{name}.md").read_text() == text and text in capsys.readouterr().out
     assert "2 seeds" in text and "CPU-s" in text and "nan" not in text
-    assert all(row in text for row in RANKING[name]), text
+    assert all(row in text for row in REPRODUCTIONS[name]), text

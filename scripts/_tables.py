@@ -1,5 +1,6 @@
-"""What the ranking reproductions share (scripts/kveton2015.py, lagree2016.py, zong2016.py): the command
-line, one resumable comparison, mean ± standard error cells and a report written beside the results.
+"""What the ranking and non-stationary reproductions share (scripts/kveton2015.py, lagree2016.py,
+zong2016.py, russac2019.py, piecewise_bernoulli.py): the command line, one resumable comparison, mean ±
+standard error cells and a report (a table of final regrets) written beside the results.
 
     python scripts/kveton2015.py                  # the documented size
     python scripts/kveton2015.py --quick          # a smoke run of a few seconds (tests use it)
