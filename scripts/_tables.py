@@ -42,7 +42,9 @@ def parse(doc: str, horizon: int, seeds: int, quick_horizon: int, argv=None) -> 
 
 
 def out_folder(args, script: str) -> Path:
-    return Path(args.out or f"results/{script}{'-quick' if args.quick else ''}")
+    """results/<script>[-quick] or --out; "script/part" is the subfolder `part` of the script's folder."""
+    name, _, part = script.partition("/")
+    return Path(args.out or f"results/{name}{'-quick' if args.quick else ''}") / part
 
 
 def comparison(args, script: str, envs, agents) -> pd.DataFrame:
