@@ -77,8 +77,6 @@ class PlackettLuce:
     the policy's own generator seeded by `seed`.
     """
 
-    kind = "ranking"
-
     def __init__(self, theta, num_positions: int, *, temperature: float = 1.0, seed: int | None = None):
         self.theta = np.asarray(theta, dtype=float)
         if self.theta.ndim != 1 or not np.isfinite(self.theta).all():
@@ -186,6 +184,9 @@ def expected_clicks(env, lists) -> np.ndarray:
     a = np.asarray(lists, dtype=np.int64)
     if isinstance(env, BottomUp):
         return expected_clicks(env.env, a[:, ::-1])[:, ::-1]
+    if isinstance(env, gym.ActionWrapper):
+        raise ValueError(f"{type(env).__name__} changes the lists the env is shown, so the logged list's clicks are not "
+                         "the click model's: log on the env without it (BottomUp is the one reordering known here)")
     if isinstance(env, gym.Wrapper):
         return expected_clicks(env.env, a)
     if isinstance(env, PBMEnv):
@@ -316,15 +317,7 @@ def cascade_dr(clicks, action, pscore_cascade, target_pscore_cascade, target_act
     r = _clicks(clicks)
     n, K = r.shape
     a = _actions(action, r.shape)
-    dist = np.asarray(target_action_dist, dtype=float)
-    if dist.ndim != 3 or dist.shape[:2] != r.shape or dist.shape[2] <= a.max():
-        raise ValueError(f"target_action_dist must be pi(e at k | x_i, a_i(1:k-1)) of every item, (n, K, L) = "
-                         f"({n}, {K}, L), got shape {dist.shape} (the log's target_action_dist)")
-    bad = ~(np.isfinite(dist).all(axis=(1, 2)) & (dist >= 0).all(axis=(1, 2))
-            & (np.abs(dist.sum(axis=2) - 1) <= 1e-6).all(axis=1))
-    if bad.any():
-        raise ValueError(f"target_action_dist must hold probability rows over the items (each sums to 1) but does not "
-                         f"{_rows(bad)}: give the target's conditional distribution at every position")
+    dist = _target_dist(target_action_dist, r.shape, a.max() + 1)
     w = _prefix_weights(pscore_cascade, target_pscore_cascade, r.shape)
     cascade = np.asarray(target_pscore_cascade, dtype=float)
     chosen = np.take_along_axis(dist, a[:, :, None], axis=2)[:, :, 0]
@@ -353,9 +346,11 @@ def q_model(context, action, clicks, target_action_dist, *, model=None, folds: i
     features [x_e, sum_{j<k} x_{a(j)}] (the item and the items above it), fitted from the bottom up as
     Kiyohara et al. (2022) and OBP's SlateRegressionModel do: position K on r(K), position k on
     r(k) + sum_e pi(e | x, a(1:k)) Q_{k+1}(x, a(1:k), e), the target's expected Q one position down."""
-    X, a = _context_action(context, action, np.shape(action)[-1] if np.ndim(action) == 2 else 0)
     r = _clicks(clicks)
-    dist = np.asarray(target_action_dist, dtype=float)
+    X, a = _context_action(context, action, r.shape[1])
+    if len(X) != len(r):
+        raise ValueError(f"context has {len(X)} rounds but clicks {len(r)}: give both of the same log")
+    dist = _target_dist(target_action_dist, r.shape, X.shape[1])
     n = len(a)
     if not (isinstance(folds, (int, np.integer)) and 2 <= folds <= n):
         raise ValueError(f"folds must be an integer from 2 to the number of rounds ({n}): each block's Q is fitted "
@@ -422,6 +417,20 @@ def _actions(action, shape) -> np.ndarray:
     if repeats.any():
         raise ValueError(f"action must list distinct item ids >= 0 in each round, but does not {_rows(repeats)}")
     return a.astype(np.int64)
+
+
+def _target_dist(target_action_dist, shape, L: int) -> np.ndarray:
+    """pi(e at k | x_i, a_i(1:k-1)), (n, K, L') with L' >= L items, checked to be probability rows."""
+    dist = np.asarray(target_action_dist, dtype=float)
+    if dist.ndim != 3 or dist.shape[:2] != tuple(shape) or dist.shape[2] < L:
+        raise ValueError(f"target_action_dist must be pi(e at k | x_i, a_i(1:k-1)) of every item, (n, K, L) = "
+                         f"({shape[0]}, {shape[1]}, {L}), got shape {dist.shape} (the log's target_action_dist)")
+    bad = ~(np.isfinite(dist).all(axis=(1, 2)) & (dist >= 0).all(axis=(1, 2))
+            & (np.abs(dist.sum(axis=2) - 1) <= 1e-6).all(axis=1))
+    if bad.any():
+        raise ValueError(f"target_action_dist must hold probability rows over the items (each sums to 1) but does not "
+                         f"{_rows(bad)}: give the target's conditional distribution at every position")
+    return dist
 
 
 def _context_action(context, action, K: int) -> tuple[np.ndarray, np.ndarray]:
