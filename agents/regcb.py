@@ -39,12 +39,14 @@ takes that end. beta_t = c0 log(K t) as VW's delta, which scales it by the cost 
 Search (`search=True`, any oracle: mlp, scikit-learn, river, an `Oracle` object; ridge and sgd
 too): the paper's search with the oracle itself. The move at weight w is measured, not
 approximated: a deep copy of the oracle learns (x_a, y, w) and predicts x_a, and the largest w with
-v(w) = w (g^2 - (g - m(w))^2) <= delta (m(w) the measured move toward y) is found by bisection on
-log2 w over [w_0, 2^40 w_0], w_0 = delta / g^2 (where v(w_0) <= delta whatever the move), 20 steps:
-1 + 20 copies per arm and bound, batched over the instances (each its own w). The bound is the
-prediction the copy landed on at that w, clipped to the range as above. It costs K x 21 oracle
-copies and updates a round for RegCB-opt (the upper bounds only), twice that for RegCB-elim
-(docs/oracle_agents.md measures it).
+v(w) = w (g^2 - (g - m(w))^2) <= delta and m(w) <= g (m(w) the measured move toward y; a move past
+the target, VW's w > g / s, or not finite counts as too large a weight) is found by bisection on
+log2 w over [2^-40 w_0, 2^40 w_0] around w_0 = delta / g^2 (where v(w_0) <= delta whatever the move;
+a move past the target may come sooner), 20 steps, so 20 copies per arm and bound, batched over the
+instances (each its own w). The bound is the prediction the copy landed on at that w (no move when
+no weight qualifies, and never past the prediction the other way: the fit is in F_t), clipped to
+the range as above. It costs K x 20 oracle copies and updates a round for RegCB-opt (the upper
+bounds only), twice that for RegCB-elim (docs/oracle_agents.md measures it).
 """
 
 from __future__ import annotations
@@ -55,14 +57,14 @@ import math
 import numpy as np
 
 from agents.base import argmax_probs, register
-from agents.oracle import ORACLES, Oracle, OracleAgent, predict
+from agents.oracle import ORACLES, Oracle, OracleAgent
 from agents.params import Bool, LogUniform, Real
 
 __all__ = ["RegCB", "RegCBElim", "RegCBOpt", "radius", "sensitivity_search"]
 
 SEARCH_STEPS = 20       # the bisections' steps (VW's B_SEARCH_MAX_ITER)
 SEARCH_TOL = 1e-6       # VW's early stop: |v(w) - delta| or the bracket below this
-SEARCH_SPAN = 40.0      # the copies' search: w in [w_0, 2^SEARCH_SPAN w_0]
+SEARCH_SPAN = 40.0      # the copies' search: w in [2^-SEARCH_SPAN w_0, 2^SEARCH_SPAN w_0]
 FLT_MAX = float(np.finfo(np.float32).max)       # VW's cap on g / s
 
 
@@ -114,7 +116,7 @@ class RegCB(OracleAgent):
         search: False (default): the oracle's closed form, `width(X)` ("ridge": the exact ellipsoid) or
             else `sensitivity(X, Y)` ("sgd": VW's approximation); an oracle with neither is refused.
             True: the paper's search with copies of the oracle, for any oracle ("mlp", a scikit-learn or
-            river regressor, an `Oracle` object), 21 copies and updates per arm and bound a round.
+            river regressor, an `Oracle` object), 20 copies and updates per arm and bound a round.
         min_reward, max_reward: the range of the rewards, for the sensitivity and the search (their
             fictitious targets one past each end, the bounds clipped to it, delta scaled by its
             square, as VW's --cb_min_cost and --cb_max_cost on costs); the ellipsoid does not use it.
@@ -142,7 +144,7 @@ class RegCB(OracleAgent):
                 f"{type(self).__name__}: oracle {self.oracle!r} has no width(X) (the ||x||_{{V^-1}} of an exact "
                 "ellipsoid: 'ridge') nor sensitivity(X, Y) (VW's change of a prediction per unit weight: 'sgd'), "
                 "the closed forms of RegCB's bounds; use oracle='ridge' or 'sgd', or search=True for the paper's "
-                "search with copies of the oracle (any oracle; K x 21 copies and updates a round)")
+                "search with copies of the oracle (any oracle; K x 20 copies and updates a round)")
 
     def _init_state(self, X: np.ndarray) -> None:
         super()._init_state(X)
@@ -191,28 +193,28 @@ class RegCB(OracleAgent):
         (an instance whose prediction is past the range end takes no update, w = 0)."""
         N, K = f.shape
         y = np.full(N, (self.max_reward if sign > 0 else self.min_reward) + sign)
-        lo = np.log2(np.where(inside, delta / (g * g), 1.0))          # w_0 = delta / g^2: v(w_0) <= delta
-        hi = lo + SEARCH_SPAN
+        w0 = np.log2(np.where(inside, delta / (g * g), 1.0))          # w_0 = delta / g^2: v(w_0) <= delta
+        lo, hi = w0 - SEARCH_SPAN, w0 + SEARCH_SPAN
 
-        def measure(w: np.ndarray) -> np.ndarray:
-            """(N, K) the moves toward the target of a copy learning (x_k, y, w_k), arm by arm."""
-            out = np.empty((N, K))
+        def feasible(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """(ok, m), (N, K) each: the moves m toward the target of a copy learning (x_k, y, w_k), arm by arm,
+            and whether v(w) <= delta with the move not past the target (VW's w <= g / s; an update that
+            overshoots, or a prediction NaN or inf, counts as too large a weight)."""
+            m = np.empty((N, K))
             for k in range(K):
                 oracle = copy.deepcopy(self.oracle_)
-                x = X[:, k].astype(float, copy=False)
-                oracle.update(x, y, np.where(inside[:, k], w[:, k], 0.0))
-                out[:, k] = sign * (predict(oracle, X[:, k:k + 1])[:, 0] - f[:, k])
-            return out
+                oracle.update(X[:, k].astype(float, copy=False), y, np.where(inside[:, k], w[:, k], 0.0))
+                m[:, k] = sign * (np.asarray(oracle.predict(X[:, k:k + 1]), dtype=float)[:, 0] - f[:, k])
+            with np.errstate(invalid="ignore", over="ignore"):
+                return (m <= g) & (w * (g * g - (g - m) ** 2) <= delta), m
 
-        moves = measure(np.exp2(lo))
+        moves = np.zeros((N, K))            # the bracket's low end, 2^-40 w_0: taken as no move
         for _ in range(SEARCH_STEPS):
             mid = (lo + hi) / 2
-            w = np.exp2(mid)
-            m = measure(w)
-            ok = w * (g * g - (g - m) ** 2) <= delta
+            ok, m = feasible(np.exp2(mid))
             lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
             moves = np.where(ok, m, moves)
-        return moves
+        return np.maximum(moves, 0.0)       # the fit itself is in the version space: a bound never crosses it
 
     ONE_INSTANCE = {**OracleAgent.ONE_INSTANCE, "_bounds1": "_bounds"}
 

@@ -131,16 +131,15 @@ def search_reference(oracle, x, f, target, delta):
         o.update(x[None], np.array([target]), np.array([w]))
         return sign * (o.predict(x[None, None])[0, 0] - f)
 
-    lo = math.log2(delta / g ** 2)
-    hi, best = lo + 40, move(2.0 ** lo)
+    lo, hi, best = math.log2(delta / g ** 2) - 40, math.log2(delta / g ** 2) + 40, 0.0
     for _ in range(20):
         mid = (lo + hi) / 2
         m = move(2.0 ** mid)
-        if 2.0 ** mid * (g * g - (g - m) ** 2) <= delta:
+        if m <= g and 2.0 ** mid * (g * g - (g - m) ** 2) <= delta:
             lo, best = mid, m
         else:
             hi = mid
-    return best, 2.0 ** lo
+    return max(best, 0.0), 2.0 ** lo
 
 
 def test_search_is_the_papers_search_and_stays_in_the_version_space():
@@ -168,7 +167,9 @@ def test_search_is_the_papers_search_and_stays_in_the_version_space():
 
 
 class Plain:
-    """An oracle with the protocol only (no width, no sensitivity): SGD steps of 0.1 w (y - f(x)) x."""
+    """An oracle with the protocol only (no width, no sensitivity): gradient steps of step w (y - f(x)) x."""
+
+    step = 0.1
 
     def start(self, n, d, seqs):
         self.theta = np.zeros((n, d))
@@ -177,7 +178,35 @@ class Plain:
         return np.einsum("nkd,nd->nk", X, self.theta)
 
     def update(self, x, y, w):
-        self.theta += 0.1 * (w * (y - (x * self.theta).sum(1)))[:, None] * x
+        self.theta += self.step * (w * (y - (x * self.theta).sum(1)))[:, None] * x
+
+
+def test_search_on_a_linear_move_is_the_root_of_the_loss_condition():
+    """On an oracle whose update moves f(x) by c w g (a plain gradient step of size alpha w: c = alpha ||x||^2),
+    v(w) = g^2 c w^2 (2 - c w): the search's bound is f + c w* g with w* the root of v(w*) = delta on
+    (0, 1 / c], or the target (then the range end) when v(1 / c) <= delta; with alpha = 5 (set after the data)
+    the weights from w_0 = delta / g^2 on overshoot the target, which the search must not take."""
+    for alpha in (0.1, 5.0):
+        agent = agents.make("RegCB-elim", oracle=Plain(), search=True, c0=0.2, min_reward=-3.0, max_reward=3.0, seed=4)
+        X, _, _ = feed(agent, 10, seed=4)
+        X *= 0.5
+        agent.oracle_.step = alpha
+        high, low = agent.bounds(X)
+        f = agent.oracle_.predict(X[None])[0]
+        delta = radius(0.2, 3, 10) * 36
+        for k in range(3):
+            c = alpha * X[k] @ X[k]
+            for target, bound in ((4.0, high[k]), (-4.0, low[k])):
+                g = abs(target - f[k])
+                if g * g / c <= delta:
+                    assert alpha == 5.0 and delta / g ** 2 > 1 / c         # the full move, past w_0's overshoot
+                    move = g
+                else:
+                    roots = np.roots([-c * c * g * g, 2 * c * g * g, 0.0, -delta])
+                    w = min(r.real for r in roots if abs(r.imag) < 1e-12 and 0 < r.real <= 1 / c)
+                    move = c * w * g
+                expected = np.clip(f[k] + math.copysign(move, target), -3.0, 3.0)
+                assert bound == pytest.approx(expected, rel=1e-4, abs=1e-9), (alpha, k, target)
 
 
 def search_bounds_are_sane(models):
