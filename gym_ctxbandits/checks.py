@@ -19,7 +19,8 @@ naming the env, what failed and how to fix it:
   (`ROUND_KEYS`); each step's info holds `STEP_KEYS` as numpy scalars with a consistent regret
   (>= 0, the gap of the means, 0 for the announced optimal arm), or for a replay env (`replay =
   True`) `accepted` and no regret; an `action_mask` is (K,) int8; with `noise="bernoulli"` every
-  arm's expected reward is a probability in [0, 1] and every reward 0 or 1;
+  arm's expected reward is a probability in [0, 1] and every reward 0 or 1; a non-stationary env may add
+  `change_point` (`CHANGE_KEYS`, a numpy bool: the round just played started a new segment);
 * `check_vector_env`: the native vector env (the id's `vector_entry_point`, or the one the core
   builds for a `CtxBanditEnv` class) equals N single envs seeded `seed + i`, autoreset included;
   skipped for a replay env, and skipped with a `UserWarning` saying how to add one for any other
@@ -59,6 +60,8 @@ ROUND_KEYS = frozenset({"action_mask", "context"})
 REPLAY_KEYS = frozenset({"accepted"})
 # A ranking env's step info (kind = "ranking"): the per-position feedback, then the contract's keys.
 RANKING_KEYS = STEP_KEYS | {"clicks", "examined"}
+# a non-stationary env's step info (docs/nonstationary.md): True when the round just played started a segment
+CHANGE_KEYS = frozenset({"change_point"})
 
 
 @dataclass(frozen=True)
@@ -281,7 +284,7 @@ def check_info(f: EnvFactory) -> None:
     _check_round_info(f, info, k, "reset's")
     if not replay:
         _check_bernoulli_means(f, env, None, "reset's")
-    allowed = (REPLAY_KEYS if replay else STEP_KEYS) | ROUND_KEYS | f.info_keys
+    allowed = (REPLAY_KEYS if replay else STEP_KEYS | CHANGE_KEYS) | ROUND_KEYS | f.info_keys
     for t in range(30):
         arms = _available(info, k)
         a = int(arms[t % len(arms)])
@@ -294,6 +297,8 @@ def check_info(f: EnvFactory) -> None:
             f"{f.name}: {where} info has {sorted(set(info) - allowed)}, not in the contract; if it is documented "
             "problem-specific step info, name it: check_env(..., info_keys=(...))")
         _check_round_info(f, info, k, where)
+        if "change_point" in info:
+            _check_scalar(f, info, "change_point", "b", where)
         if replay:
             assert "accepted" in info, f"{f.name}: a replay env (replay = True) must give info['accepted'] every step"
             _check_scalar(f, info, "accepted", "b", where)

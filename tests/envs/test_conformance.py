@@ -39,8 +39,6 @@ INFO_KEYS = {
     "CtxBandit/HateSpeech-v0": ("blocked", "published_hate"),
     "CtxBandit/HateSpeechTokens-v0": ("blocked", "published_hate"),
     "CtxBandit/OpenBandit-v0": ("logged_action",),
-    **dict.fromkeys(("CtxBandit/RussacAbrupt-v0", "CtxBandit/RussacSlow-v0", "CtxBandit/PiecewiseBernoulli-v0",
-                     "CtxBandit/Scheduled-v0"), ("change_point",)),      # issue 51: a segment starts this round
 }
 
 
