@@ -126,7 +126,7 @@ class RegCB(OracleAgent):
 
     params = {"c0": Real(ge=0), "search": Bool(), "min_reward": Real(), "max_reward": Real()}
     search_space = {"c0": LogUniform(1e-4, 1.0)}         # and lam
-    iwr = False         # VW's regcb learns the chosen arm's reward unweighted (its probability set to 1)
+    iwr = False         # weight 1: VW's regcb sets the label's probability to 1 (its mtr then weighs it 1 / K)
 
     def __init__(self, *, c0: float = 1e-3, search: bool = False, min_reward: float = 0.0, max_reward: float = 1.0,
                  oracle="ridge", lam: float = 1.0, lr: float | None = None, seed=None, dim: int | None = None):
