@@ -105,12 +105,18 @@ class PlackettLuce:
         return np.argsort(-(s + self.rng.gumbel(size=s.shape)), kind="stable")[: self.num_positions]
 
     def lists(self, obs) -> tuple[np.ndarray, np.ndarray]:
-        """Every ordered list of K distinct items (M, K), M = L! / (L - K)!, and its probability (M,)."""
-        s = self.scores(obs)
-        lists = _all_lists(s.shape[-1], self.num_positions)
-        weight = np.exp(s)[lists]                                        # exp(s_{a(k)}), (M, K)
-        left = np.exp(s).sum() - np.cumsum(weight, axis=1) + weight     # sum_{e not in a(1:k-1)} exp(s_e)
-        return lists, np.prod(weight / left, axis=1)                    # the product of normalised weights
+        """Every ordered list of K distinct items (M, K), M = L! / (L - K)!, and its probability (M,), on one
+        round's item features obs (L, d)."""
+        if np.ndim(obs) != 2:
+            raise ValueError(f"lists and marginals take one round's item features (L, d), got shape {np.shape(obs)}")
+        ew = np.exp(self.scores(obs))
+        lists = _all_lists(len(ew), self.num_positions)
+        M, K = lists.shape
+        where = np.full((M, len(ew)), K)                                 # each item's position in each list (K: absent)
+        np.put_along_axis(where, lists, np.arange(K)[None], axis=1)
+        # sum_{e not in a(1:k-1)} exp(s_e), summed over the items left (not total minus the listed: that cancels)
+        left = np.stack([(where >= k) @ ew for k in range(K)], axis=1)
+        return lists, np.prod(ew[lists] / left, axis=1)                  # the product of normalised weights
 
     def marginals(self, obs) -> np.ndarray:
         """P(item e at position k | obs), (K, L), exact: the list probabilities summed by enumeration."""

@@ -91,6 +91,16 @@ def test_plackett_luce_probabilities_are_exact_and_match_monte_carlo():
     assert np.allclose(props["b_action_dist"].sum(axis=2), 1) and props["b_action_dist"][0, 1, 0] == 0
 
 
+def test_probabilities_stay_exact_when_the_scores_are_far_apart():
+    """Scores 1 and 0 ahead of -40, -45, -80: after the top two, the items left weigh e^-40 of the total, which
+    a total-minus-listed sum would lose to rounding; summed over the items left, the third position is exact."""
+    policy = so.PlackettLuce(np.array([0, -40, -45, -80.0, 1]), 3)
+    lists, p = policy.lists(np.eye(5))
+    assert p.sum() == pytest.approx(1, abs=1e-12)
+    third = np.exp([-40, -45, -80.0]) / np.exp([-40, -45, -80.0]).sum()
+    assert policy.marginals(np.eye(5))[2, 1:4] == pytest.approx(third, rel=1e-9)
+
+
 def test_expected_clicks_are_the_envs_expected_reward_and_dcms_click_rates():
     """Cascade and PBM: the per-position click probabilities sum to info['expected_reward'] of every logged
     list; DCM (whose reward is satisfaction, not clicks): 4,000 users of one list click at each position
