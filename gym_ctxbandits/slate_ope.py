@@ -321,7 +321,6 @@ def cascade_dr(clicks, action, pscore_cascade, target_pscore_cascade, target_act
     unbiased because the Plackett-Luce behaviour does not adapt, so the rounds are independent).
     `target_action_dist` (n, K, L) is pi(e at k | x_i, a_i(1:k-1)) (the log's)."""
     r = _clicks(clicks)
-    n, K = r.shape
     a = _actions(action, r.shape)
     dist = _target_dist(target_action_dist, r.shape, a.max() + 1)
     w = _prefix_weights(pscore_cascade, target_pscore_cascade, r.shape)
@@ -338,7 +337,7 @@ def cascade_dr(clicks, action, pscore_cascade, target_pscore_cascade, target_act
     if q.shape != dist.shape or not np.isfinite(q).all():
         raise ValueError(f"q_hat must be finite Q_k(x_i, a_i(1:k-1), e) of every item, shape {dist.shape} like "
                          f"target_action_dist, got shape {q.shape}" + ("" if q.shape != dist.shape else " with NaN/inf"))
-    w_above = np.c_[np.ones(n), w[:, :-1]]                                # w_i(1:k-1), w_i(1:0) = 1
+    w_above = np.c_[np.ones(len(r)), w[:, :-1]]                                # w_i(1:k-1), w_i(1:0) = 1
     q_logged = np.take_along_axis(q, a[:, :, None], axis=2)[:, :, 0]      # Q_k(x_i, a_i(1:k))
     terms = w * (r - q_logged) + w_above * (dist * q).sum(axis=2)
     return _estimate("Cascade-DR", terms.sum(axis=1), alpha, n_bootstrap, seed)

@@ -28,7 +28,6 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 
-import gym_ctxbandits
 from gym_ctxbandits import ope, slate_ope
 
 CASCADE = dict(num_items=10, num_positions=4, beta_prior=(1.0, 3.0), instance_seed=7)

@@ -13,7 +13,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import gym_ctxbandits
 from gym_ctxbandits import slate_ope as so
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -95,7 +94,7 @@ def test_probabilities_stay_exact_when_the_scores_are_far_apart():
     """Scores 1 and 0 ahead of -40, -45, -80: after the top two, the items left weigh e^-40 of the total, which
     a total-minus-listed sum would lose to rounding; summed over the items left, the third position is exact."""
     policy = so.PlackettLuce(np.array([0, -40, -45, -80.0, 1]), 3)
-    lists, p = policy.lists(np.eye(5))
+    _, p = policy.lists(np.eye(5))
     assert p.sum() == pytest.approx(1, abs=1e-12)
     third = np.exp([-40, -45, -80.0]) / np.exp([-40, -45, -80.0]).sum()
     assert policy.marginals(np.eye(5))[2, 1:4] == pytest.approx(third, rel=1e-9)
