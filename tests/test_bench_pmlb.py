@@ -143,7 +143,7 @@ def test_the_references_hold_random_and_linucb_and_every_other_agent_has_a_reaso
     assert {"Random", "LinUCB"} <= set(manifest["agents"]) and list(manifest["cells"]) == [c.id for c in s.cells]
     missing = references.absent(manifest)
     assert "not built yet" not in missing.values() and missing["NeuralUCB"] == references.NEURAL
-    assert missing["LinTS"] == references.NOT_RUN["pmlb-v1"] and "CVXPY" in missing["OAM"]
+    assert missing["Softmax"] == references.NOT_RUN["pmlb-v1"] and "CVXPY" in missing["OAM"]
 
 
 def test_the_docs_references_table_and_leaderboard_are_the_references():
