@@ -39,7 +39,7 @@ import numpy as np
 from gym_ctxbandits import slate_ope
 from gym_ctxbandits.ope import ALPHA, N_BOOTSTRAP
 
-__all__ = ["K", "WINDOW", "group", "random_propensities", "slate_log", "item_shares", "shares", "truth", "row_iips"]
+__all__ = ["WINDOW", "K", "group", "item_shares", "random_propensities", "row_iips", "shares", "slate_log", "truth"]
 
 K = 3              # positions of an OBD impression
 WINDOW = 0.1       # seconds: the rows of one impression lie within it (measured on the obp sample: <= 48 ms)
@@ -82,7 +82,7 @@ def group(events, *, window: float = WINDOW) -> tuple[np.ndarray, dict[str, int]
     if n_rows == 0:
         return np.zeros((0, K), dtype=np.int64), counts
     try:
-        stamp = pd.to_datetime(events["timestamp"], utc=True)
+        stamp = pd.to_datetime(events["timestamp"], utc=True, format="ISO8601")   # a whole second drops ".000000"
     except (ValueError, TypeError) as err:
         raise ValueError(f"timestamp cannot be read as dates ({err}): give OBD's timestamp column as logged") from None
     seconds = (stamp - stamp.min()).dt.total_seconds().to_numpy()
@@ -109,7 +109,7 @@ def group(events, *, window: float = WINDOW) -> tuple[np.ndarray, dict[str, int]
         counts["partial" if partial else "ambiguous"] += int(sizes[g])
         counts["partial pairs"] += int(partial and sizes[g] == 2)
     out = np.array(slates, dtype=np.int64).reshape(-1, K)
-    out = out[np.argsort(out[:, 0], kind="stable")]                   # in log order
+    out = out[np.argsort(out.min(axis=1), kind="stable")]            # in log order, by each slate's first row
     counts.update({"slates": len(out), "rows in slates": K * len(out)})
     return out, counts
 
@@ -164,7 +164,7 @@ def slate_log(behavior: str = "random", campaign: str = "all", *, window: float 
            "context": events[[c for c in events.columns if c.startswith("user_feature_")]].apply(
                lambda c: c.astype("category").cat.codes).to_numpy(np.int64)[rows[:, 0]],
            "affinity": events[[f"user-item_affinity_{i}" for i in range(num_items)]].to_numpy(np.float64)[rows[:, 0]],
-           "timestamp": events["timestamp"].to_numpy()[rows[:, 0]], "dropped": dropped,
+           "timestamp": events["timestamp"].to_numpy()[rows.min(axis=1)], "dropped": dropped,
            "n_rounds": len(rows), "num_items": num_items, "num_positions": K}
     if behavior == "random":
         off = ~np.isclose(logged, 1.0 / num_items, rtol=1e-6)

@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     ns = parser.parse_args(argv)
     start = time.perf_counter()
-    where = dict(data_home=ns.data_home, path=ns.path, check_size=ns.path is None)
+    where = {"data_home": ns.data_home, "path": ns.path, "check_size": ns.path is None}
     try:
         logs = {b: datasets.load_open_bandit(behavior=b, campaign=ns.campaign, **where) for b in ("random", "bts")}
         counts = {b: slate_obd.group(d.events, window=ns.window)[1] for b, d in logs.items()}
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     value, low, high = slate_obd.truth(bts)
     print(f"\ntruth: BTS's on-policy clicks per impression {value:.4f} (95% CI [{low:.4f}, {high:.4f}], "
           f"{int(bts['click'].sum())} clicks in {len(bts)} rows); random's own {slate_obd.truth(random)[0]:.4f}\n")
-    boot = dict(n_bootstrap=ns.n_bootstrap, seed=ns.seed)
+    boot = {"n_bootstrap": ns.n_bootstrap, "seed": ns.seed}
     pi = slate_obd.item_shares(bts, L)[random["item_id"].to_numpy(), random["position"].to_numpy() - 1]
     estimates = [("rows", slate_obd.row_iips(random, pi, **boot))]
     if counts["random"]["slates"]:
