@@ -6,6 +6,7 @@ the counts of the real sample where $CTXBANDITS_DATA holds it."""
 from __future__ import annotations
 
 import os
+import runpy
 from pathlib import Path
 
 import numpy as np
@@ -145,3 +146,19 @@ def test_the_obp_sample_holds_no_complete_slate():
     assert (counts["random"]["partial pairs"], counts["bts"]["partial pairs"]) == (113, 20)
     with pytest.raises(ValueError, match="no complete slate in the random log of all"):
         slate_obd.slate_log("random", events=logs["random"].events, num_items=80)
+
+
+def test_script_runs_the_slate_estimators_where_both_logs_hold_slates(tmp_path, capsys):
+    """scripts/slate_obd.py on tiny logs in OBD's files: both logs' complete slates are (0, 1, 2) and
+    (3, 1, 0), so BTS's list share of each is 1/2 and SIPS's weight 1/2 x 24 = 12: SIPS = 12 x (2 + 1) / 2."""
+    main = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "slate_obd.py"))["main"]
+    write(tmp_path, tiny_log())
+    write(tmp_path, tiny_log().assign(propensity_score=0.3), "bts")
+    assert main(["--path", str(tmp_path), "--n-bootstrap", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "| random | 16 | 2 | 6 (37.5%) | 3 (1) | 4 | 3 |" in out
+    assert "| rows | IIPS (rows) |" in out and "| 2 slates | IIPS |" in out and "| 2 slates | RIPS |" in out
+    assert "| 2 slates | SIPS | 18.0000 |" in out and "give the full dataset" not in out
+    with pytest.raises(SystemExit) as stop:                          # no logs there: the loader's one-line error
+        main(["--path", str(tmp_path / "nowhere")])
+    assert stop.value.code == 2 and "error: DatasetNotFound" in capsys.readouterr().err
