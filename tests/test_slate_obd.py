@@ -157,8 +157,8 @@ def test_script_runs_the_slate_estimators_where_both_logs_hold_slates(tmp_path, 
     assert main(["--path", str(tmp_path), "--n-bootstrap", "20"]) == 0
     out = capsys.readouterr().out
     assert "| random | 16 | 2 | 6 (37.5%) | 3 (1) | 4 | 3 |" in out
-    assert "| rows | IIPS (rows) |" in out and "| 2 slates | IIPS |" in out and "| 2 slates | RIPS |" in out
-    assert "| 2 slates | SIPS | 18.0000 |" in out and "give the full dataset" not in out
+    assert "| BTS shares | rows | IIPS (rows) |" in out and "| 2 slates | IIPS |" in out and "| 2 slates | RIPS |" in out
+    assert "| BTS shares | 2 slates | SIPS | 18.0000 |" in out and "give the full dataset" not in out
     with pytest.raises(SystemExit) as stop:                          # no logs there: the loader's one-line error
         main(["--path", str(tmp_path / "nowhere")])
     assert stop.value.code == 2 and "error: DatasetNotFound" in capsys.readouterr().err
