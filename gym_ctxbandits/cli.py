@@ -138,8 +138,11 @@ def comparison_from_args(args) -> cfg.Comparison:
             setattr(comp, key, seed_list(value, "--seeds") if key == "seeds" else value)
     comp.ray = {**comp.ray, **ray_options(args)}
     comp.feedback = feedback_from_args(args, comp.feedback)
-    if comp.out is None:
-        raise cfg.ConfigError("give --out DIR (or `out` in the config): the folder for the result files")
+    if comp.out is None:          # results/<the env's name>, or results/comparison for several: said on stderr
+        names = {e.id.rpartition("/")[2].rpartition(":")[2] for e in comp.envs}
+        comp.out = f"results/{names.pop() if len(names) == 1 else 'comparison'}"
+        print(f"ctxbandits run: the results go to {comp.out} (--out, or `out` in the config, chooses the folder)",
+              file=sys.stderr)
     from gym_ctxbandits.compare import check_device
 
     comp.device = check_device(comp.device, "--device", cluster=comp.backend == "ray")
@@ -346,7 +349,8 @@ def add_run_options(parser: argparse.ArgumentParser, backend: str | None = None)
     parser.add_argument("--batch", type=int, help="seeds per batched run of a vector env and a batched agent "
                         "(default 10; 1: the plain loop for every job)")
     parser.add_argument("--out", help="results folder, or a URI every Ray node reaches (s3://bucket/x, gs://..., "
-                        "file:///mnt/shared/x; needs its fsspec library, e.g. s3fs)")
+                        "file:///mnt/shared/x; needs its fsspec library, e.g. s3fs); default results/<the env's "
+                        "name>, results/comparison for several envs")
     parser.add_argument("--backend", choices=["inprocess", "processes", "ray"], default=backend)
     parser.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
     parser.add_argument("--address", help="Ray cluster for --backend ray: auto, HOST:PORT (the head), ray://HOST:10001 "

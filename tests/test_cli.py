@@ -33,9 +33,15 @@ def test_list(capsys):
     assert "CtxBandit/Logistic-v0" in printed and "LinUCB" in printed
 
 
+def test_without_out_the_results_go_to_a_folder_named_after_the_env(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--env", ENV, "--agents", "Random", "--seeds", "1", "--horizon", "10", "--quiet"]) == 0
+    name = ENV.rpartition("/")[2]
+    assert f"the results go to results/{name}" in capsys.readouterr().err
+    assert (tmp_path / "results" / name / "regret.png").exists()
+
+
 def test_errors_are_one_clear_line(tmp_path, capsys):
-    assert main(["run", "--env", ENV, "--agents", "LinUCB", "--horizon", "10"]) == 2
-    assert "give --out DIR" in capsys.readouterr().err
     assert main(["run", "--agents", "LinUCB", "--out", str(tmp_path)]) == 2
     assert "give --config FILE, or both --env and --agents" in capsys.readouterr().err
     assert main(["run", "--env", ENV, "--agents", "LinUCB", "--env-kwargs", "{dim: 3}", "--out", str(tmp_path)]) == 2
