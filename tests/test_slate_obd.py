@@ -132,15 +132,15 @@ def test_shares_truth_and_row_iips_by_hand():
         slate_obd.row_iips(target, pi[:3])
 
 
-REAL = os.environ.get("CTXBANDITS_DATA")
+REAL = os.environ.get("CTXBANDITS_DATA") or None
 
 
 def test_the_obp_sample_holds_no_complete_slate():
     try:
         logs = {b: datasets.load_open_bandit(behavior=b, data_home=REAL) for b in ("random", "bts")}
     except DatasetNotFound:
-        pytest.skip(f"the Open Bandit sample (obd/random/all, obd/bts/all) is not in the data home {REAL} "
-                    "(set CTXBANDITS_DATA)")
+        pytest.skip("the Open Bandit sample (obd/random/all, obd/bts/all) is not in the data home "
+                    f"{REAL or '(CTXBANDITS_DATA unset)'}")
     counts = {b: slate_obd.group(d.events)[1] for b, d in logs.items()}
     assert counts["random"]["slates"] == counts["bts"]["slates"] == 0
     assert (counts["random"]["partial pairs"], counts["bts"]["partial pairs"]) == (113, 20)
