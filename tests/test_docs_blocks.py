@@ -85,6 +85,10 @@ SKIP = {
                                                                                         "(889 CPU-s)",
     "python scripts/ope_obd.py --bts-prior obp-0.4.1-py3-none-any.whl": "needs the Open Bandit sample and obp's "
                                                                         "wheel; 15 s on 2 shared cores",
+    # docs/slate_obd.md
+    "python scripts/slate_obd.py": "needs the Open Bandit sample ($CTXBANDITS_DATA/obd); 5 s on 2 shared cores",
+    "python scripts/slate_obd.py --simulate /tmp/obd_sim": "needs the Open Bandit sample (its users); writes 600,000 "
+                                                           "rows (295 MB) to /tmp/obd_sim; 64 s on 2 shared cores",
     # docs/reproductions.md
     "python scripts/s0_fig1.py --panels fig1a,fig1b --batch 25 --figures docs/figures": "101 s on 2 idle cores",
     "python scripts/s0_fig1.py --panels fig1d,fig1e --horizon 2000 --seeds 5 --workers 1 --figures docs/figures":
