@@ -13,7 +13,8 @@ track's references (the report track's, the tuned track's, every named track's o
 and each named track's tuned twin whose references are built, e.g. `leaderboard-glm-tuned`); the cost tables of bakeoff-v1's references,
 where they were run (e.g. `references-glm-tuned`); and bakeoff-v1's report-track leaderboard and
 its agents that read a horizon against bakeoff-v2 (`v1-leaderboard`, `versions`); pmlb-v1's references and
-leaderboard (`references-pmlb-v1`, `leaderboard-pmlb-v1`, docs/bench_pmlb.md). Tests fail
+leaderboard (`references-pmlb-v1`, `leaderboard-pmlb-v1`, docs/bench_pmlb.md); nonstationary-v1's
+(`references-nonstationary-v1`, `leaderboard-nonstationary-v1`, docs/bench_nonstationary.md). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -59,16 +60,27 @@ def bench_tables() -> dict:
                leaderboard.markdown(leaderboard.card(shipped, track=name))
                for name in ("report", *shipped.tracks, "tuned", *references.built_twins(shipped))},
             "tuning-gains": leaderboard.tuning_gains(shipped),
-            **v1_tables(), **pmlb_tables()}
+            **v1_tables(), **pmlb_tables(), **nonstationary_tables()}
+
+
+def suite_tables(key: str) -> dict:
+    """A shipped suite's own page's tables: its references' cost table and its report track's
+    leaderboard (`references-KEY`, `leaderboard-KEY`)."""
+    from gym_ctxbandits.bench import leaderboard, references, suite
+
+    shipped = suite.load(key)
+    return {f"references-{key}": references.markdown_table(references.read(references.folder(shipped), shipped)),
+            f"leaderboard-{key}": leaderboard.markdown(leaderboard.card(shipped))}
 
 
 def pmlb_tables() -> dict:
     """pmlb-v1's (the Bake-off's track, docs/bench_pmlb.md): its references' cost table and leaderboard."""
-    from gym_ctxbandits.bench import leaderboard, references, suite
+    return suite_tables("pmlb-v1")
 
-    pmlb = suite.load("pmlb-v1")
-    return {"references-pmlb-v1": references.markdown_table(references.read(references.folder(pmlb), pmlb)),
-            "leaderboard-pmlb-v1": leaderboard.markdown(leaderboard.card(pmlb))}
+
+def nonstationary_tables() -> dict:
+    """nonstationary-v1's (issue 51, docs/bench_nonstationary.md): its references' cost table and leaderboard."""
+    return suite_tables("nonstationary-v1")
 
 
 def v1_tables() -> dict:

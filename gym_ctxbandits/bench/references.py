@@ -137,7 +137,21 @@ WHY_ABSENT["pmlb-v1"] = {
 }
 NOT_RUN = {"pmlb-v1": "not run yet on this suite: its report track, 119 cells x 10 seeds (110,837 rounds a seed), "
                       "took LinUCB 180 CPU-s and the shipped oracle and VW agents 38 to 210 (docs/bench_pmlb.md); "
-                      "`ctxbandits bench run --suite pmlb-v1 --agents NAME` scores one"}
+                      "`ctxbandits bench run --suite pmlb-v1 --agents NAME` scores one",
+           "nonstationary-v1": "a stationary agent, not run on this suite: its references hold Random, LinUCB and LinTS "
+                               "as the stationary yardsticks beside issue 51's agents (docs/bench_nonstationary.md); "
+                               "`ctxbandits bench run --suite nonstationary-v1 --agents NAME` scores one"}
+# nonstationary-v1 (issue 51, docs/bench_nonstationary.md): every agent for changing worlds is shipped, the
+# K-armed ones included, but the oracle, which needs each cell's own change points.
+WHY_ABSENT["nonstationary-v1"] = {
+    "Oracle-Restart": ("restarts its base at the change points it is given, and a suite gives an agent one "
+                       "configuration for every cell while each cell has its own (two have none, being drifts); at "
+                       "its default, change_points=(), it is UCB1 exactly; `ctxbandits run --agents Oracle-Restart "
+                       "--agent-kwargs ...` plays it on one env with that env's change points"),
+    **{name: WHY_ABSENT["pmlb-v1"][name] for name in ("OAM", "OSSB")},
+    **dict.fromkeys(("GPT-Ensemble++", "GPT-Greedy"), "text agents: their observations are token ids, and no cell "
+                    "of this suite is a text env"),
+}
 
 
 class ReferenceMismatch(ValueError):

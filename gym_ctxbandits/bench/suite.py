@@ -30,7 +30,9 @@ from gym_ctxbandits.experiment import seed_list
 SUITES = Path(__file__).parent / "suites"
 DEFAULT = "bakeoff-v2"     # since 0.14.0 (bakeoff-v1 until 0.13.0, which announced the change)
 PMLB_TAGS = ("binary", "multiclass", "small", "medium", "large")     # pmlb-v1's: classes, and rows < 1k, < 10k, more
-TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale", *PMLB_TAGS)
+NONSTATIONARY_TAGS = ("abrupt", "drift", "k-armed")  # nonstationary-v1's: change points, drift, one-hot arms
+TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale", *PMLB_TAGS,
+        *NONSTATIONARY_TAGS)
 TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
        "quick": dict, "cells": list, "tracks": dict, "horizon_to_agents": bool, "tune_cells": list}
 CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str,
