@@ -37,7 +37,8 @@ def test_the_shipped_suite_loads_and_every_cell_is_a_valid_env():
     assert not set(s.tune_seeds) & set(s.report_seeds) and len(s.report_seeds) >= 6   # 6 seeds can reach p < 0.05
     for cell in s.cells:
         check_env_spec(EnvSpec(cell.env, cell.kwargs))
-    assert {t for c in s.cells for t in c.tags} == set(suite.TAGS) - {*suite.PMLB_TAGS, *suite.NONSTATIONARY_TAGS}
+    assert {t for c in s.cells for t in c.tags} == set(suite.TAGS) - {*suite.PMLB_TAGS, *suite.NONSTATIONARY_TAGS,
+                                                                      *suite.RANKING_TAGS}
 
 
 def test_the_suite_covers_the_papers_the_data_the_drift_s4_and_the_replay():

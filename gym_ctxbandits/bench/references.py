@@ -126,6 +126,8 @@ NONSTATIONARY = ("issue 51's agents for changing worlds and their K-armed bases 
                  "this suite yet; `ctxbandits bench run --agents NAME` scores one")
 RANKING = ("a ranking agent (its action is a list of items, docs/ranking.md): every cell of this suite takes one arm "
            "a round")
+ONE_ARM = ("a one-arm agent: every cell of this ranking suite takes a list of items a round (docs/ranking.md); TopK and "
+           "RankedBandits rank with one (their `agent=`), and their references hold them with UCB1")
 # pmlb-v1 (the Contextual Bandit Bake-off's PMLB sets, docs/bench_pmlb.md): the agents without references, for
 # a neural agent NEURAL, for the others NOT_RUN (the default of `absent` on the suite) unless named here.
 WHY_ABSENT["pmlb-v1"] = {
@@ -141,6 +143,11 @@ NOT_RUN = {"pmlb-v1": "not run yet on this suite: its report track, 119 cells x 
            "nonstationary-v1": "a stationary agent, not run on this suite: its references hold Random, LinUCB and LinTS "
                                "as the stationary yardsticks beside issue 51's agents (docs/bench_nonstationary.md); "
                                "`ctxbandits bench run --suite nonstationary-v1 --agents NAME` scores one"}
+# ranking-v1 (issue 50, docs/bench_ranking.md): every ranking agent is shipped, the PBM agents on the PBM track only.
+WHY_ABSENT["ranking-v1"] = dict.fromkeys(
+    ("PBM-UCB", "PBM-PIE"), "a position-based model's agent: it needs the positions' examination probabilities, "
+    "kappas, which only the PBM cells have (the runner gives it theirs); it plays the PBM track (`bench run --track "
+    "pbm`: the three PBM cells), whose references (references/ranking-v1-pbm) hold it beside the others")
 # nonstationary-v1 (issue 51, docs/bench_nonstationary.md): every agent for changing worlds is shipped, the
 # K-armed ones included, but the oracle, which needs each cell's own change points.
 WHY_ABSENT["nonstationary-v1"] = {
@@ -502,7 +509,8 @@ def _tuned(run: dict, manifest: dict, agents: Sequence[str], record: dict, reuse
 
 def absent(manifest: dict) -> dict[str, str]:
     """The package's registered agents without a reference file in `manifest`, each with the reason
-    (WHY_ABSENT of the manifest's suite, else NEURAL for a neural agent; on the tuned track, why the
+    (WHY_ABSENT of the manifest's suite, else NEURAL for a neural agent, on a ranking suite ONE_ARM
+    for a one-arm one; on the tuned track, why the
     agent has no tuned configuration, tune.untuned); NOT_RUN's reason of the suite (pmlb-v1), else "not
     built yet", otherwise."""
     import agents                      # registers the zoo
@@ -515,6 +523,9 @@ def absent(manifest: dict) -> dict[str, str]:
                      for a, (t, _) in tune.tuned_agents(suite).items() if t != base_track(manifest["track"])}
         why = {**dict.fromkeys(tune.NO_SPACE, "no search space (docs/tuning.md, Search spaces)"),
                **tune.untuned(suite), **elsewhere}
+    elif load(manifest["suite"]).kind == "ranking":
+        why = {**{n: ONE_ARM for n, e in agents.REGISTRY.items() if kind(e) != "ranking"},
+               **WHY_ABSENT.get(manifest["suite"], {})}
     else:
         why = {**{n: NEURAL for n, e in agents.REGISTRY.items() if e.__module__.startswith("agents.neural")},
                **{n: RANKING for n, e in agents.REGISTRY.items() if kind(e) == "ranking"},

@@ -23,7 +23,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from gym_ctxbandits.bench.run import for_cell, one_torch_thread
+from gym_ctxbandits.bench.run import for_cell, one_torch_thread, spec_of
 from gym_ctxbandits.bench.suite import Suite, is_tuned
 from gym_ctxbandits.experiment import is_replay
 from gym_ctxbandits.jobs import AgentSpec, agent_device
@@ -86,7 +86,7 @@ def spec(suite: Suite, track: str, agent: str, cell, manifest: dict) -> AgentSpe
     """`agent` as its references of `track` played `cell`: its tuned configuration on a tuned
     track, the cell's horizon where the suite gives one (`run.for_cell`)."""
     config = manifest["agents"][agent].get("config", {}) if is_tuned(track) else {}
-    return for_cell(AgentSpec(agent, config), cell, suite)
+    return for_cell(spec_of(agent, config, suite), cell, suite)                # Random: a random list on a ranking suite
 
 
 def rerun(suite: Suite, track: str, agent: str, cell_id: str, seeds: Sequence[int], rounds: int | None = None,

@@ -6,7 +6,8 @@ manifest lists its own jobs only), and a finished (agent, cell) is never run aga
 resumes. `OUT/bench.json` pins the folder to one suite version and track, and keeps each
 (agent, cell)'s wall time and CPU time (`cpu_clock`: with the processes backend, that of the worker
 that ran the cell; otherwise this process's and its ended children's; a Ray cluster's workers are
-not counted, being elsewhere; on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it.
+not counted, being elsewhere; on a shared machine the CPU time is the steadier figure). Random is always run: every score is normalised by it
+(on a ranking suite a random list: `baseline`).
 The tracks: "report" (the defaults), "quick" (a smoke run), "tuned" (each agent with its
 configuration of a `bench tune` file, pinned with its budget, its tune seeds and the configurations)
 and the suite file's named tracks (`bench run --track glm`: the defaults on the track's cells), each
@@ -79,6 +80,18 @@ def _pinned(out: Path, suite: Suite, quick: bool, tuned: dict | None = None, tra
     cells, seeds = suite.track(track)
     return {**mine, **file, "seeds": list(seeds), "cells": [c.id for c in cells],
             "wall_seconds": {}, **({"tuned": {"tune_seeds": tuned["tune_seeds"], "configs": {}}} if tuned else {})}
+
+
+def baseline(suite: Suite) -> AgentSpec:
+    """Random as `suite` plays it: the registered Random on a one-arm suite, and on a ranking suite
+    (`Suite.kind`) a uniformly random list, TopK ranking Random's equal scores with ties broken at
+    random, labelled Random (scripts/sanity.py's `Home.random`), which every score is normalised by."""
+    return AgentSpec("TopK", {"agent": BASELINE}, BASELINE) if suite.kind == "ranking" else AgentSpec(BASELINE)
+
+
+def spec_of(name: str, config: dict, suite: Suite) -> AgentSpec:
+    """The spec of agent `name` with `config` on `suite`: `baseline(suite)` for Random, else the agent."""
+    return baseline(suite) if name == BASELINE else AgentSpec(name, config)
 
 
 def for_cell(spec: AgentSpec, cell, suite: Suite) -> AgentSpec:
@@ -176,7 +189,7 @@ def run_suite(suite: Suite, agents: Sequence[str], out, quick: bool = False, imp
         cells = tuple(c for c in cells if c.id in only_cells)
     import_modules(imports)          # every name, env and option checked before anything runs (a typo costs nothing)
     configs = tuned_configs(tuned, suite, names, quick, track) if tuned else {}
-    specs = {n: AgentSpec(n, configs.get(n, {})) for n in names}
+    specs = {n: spec_of(n, configs.get(n, {}), suite) for n in names}     # suite.kind: a mix of kinds refused
     check_comparison([EnvSpec(c.env, c.kwargs) for c in cells], list(specs.values()), list(seeds), workers,
                      out, device, backend)
     manifest = _pinned(out, suite, quick, tuned, track)

@@ -9,6 +9,8 @@ changes: a changed cell is a new version, in a new file (`suites/NAME-vVERSION.t
 track (`[tracks.NAME]`, e.g. `glm`) may be added to a released file: the report seeds on the same
 cells, some dropped and some at stated shorter horizons, for agents that cannot afford the report
 track; it leaves the report track's cells as they are, and its scores are never mixed with them.
+Every cell of a suite is of one kind of problem (`Suite.kind`): one-arm envs, or ranking envs
+(ranking-v1), whose baseline Random plays a random list (run.baseline); a mix is refused.
 Every track but the quick one has a tuned twin (`tuned_track`): its cells and seeds, each agent
 playing its configuration tuned on them ("tuned" for the report track, "NAME-tuned" for a named one).
 A suite whose file says `horizon_to_agents = true` gives an agent that reads a `horizon`
@@ -31,8 +33,9 @@ SUITES = Path(__file__).parent / "suites"
 DEFAULT = "bakeoff-v2"     # since 0.14.0 (bakeoff-v1 until 0.13.0, which announced the change)
 PMLB_TAGS = ("binary", "multiclass", "small", "medium", "large")     # pmlb-v1's: classes, and rows < 1k, < 10k, more
 NONSTATIONARY_TAGS = ("abrupt", "drift", "k-armed")  # nonstationary-v1's: change points, drift, one-hot arms
+RANKING_TAGS = ("cascade", "pbm", "dcm")        # ranking-v1's: the click model
 TAGS = ("linear", "glm", "non-linear", "real-data", "action-sets", "non-stationary", "replay", "noise-scale", *PMLB_TAGS,
-        *NONSTATIONARY_TAGS)
+        *NONSTATIONARY_TAGS, *RANKING_TAGS)
 TOP = {"name": str, "version": int, "description": str, "tune_seeds": (str, list), "report_seeds": (str, list),
        "quick": dict, "cells": list, "tracks": dict, "horizon_to_agents": bool, "tune_cells": list}
 CELL = {"id": str, "env": str, "kwargs": dict, "horizon": int, "tags": list, "cost_s": (int, float), "why": str,
@@ -102,6 +105,23 @@ class Suite:
     @property
     def key(self) -> str:
         return f"{self.name}-v{self.version}"
+
+    @property
+    def kind(self) -> str:
+        """The kind of problem of every cell (`jobs.kind` of its env class): "arm", or "ranking" (the
+        action a list of items: ranking-v1), which decides the agents that can play the suite and its
+        baseline, Random (a random list on a ranking suite: run.baseline). A suite whose cells mix
+        kinds is a SuiteError: one scorecard normalises every cell by one Random."""
+        from gym_ctxbandits.jobs import env_creator, kind
+
+        kinds: dict[str, list[str]] = {}
+        for cell in (*self.cells, *self.tune_cells):
+            kinds.setdefault(kind(env_creator(cell.env)), []).append(cell.id)
+        if len(kinds) > 1:
+            raise SuiteError(f"suite {self.key} mixes kinds of problem: " + "; ".join(
+                f"{', '.join(ids[:3])}{' ...' * (len(ids) > 3)} {k}" for k, ids in sorted(kinds.items())) +
+                             ": every cell of a suite must be of one kind (a suite of its own for the others)")
+        return next(iter(kinds))
 
     def track(self, quick: bool | str) -> tuple[tuple[Cell, ...], tuple[int, ...]]:
         """The cells and seeds of a track: the report track (`quick` False, "report" or "tuned"),

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gym_ctxbandits.bench.run import BASELINE, cpu_clock, for_cell, play_cells, slug
+from gym_ctxbandits.bench.run import BASELINE, baseline, cpu_clock, for_cell, play_cells, slug
 from gym_ctxbandits.bench.suite import (
     DEFAULT,
     SUITES,
@@ -175,7 +175,7 @@ class Study:
     def random(self) -> dict[str, np.ndarray]:
         """Random's final values per cell and tune seed: run once into OUT/Random, then kept."""
         if self._random is None:
-            self._random = self._play(AgentSpec(BASELINE), self.out / BASELINE)
+            self._random = self._play(baseline(self.suite), self.out / BASELINE)     # a random list on a ranking suite
         return self._random
 
     def evaluate(self, name: str, config: dict) -> tuple[float, dict[str, float], str | None]:
