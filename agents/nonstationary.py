@@ -127,7 +127,9 @@ class DLinUCB(_Forgetting):
     """
 
     params = {**_COMMON, "gamma": (Real(gt=0, le=1), None)}
-    search_space = {"gamma": LogUniform(0.9, 0.9999), "delta": None}
+    # the discount through the theory's input, the variation budget B_T (gamma = 1 - (B_T / (d T))^(2/3)): its
+    # default gamma=None is then in the space (B_T from 0.1 to 100: gamma 0.9999 to 0.992 at d = 2, T = 6,000)
+    search_space = {"B_T": LogUniform(0.1, 100.0), "delta": None}
     row_state = (*_Forgetting.row_state, "Vt_")
 
     def __init__(self, *, gamma: float | None = None, lam: float = 0.1, sigma: float = 1.0, S: float = 1.0,

@@ -130,6 +130,10 @@ SKIP = {
     "Cover,Cover-NU,Bag,Bag-greedy,VW,VW-epsilon,VW-Bag,VW-Cover-NU,VW-RegCB-opt,VW-SquareCB --seeds 5 "
     "--fresh-seeds 100:105 --workers 2 --markdown docs/sanity.md": "14 s on 2 cores (the 16 agents and Random on "
                                                                   "iris, 10 seeds of T = 2,000)",
+    "python scripts/sanity.py --agents CascadeUCB1,CascadeKL-UCB,CascadeTS,RankedBandits,TopK,CascadeLinUCB,"
+    "CascadeLinTS,PBM-UCB,PBM-PIE,TopRank,D-LinUCB,SW-LinUCB,D-LinTS,SW-LinTS,dLinUCB,UCB1,kl-UCB,TS,D-UCB,SW-UCB,"
+    "D-TS,SW-TS,CUSUM-UCB,M-UCB,GLR-klUCB,Oracle-Restart --seeds 5 --fresh-seeds 100:105 --workers 2 --markdown "
+    "docs/sanity.md": "99 s on 2 shared cores (the 26 agents and Random at five homes, 10 seeds each)",
     # docs/reproductions.md, [S4]
     "python scripts/s4_figs.py --panels sweep --workers 1 --figures docs/figures": "20 min on one loaded core",
     # docs/delayed.md and docs/reproductions.md, the delayed-feedback reproductions
