@@ -146,6 +146,7 @@ def test_the_references_hold_random_and_linucb_and_every_other_agent_has_a_reaso
     assert missing["Softmax"] == references.NOT_RUN["pmlb-v1"] and "CVXPY" in missing["OAM"]
 
 
+@pytest.mark.tables
 def test_the_docs_references_table_and_leaderboard_are_the_references():
     """docs/bench_pmlb.md's references table and leaderboard are scripts/make_tables.py's output of the
     shipped references (ranked by IQM, Random's 0)."""
