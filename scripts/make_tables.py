@@ -14,7 +14,8 @@ and each named track's tuned twin whose references are built, e.g. `leaderboard-
 where they were run (e.g. `references-glm-tuned`); and bakeoff-v1's report-track leaderboard and
 its agents that read a horizon against bakeoff-v2 (`v1-leaderboard`, `versions`); pmlb-v1's references and
 leaderboard (`references-pmlb-v1`, `leaderboard-pmlb-v1`, docs/bench_pmlb.md); nonstationary-v1's
-(`references-nonstationary-v1`, `leaderboard-nonstationary-v1`, docs/bench_nonstationary.md). Tests fail
+(`references-nonstationary-v1`, `leaderboard-nonstationary-v1`, docs/bench_nonstationary.md); ranking-v1's, of
+its report and PBM tracks (`references-ranking-v1`, `leaderboard-ranking-v1-pbm`, ..., docs/bench_ranking.md). Tests fail
 when a committed table differs from this output (tests/test_docs_blocks.py, tests/test_bench.py,
 tests/test_bench_tune.py).
 
@@ -60,17 +61,23 @@ def bench_tables() -> dict:
                leaderboard.markdown(leaderboard.card(shipped, track=name))
                for name in ("report", *shipped.tracks, "tuned", *references.built_twins(shipped))},
             "tuning-gains": leaderboard.tuning_gains(shipped),
-            **v1_tables(), **pmlb_tables(), **nonstationary_tables()}
+            **v1_tables(), **pmlb_tables(), **nonstationary_tables(), **ranking_tables()}
 
 
-def suite_tables(key: str) -> dict:
-    """A shipped suite's own page's tables: its references' cost table and its report track's
-    leaderboard (`references-KEY`, `leaderboard-KEY`)."""
+def suite_tables(key: str, tracks: tuple[str, ...] = ("report",)) -> dict:
+    """A shipped suite's own page's tables: each of `tracks`' references' cost table and leaderboard
+    (`references-KEY` and `leaderboard-KEY` for the report track, `references-KEY-TRACK` and
+    `leaderboard-KEY-TRACK` for a named one)."""
     from gym_ctxbandits.bench import leaderboard, references, suite
 
     shipped = suite.load(key)
-    return {f"references-{key}": references.markdown_table(references.read(references.folder(shipped), shipped)),
-            f"leaderboard-{key}": leaderboard.markdown(leaderboard.card(shipped))}
+    tables = {}
+    for track in tracks:
+        name = key if track == "report" else f"{key}-{track}"
+        manifest = references.read(references.folder(shipped, track), shipped, track=track)
+        tables[f"references-{name}"] = references.markdown_table(manifest)
+        tables[f"leaderboard-{name}"] = leaderboard.markdown(leaderboard.card(shipped, track=track))
+    return tables
 
 
 def pmlb_tables() -> dict:
@@ -81,6 +88,12 @@ def pmlb_tables() -> dict:
 def nonstationary_tables() -> dict:
     """nonstationary-v1's (issue 51, docs/bench_nonstationary.md): its references' cost table and leaderboard."""
     return suite_tables("nonstationary-v1")
+
+
+def ranking_tables() -> dict:
+    """ranking-v1's (issue 50, docs/bench_ranking.md): the report track's and the PBM track's references'
+    cost tables and leaderboards."""
+    return suite_tables("ranking-v1", ("report", "pbm"))
 
 
 def v1_tables() -> dict:

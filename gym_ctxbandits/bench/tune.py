@@ -31,7 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-from gym_ctxbandits.bench.run import BASELINE, baseline, cpu_clock, for_cell, play_cells, slug
+from gym_ctxbandits.bench.run import (
+    BASELINE,
+    baseline,
+    cpu_clock,
+    for_cell,
+    play_cells,
+    slug,
+)
 from gym_ctxbandits.bench.suite import (
     DEFAULT,
     SUITES,
