@@ -6,6 +6,7 @@ import runpy
 from pathlib import Path
 
 import gymnasium as gym
+import pytest
 
 from gym_ctxbandits.bench import references, suite
 from gym_ctxbandits.compare import check_env_spec
@@ -43,6 +44,7 @@ def test_every_agent_for_changing_worlds_is_shipped_and_every_other_has_a_reason
     assert missing["CascadeUCB1"] == references.RANKING and missing["NeuralUCB"] == references.NEURAL
 
 
+@pytest.mark.tables
 def test_the_docs_references_table_and_leaderboard_are_the_references():
     """docs/bench_nonstationary.md's tables are scripts/make_tables.py's output of the shipped references
     (ranked by IQM, Random's 0)."""

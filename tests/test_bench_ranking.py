@@ -73,6 +73,7 @@ def test_every_ranking_agent_is_shipped_and_every_other_has_a_reason():
     assert missing["LinUCB"] == missing["D-LinUCB"] == missing["NeuralUCB"] == references.ONE_ARM
 
 
+@pytest.mark.tables
 def test_the_docs_references_tables_and_leaderboards_are_the_references():
     """docs/bench_ranking.md's tables are scripts/make_tables.py's output of the shipped references
     (ranked by IQM, Random's 0)."""
