@@ -28,7 +28,7 @@ def _id(row):
 
 def test_the_sample_covers_every_agent_of_every_version_and_track_and_the_replay():
     folders = {(s.key, t) for s, t in reproduce.folders()}
-    assert {(s.key, t) for s, t, *_ in SAMPLE} == folders and len(folders) == 21      # pmlb-v1's report track too
+    assert {(s.key, t) for s, t, *_ in SAMPLE} == folders and len(folders) == 24   # pmlb-v1's, nonstationary-v1's, ranking-v1's and its pbm track's too
     own = {(s.key, t, a) for s, t in reproduce.folders()
            for a, e in references.read(references.folder(s, t), s, verify=False, track=t)["agents"].items()
            if len(e.get("reused", {}).get("cells", ())) < len(s.track(t)[0])}

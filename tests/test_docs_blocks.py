@@ -85,6 +85,31 @@ SKIP = {
                                                                                         "(889 CPU-s)",
     "python scripts/ope_obd.py --bts-prior obp-0.4.1-py3-none-any.whl": "needs the Open Bandit sample and obp's "
                                                                         "wheel; 15 s on 2 shared cores",
+    # docs/bench_nonstationary.md and bench_ranking.md: nonstationary-v1 and ranking-v1 (2 cores shared with other jobs)
+    'ctxbandits bench run --suite nonstationary-v1 --agents D-LinUCB --backend processes --workers 2 --out results/ns':
+        "Random and D-LinUCB's report track: 17 CPU-s, 24 s of wall time on 2 shared cores",
+    'ctxbandits bench report results/ns':
+        'needs the folder above; 2.6 CPU-s (7.5 s) with the 17 shipped agents',
+    'OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ctxbandits bench regen --suite nonstationary-v1 --agents Random,LinUCB,'
+    'LinTS,D-LinUCB,SW-LinUCB,D-LinTS,SW-LinTS,dLinUCB,UCB1,kl-UCB,TS,D-UCB,SW-UCB,D-TS,SW-TS,CUSUM-UCB,M-UCB,'
+    'GLR-klUCB --backend processes --workers 2 --work results/ns-refs':
+        "rewrites the package's references; 357 s of wall time (299 CPU-s) on 2 shared cores",
+    'ctxbandits bench run --suite ranking-v1 --quick --agents CascadeUCB1,TopRank --out results/ranking-quick':
+        "needs the data home's ranking/ (its fitted PBM cells); 2.2 s",
+    'ctxbandits bench run --suite ranking-v1 --agents CascadeTS --backend processes --workers 2 --out results/ranking':
+        "needs the data home's ranking/; Random and CascadeTS's report track: 62 CPU-s, 61 s of wall time",
+    'ctxbandits bench report results/ranking':
+        'needs the folder above; 3.1 CPU-s (8 s) with the 8 shipped agents',
+    'ctxbandits bench run --suite ranking-v1 --track pbm --agents PBM-UCB --out results/ranking-pbm':
+        "needs the data home's ranking/; 15 CPU-s, 17 s of wall time",
+    'OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ctxbandits bench regen --suite ranking-v1 --agents Random,CascadeUCB1,'
+    'CascadeKL-UCB,CascadeTS,CascadeLinUCB,CascadeLinTS,TopRank,RankedBandits,TopK --backend processes --workers 2 '
+    '--work results/ranking-refs':
+        "needs the data home's ranking/, and rewrites the package's references; 516 s of wall time (456 CPU-s)",
+    'OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ctxbandits bench regen --suite ranking-v1 --track pbm --agents Random,'
+    'CascadeUCB1,CascadeKL-UCB,CascadeTS,CascadeLinUCB,CascadeLinTS,TopRank,RankedBandits,TopK,PBM-UCB,PBM-PIE '
+    '--backend processes --workers 2 --work results/ranking-pbm-refs':
+        "needs the data home's ranking/, and rewrites the package's references; 42 s of wall time (38 CPU-s)",
     # docs/slate_obd.md
     "python scripts/slate_obd.py": "needs the Open Bandit sample ($CTXBANDITS_DATA/obd); 5 s on 2 shared cores",
     "python scripts/slate_obd.py --simulate /tmp/obd_sim": "needs the Open Bandit sample (its users); writes 600,000 "
