@@ -688,6 +688,7 @@ def test_the_docs_table_is_the_references():
         "docs/bench_references.md's references table is not the manifest's: run `python scripts/make_tables.py`"
 
 
+@pytest.mark.tables
 @pytest.mark.parametrize("track", ["report", "glm", "bounded", "neural", "glm-short"])
 def test_the_docs_leaderboard_is_the_references(track):
     """The leaderboard of each track's references ranks every shipped agent by its overall IQM
@@ -1272,6 +1273,7 @@ def test_regen_of_v2_runs_nothing_for_an_agent_that_plays_as_in_v1(folder):
         assert reused["why"].startswith("bakeoff-v1's report track's cells") and "kwargs the agent plays" in reused["why"]
 
 
+@pytest.mark.tables
 def test_the_docs_bakeoff_v1_tables_are_its_references():
     """docs/bench_versions.md's bakeoff-v1 tables are what the references give (`python
     scripts/make_tables.py` writes them): v1's report-track leaderboard, and every agent v2 gives

@@ -513,6 +513,7 @@ def test_every_agent_has_a_tuned_track_or_a_stated_reason():
     assert missing["NeuralUCB"].startswith("tuned on the neural track")
 
 
+@pytest.mark.tables
 def test_the_docs_tables_of_the_tuned_track_are_its_references():
     """The docs' leaderboard of the tuned track and its tuning gains are the default suite's
     references; its references table is bakeoff-v1's, where they were run."""
@@ -767,6 +768,7 @@ def test_a_tracks_tuned_twin_plays_the_shipped_configurations_and_reproduces_exa
         np.testing.assert_array_equal(mine[column], theirs[column], err_msg=f"{agent} on {cell.id}: {column}")
 
 
+@pytest.mark.tables
 def test_the_docs_tables_of_the_tuned_twins_are_their_references():
     """Every named track's tuned twin with references has its leaderboard (the default suite's) and
     references table (bakeoff-v1's, where they were run) in docs/bench_tracks.md (`python
