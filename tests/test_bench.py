@@ -1190,8 +1190,12 @@ def test_a_suite_may_give_agents_the_cells_horizon(folder, capsys):
 
 # --- bakeoff-v2: the cell's horizon given ---------------------------------------------------------
 
-HORIZON_TAKERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "GLM-TSL", "GLM-FPL", "GLM-UCB", "OAM", "OSSB", "SquareCB"}
-HORIZON_READERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "OAM"}      # at their defaults (agents.base.reads_horizon)
+# issue 51's agents read T at their defaults too: their theory windows, discounts and detector thresholds
+NONSTATIONARY_READERS = {"D-UCB", "SW-UCB", "SW-TS", "D-LinUCB", "SW-LinUCB", "D-LinTS", "SW-LinTS", "CUSUM-UCB",
+                         "M-UCB", "GLR-klUCB"}
+HORIZON_TAKERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "GLM-TSL", "GLM-FPL", "GLM-UCB", "OAM", "OSSB", "SquareCB",
+                  *NONSTATIONARY_READERS}
+HORIZON_READERS = {"BaSE", "LinTS-AG", "repGLM-FPL", "OAM", *NONSTATIONARY_READERS}   # at their defaults
 
 
 def test_bakeoff_v2_is_v1_with_the_horizon_given():
