@@ -44,4 +44,4 @@ from gym_ctxbandits.feedback import log  # noqa: E402
 from gym_ctxbandits.results import load_results  # noqa: E402
 
 __all__ = ["ENVIRONMENTS", "AgentSpec", "EnvSpec", "load_results", "log", "register_all", "run"]
-__version__ = "0.17.0"
+__version__ = "0.18.0"
