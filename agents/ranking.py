@@ -176,8 +176,22 @@ def _check_inner(name: str, kwargs: dict | None) -> None:
         raise ValueError("agent_kwargs must not hold a seed: the lift seeds its inner agents from its own `seed`")
 
 
+class _Lift(RankingAgent):
+    """What the two lifts of a one-arm agent share: the inner agent's name and kwargs, checked at once."""
+
+    params = {"agent": Str(), "agent_kwargs": (Kwargs(), None)}
+
+    def __init__(self, *, agent: str = "UCB1", agent_kwargs: dict | None = None, num_positions: int | None = None,
+                 seed=None, dim: int | None = None):
+        self.agent, self.agent_kwargs = agent, agent_kwargs
+        super().__init__(num_positions=num_positions, seed=seed, dim=dim)
+
+    def _check_params(self) -> None:
+        _check_inner(self.agent, self.agent_kwargs)
+
+
 @register("RankedBandits")
-class RankedBandits(RankingAgent):
+class RankedBandits(_Lift):
     """Ranked bandits (Radlinski, Kleinberg, Joachims 2008, "Learning diverse rankings with multi-armed
     bandits", Alg. 1 RBA): one one-arm zoo agent per position, each choosing among all L items.
 
@@ -195,15 +209,6 @@ class RankedBandits(RankingAgent):
         agent_kwargs: their hyper-parameters (a dict, or None).
     """
 
-    params = {"agent": Str(), "agent_kwargs": (Kwargs(), None)}
-
-    def __init__(self, *, agent: str = "UCB1", agent_kwargs: dict | None = None, num_positions: int | None = None,
-                 seed=None, dim: int | None = None):
-        self.agent, self.agent_kwargs = agent, agent_kwargs
-        super().__init__(num_positions=num_positions, seed=seed, dim=dim)
-
-    def _check_params(self) -> None:
-        _check_inner(self.agent, self.agent_kwargs)
 
     def _start(self, X):
         self.slots_ = [self._inner(self.agent, self.agent_kwargs, 8 + k) for k in range(self.K_)]
@@ -235,7 +240,7 @@ class RankedBandits(RankingAgent):
 
 
 @register("TopK")
-class TopK(RankingAgent):
+class TopK(_Lift):
     """Top-K by a one-arm zoo agent's scores: the list is the K items of largest score, best first.
 
     The scores are the agent's arm indices where it has them (`_scores`, e.g. UCB1's or LinUCB's
@@ -252,15 +257,6 @@ class TopK(RankingAgent):
         agent_kwargs: its hyper-parameters (a dict, or None).
     """
 
-    params = {"agent": Str(), "agent_kwargs": (Kwargs(), None)}
-
-    def __init__(self, *, agent: str = "UCB1", agent_kwargs: dict | None = None, num_positions: int | None = None,
-                 seed=None, dim: int | None = None):
-        self.agent, self.agent_kwargs = agent, agent_kwargs
-        super().__init__(num_positions=num_positions, seed=seed, dim=dim)
-
-    def _check_params(self) -> None:
-        _check_inner(self.agent, self.agent_kwargs)
 
     def _start(self, X):
         self.inner_ = inner = self._inner(self.agent, self.agent_kwargs, 8)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from _delayed import Clock  # noqa: F401  (the reproductions' wall and CPU clock, shared)
 
 from gym_ctxbandits.compare import run
 from gym_ctxbandits.jobs import seed_list
@@ -62,21 +62,6 @@ def cell(values) -> str:
     values = np.asarray(values, float)
     se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else float("nan")
     return f"{values.mean():,.1f} ± {se:,.1f}" if np.isfinite(se) else f"{values.mean():,.1f}"
-
-
-class Clock:
-    """Wall and CPU time since construction, the worker processes' included."""
-
-    def __init__(self):
-        self.wall, self.cpu = time.perf_counter(), self._cpu()
-
-    @staticmethod
-    def _cpu() -> float:
-        t = os.times()
-        return t.user + t.system + t.children_user + t.children_system
-
-    def __str__(self) -> str:
-        return f"{time.perf_counter() - self.wall:.0f} s wall, {self._cpu() - self.cpu:.0f} CPU-s"
 
 
 def report(args, script: str, title: str, text: str, clock: Clock) -> str:

@@ -382,22 +382,7 @@ class CtxBanditVectorEnv(VectorEnv):
         self._needs_reset = np.zeros(self.num_envs, bool)
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
-        if seed is None or isinstance(seed, (int, np.integer)):
-            seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} sub-environments")
-        which = np.ones(self.num_envs, bool) if not options or "reset_mask" not in options else options["reset_mask"]
-        which = np.asarray(which, bool)
-        if self._batch is None:
-            if not which.all():
-                raise RuntimeError("the first reset must reset every sub-environment")
-            self._batch = _Batch(self.model, [seeding.np_random(s)[0] for s in seeds])
-        else:
-            for i in np.flatnonzero(which):
-                if seeds[i] is not None:
-                    self._batch.rngs[i] = seeding.np_random(seeds[i])[0]
+        self._batch, which = reseed(self._batch, _Batch, self.model, self.num_envs, seed, options)
         self._batch.reset(which)
         self._needs_reset[which] = False
         return _read_only(self._batch.features), _with_masks(self._batch.round_info(), which)
@@ -419,6 +404,29 @@ class CtxBanditVectorEnv(VectorEnv):
         info = info | self._batch.round_info()
         return (_read_only(self._batch.features), rewards, np.zeros(self.num_envs, bool), truncated,
                 _with_masks(info, np.ones(self.num_envs, bool)))
+
+
+def reseed(batch, batch_class, model, num_envs: int, seed, options: dict | None):
+    """A vector env's reset before the draws: (its batch, made with the sub-envs' generators at the first reset,
+    the generators of the sub-envs `seed` names replaced after it; the sub-envs to reset, options'
+    `reset_mask` or all). Sub-env i is seeded seed + i (Gymnasium's SyncVectorEnv), or seed[i] from a list.
+    Shared by the one-arm core and the ranking core (envs/ranking.py)."""
+    if seed is None or isinstance(seed, (int, np.integer)):
+        seeds = [None if seed is None else int(seed) + i for i in range(num_envs)]
+    else:
+        seeds = list(seed)
+        if len(seeds) != num_envs:
+            raise ValueError(f"got {len(seeds)} seeds for {num_envs} sub-environments")
+    which = np.ones(num_envs, bool) if not options or "reset_mask" not in options else options["reset_mask"]
+    which = np.asarray(which, bool)
+    if batch is None:
+        if not which.all():
+            raise RuntimeError("the first reset must reset every sub-environment")
+        return batch_class(model, [seeding.np_random(s)[0] for s in seeds]), which
+    for i in np.flatnonzero(which):
+        if seeds[i] is not None:
+            batch.rngs[i] = seeding.np_random(seeds[i])[0]
+    return batch, which
 
 
 def _read_only(x: np.ndarray) -> np.ndarray:

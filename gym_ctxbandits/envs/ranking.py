@@ -28,11 +28,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from gym_ctxbandits.envs.core import ScalarBox, _read_only, _stack, _unbatch, _with_masks, check_int
+from gym_ctxbandits.envs.core import ScalarBox, _read_only, _stack, _unbatch, _with_masks, check_int, reseed
 
 
 class RankingSpace(spaces.MultiDiscrete):
@@ -230,22 +229,7 @@ class RankingVectorEnv(VectorEnv):
         self._needs_reset = np.zeros(self.num_envs, bool)
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
-        if seed is None or isinstance(seed, (int, np.integer)):
-            seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} sub-environments")
-        which = np.ones(self.num_envs, bool) if not options or "reset_mask" not in options else options["reset_mask"]
-        which = np.asarray(which, bool)
-        if self._batch is None:
-            if not which.all():
-                raise RuntimeError("the first reset must reset every sub-environment")
-            self._batch = _RankingBatch(self.model, [seeding.np_random(s)[0] for s in seeds])
-        else:
-            for i in np.flatnonzero(which):
-                if seeds[i] is not None:
-                    self._batch.rngs[i] = seeding.np_random(seeds[i])[0]
+        self._batch, which = reseed(self._batch, _RankingBatch, self.model, self.num_envs, seed, options)
         self._batch.reset(which)
         self._needs_reset[which] = False
         return _read_only(self._batch.features), {}
