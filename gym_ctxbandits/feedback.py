@@ -33,7 +33,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from gym_ctxbandits.jobs import AgentSpec, is_replay
+from gym_ctxbandits.jobs import AgentSpec, env_creator, import_agents, is_replay, kind
 
 META_KEY = b"gym_ctxbandits.feedback"
 ARRAYS = ("round", "context", "action", "reward", "pscore", "action_prob", "expected_reward", "position")
@@ -54,6 +54,10 @@ def log(env_id: str, agent, n_rounds: int, seed: int, *, out: str | os.PathLike 
         raise ValueError(f"cannot write {out}: its folder {Path(out).parent} does not exist (create it first)")
     if is_replay(env_id):
         raise ValueError(f"{env_id} replays logged data already; log a behaviour agent on a simulated env instead")
+    if kind(env_creator(env_id)) == "ranking" or kind(agent if not isinstance(agent, str) else
+                                                      import_agents().REGISTRY.get(agent)) == "ranking":
+        raise ValueError(f"this log is of one arm a round; {env_id} or its agent ranks items: log a ranking with "
+                         "gym_ctxbandits.slate_ope.log (docs/slate_ope.md)")
     if isinstance(agent, str):
         name, agent = agent, AgentSpec(agent).build(seed)
     else:

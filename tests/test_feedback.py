@@ -316,3 +316,12 @@ def test_cli_ope_prints_the_tuned_tau_and_lambda_and_takes_given_ones(cli_log, c
     out = capsys.readouterr().out
     values = dict(re.findall(r"\| (\S+) \| (\S+) \|", out))
     assert "chosen on this log" not in out and values["DRos"] == values["DR"]
+
+
+def test_a_ranking_env_or_agent_is_refused_in_one_line_pointing_to_slate_logs(tmp_path):
+    from gym_ctxbandits.feedback import log
+
+    for env_id, agent in (("CtxBandit/CascadeBLB-v0", "CascadeUCB1"), ("CtxBandit/Linear-v0", "CascadeUCB1")):
+        with pytest.raises(ValueError, match=r"ranks items: log a ranking with gym_ctxbandits\.slate_ope\.log"):
+            log(env_id, agent, 5, 0, out=tmp_path / "x.parquet")
+    assert not (tmp_path / "x.parquet").exists()
