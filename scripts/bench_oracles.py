@@ -7,6 +7,9 @@ The ratio is to the first agent (docs/oracle_agents.md, "What they cost and how 
 
     OPENBLAS_NUM_THREADS=1 python scripts/bench_oracles.py --T 2000
     OPENBLAS_NUM_THREADS=1 python scripts/bench_oracles.py --source pmlb:letter --T 300
+
+An agent may carry its hyper-parameters as `ctxbandits run --agents` takes them, e.g.
+`--agents "RegCB-opt,RegCB-opt(oracle='sgd'),VW-RegCB-opt"`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import gymnasium as gym
 
 import agents
 import gym_ctxbandits  # noqa: F401  (registers the envs)
+from gym_ctxbandits.cli import agent_spec, split_list
 
 AGENTS = "LinUCB,SquareCB,Oracle-Greedy,RegCB-opt,Bag,Cover-NU"
 
@@ -34,9 +38,10 @@ def stream(source: str | None, T: int, seed: int = 0) -> list:
     return rounds
 
 
-def cpu_per_round(name: str, rounds: list, seed: int = 0) -> float:
-    """CPU seconds a round of a fresh single agent `name` playing `rounds`."""
-    agent = agents.make(name, seed=seed)
+def cpu_per_round(item: str, rounds: list, seed: int = 0) -> float:
+    """CPU seconds a round of a fresh single agent `item` (a name, or NAME(key=value, ...)) playing `rounds`."""
+    spec = agent_spec(item, {})
+    agent = agents.make(spec.name, seed=seed, **spec.kwargs)
     start = time.process_time()
     for X, best in rounds:
         a = agent.act(X)
@@ -51,7 +56,7 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--agents", default=AGENTS, help=f"comma-separated (default {AGENTS})")
     args = parser.parse_args(argv)
-    names, rounds = args.agents.split(","), stream(args.source, args.T)
+    names, rounds = split_list(args.agents, "--agents"), stream(args.source, args.T)
     best = {n: float("inf") for n in names}
     for _ in range(args.repeat):
         for n in names:
