@@ -17,7 +17,7 @@ from gym_ctxbandits import backends, ray_backend
 from gym_ctxbandits.delays import Feedback
 from gym_ctxbandits.experiment import batchable, run_batch, run_job
 from gym_ctxbandits.jobs import (AgentSpec, EnvSpec, Job, agent_device, check_kinds, env_creator, env_spec,
-                                 import_agents, kind, make_jobs, seed_list)
+                                 import_agents, kind, make_jobs, random_lists, seed_list)
 from gym_ctxbandits.registration import other_env_ids
 from gym_ctxbandits.results import claim, is_complete, legacy_results, load_results, release, write_manifest
 from gym_ctxbandits.store import UriPath, location
@@ -171,7 +171,7 @@ def run(envs, agents, seeds=10, horizon: int | None = 1000, out: str | Path | No
     imports = [imports] if isinstance(imports, str) else list(imports)
     import_modules(imports)
     env_specs = [e if isinstance(e, EnvSpec) else EnvSpec(e) for e in _as_list(envs)]
-    agent_specs = [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)]
+    agent_specs = random_lists(env_specs, [a if isinstance(a, AgentSpec) else AgentSpec(a) for a in _as_list(agents)])
     ray = ray_backend.RayOptions.of(ray) if backend == "ray" else None
     device = check_comparison(env_specs, agent_specs, seeds, workers, out, device, backend)
     if feedback is not None and (ranked := [e.id for e in env_specs if kind(env_creator(e.id)) == "ranking"]):

@@ -84,6 +84,20 @@ def kind(target) -> str:
     return getattr(target, "kind", "arm")
 
 
+# Random on a ranking env: a uniformly random list, TopK ranking Random's equal probabilities with ties broken at
+# random, labelled Random (the baseline the summary's "regret / Random" and the bench's scores divide by)
+RANDOM_LIST = AgentSpec("TopK", {"agent": "Random"}, "Random")
+
+
+def random_lists(envs: list[EnvSpec], agents: list[AgentSpec]) -> list[AgentSpec]:
+    """`agents`, with a plain Random (no kwargs) made RANDOM_LIST when every env ranks items: `--agents
+    Random,CascadeUCB1` on a ranking env compares against random lists, as a one-arm comparison does
+    against random arms."""
+    if not envs or any(kind(env_creator(e.id)) != "ranking" for e in envs):
+        return agents
+    return [RANDOM_LIST if a.name == "Random" and not a.kwargs and a.title == "Random" else a for a in agents]
+
+
 def check_kinds(envs: list[EnvSpec], agents: list[AgentSpec]) -> None:
     """A ValueError, in one line, for a comparison that pairs an agent with an env of another kind (a
     ranking agent on a one-arm env, or the reverse): its actions would not fit the env's."""

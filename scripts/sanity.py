@@ -34,7 +34,8 @@ from scipy.special import logit
 
 import gym_ctxbandits
 from agents.base import did_you_mean
-from gym_ctxbandits.experiment import AgentSpec, EnvSpec, env_creator, import_agents, seed_list
+from gym_ctxbandits.experiment import AgentSpec, EnvSpec, import_agents, seed_list
+from gym_ctxbandits.jobs import random_lists
 
 THRESHOLD = 0.9          # at home every agent must end below this fraction of Random's regret
 QUICK_HORIZON, QUICK_SEEDS = 100, 2
@@ -58,9 +59,7 @@ class Home:
     def random(self) -> AgentSpec:
         """Random, the baseline: on a ranking env, a uniformly random list (TopK ranking Random's equal
         probabilities, ties broken at random), labelled Random."""
-        if getattr(env_creator(self.env), "kind", "arm") == "ranking":
-            return AgentSpec("TopK", {"agent": "Random"}, "Random")
-        return AgentSpec("Random")
+        return random_lists([self.spec], [AgentSpec("Random")])[0]
 
 
 S0_LINEAR = Home("CtxBandit/Linear-v0", 10_000, "[S0] fig. 1(a)")

@@ -47,3 +47,12 @@ def test_the_env_gives_num_positions_kappas_and_the_horizon_unless_the_kwargs_do
     assert "kappas" not in env_given(env, AgentSpec("PBM-UCB", {"kappas": [1.0] * 5}))      # the spec's own wins
     assert "kappas" not in env_given(env, AgentSpec("CascadeUCB1"))                       # it takes none
     assert env_given(env, AgentSpec("LinUCB"), horizon=500) == {}                          # a one-arm agent: nothing
+
+
+def test_random_on_a_ranking_env_is_a_random_list_labelled_random():
+    """`--agents Random,...` on a ranking env plays uniformly random lists (TopK over Random), so the summary's
+    "regret / Random" has its baseline; on a one-arm env Random is Random."""
+    table = gym_ctxbandits.run("CtxBandit/PBMStd-v0", ["Random", "PBM-UCB"], seeds=1, horizon=300)
+    final = table[table["round"] == 300].set_index("agent")["cum_regret"]
+    assert set(final.index) == {"Random", "PBM-UCB"} and final["PBM-UCB"] < final["Random"]
+    assert (table[table["agent"] == "Random"]["agent_kwargs"] == '{"agent": "Random"}').all()

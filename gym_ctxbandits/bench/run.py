@@ -26,7 +26,7 @@ from pathlib import Path
 
 from gym_ctxbandits.bench.suite import SUITES, Suite, base_track, tuned_track
 from gym_ctxbandits.experiment import AgentSpec, EnvSpec
-from gym_ctxbandits.jobs import agent_device
+from gym_ctxbandits.jobs import RANDOM_LIST, agent_device
 
 MANIFEST = "bench.json"
 BASELINE = "Random"
@@ -86,7 +86,7 @@ def baseline(suite: Suite) -> AgentSpec:
     """Random as `suite` plays it: the registered Random on a one-arm suite, and on a ranking suite
     (`Suite.kind`) a uniformly random list, TopK ranking Random's equal scores with ties broken at
     random, labelled Random (scripts/sanity.py's `Home.random`), which every score is normalised by."""
-    return AgentSpec("TopK", {"agent": BASELINE}, BASELINE) if suite.kind == "ranking" else AgentSpec(BASELINE)
+    return RANDOM_LIST if suite.kind == "ranking" else AgentSpec(BASELINE)
 
 
 def spec_of(name: str, config: dict, suite: Suite) -> AgentSpec:
