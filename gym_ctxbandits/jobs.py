@@ -93,7 +93,10 @@ def random_lists(envs: list[EnvSpec], agents: list[AgentSpec]) -> list[AgentSpec
     """`agents`, with a plain Random (no kwargs) made RANDOM_LIST when every env ranks items: `--agents
     Random,CascadeUCB1` on a ranking env compares against random lists, as a one-arm comparison does
     against random arms."""
-    if not envs or any(kind(env_creator(e.id)) != "ranking" for e in envs):
+    try:
+        if not envs or any(kind(env_creator(e.id)) != "ranking" for e in envs):
+            return agents
+    except (gym.error.Error, UserModuleError, ImportError):   # an unknown env: check_comparison says so in one line
         return agents
     return [RANDOM_LIST if a.name == "Random" and not a.kwargs and a.title == "Random" else a for a in agents]
 

@@ -111,8 +111,8 @@ SKIP = {
     '--backend processes --workers 2 --work results/ranking-pbm-refs':
         "needs the data home's ranking/, and rewrites the package's references; 42 s of wall time (38 CPU-s)",
     # docs/oracle_agents.md: RegCB's search with copies of the oracle, a round 5-10 ms
-    "OPENBLAS_NUM_THREADS=1 python scripts/bench_oracles.py --T 50 --repeat 2 --agents \"RegCB-opt(oracle='sgd', "
-    "search=True),RegCB-elim(oracle='sgd', search=True)\"": "16 s on 2 shared cores (2 x 50 rounds of each)",
+    "OPENBLAS_NUM_THREADS=1 python scripts/bench_oracles.py --T 50 --repeat 2 --agents RegCB-opt(oracle='sgd', "
+    "search=True),RegCB-elim(oracle='sgd', search=True)": "16 s on 2 shared cores (2 x 50 rounds of each)",
     # docs/slate_obd.md
     "python scripts/slate_obd.py": "needs the Open Bandit sample ($CTXBANDITS_DATA/obd); 5 s on 2 shared cores",
     "python scripts/slate_obd.py --simulate /tmp/obd_sim": "needs the Open Bandit sample (its users); writes 600,000 "
