@@ -8,37 +8,15 @@ standard error cells and a report (a table of final regrets) written beside the 
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from _delayed import Clock  # noqa: F401  (the reproductions' wall and CPU clock, shared)
+from _delayed import Clock, parse  # noqa: F401  (the reproductions' command line and clock, shared)
 
 from gym_ctxbandits.compare import run
-from gym_ctxbandits.jobs import seed_list
-
-
-def parse(doc: str, horizon: int, seeds: int, quick_horizon: int, argv=None) -> argparse.Namespace:
-    """The scripts' options; `args.horizon` and `args.seeds` resolved (--quick: `quick_horizon`, 2 seeds)."""
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help=f"T = {quick_horizon:,}, 2 seeds, fewer problems: a "
-                        "smoke run")
-    parser.add_argument("--seeds", help=f"N (0..N-1), A:B or 3,7,11 (default {seeds})")
-    parser.add_argument("--horizon", type=int, help=f"rounds T (default {horizon:,})")
-    parser.add_argument("--out", help="results folder (default results/<script>[-quick])")
-    parser.add_argument("--backend", choices=["inprocess", "processes"], default="processes")
-    parser.add_argument("--workers", type=int, help="processes for --backend processes (default: all cores)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    args = parser.parse_args(argv)
-    args.horizon = args.horizon or (quick_horizon if args.quick else horizon)
-    try:
-        args.seeds = seed_list(args.seeds or (2 if args.quick else seeds), "--seeds")
-    except ValueError as err:
-        parser.exit(2, f"{parser.prog}: error: {err}\n")
-    return args
 
 
 def out_folder(args, script: str) -> Path:
@@ -52,7 +30,7 @@ def comparison(args, script: str, envs, agents) -> pd.DataFrame:
     env's kwargs as columns of their own (`kw_<name>`)."""
     table = run(envs, agents, seeds=args.seeds, horizon=args.horizon, out=out_folder(args, script),
                 backend=args.backend, workers=args.workers, log_every=max(1, args.horizon // 100),
-                progress=not args.quiet)
+                progress=not args.quiet, batch=args.batch)
     kwargs = pd.DataFrame(list(table["env_kwargs"].map(json.loads)), index=table.index).add_prefix("kw_")
     return pd.concat([table, kwargs], axis=1)
 
